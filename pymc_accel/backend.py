@@ -1,0 +1,198 @@
+"""The backend contract: what a sampler backend answers and does.
+
+A backend answers three questions and does one thing (see ``docs/architecture.md``):
+
+1. :meth:`Backend.candidates`: which (device, precision) pairs it can run for a model, or a
+   :class:`Refusal` with a reason a person can act on;
+2. :meth:`Backend.estimate`: how long a candidate would take, each figure labelled measured or
+   modelled;
+3. :meth:`Backend.sample`: run a candidate and return the InferenceData (an ``xarray.DataTree``)
+   that ``pm.sample`` returns.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass, field
+from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
+
+if TYPE_CHECKING:
+    import pymc as pm
+    from xarray import DataTree
+
+    from pymc_accel.devices import Devices
+    from pymc_accel.machine import MachineFigures
+    from pymc_accel.profile import ModelProfile
+
+Precision = Literal["float32", "float64"]
+Source = Literal["measured", "modelled"]
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """One way to run a model: a backend on a device at a precision, with backend options.
+
+    Parameters
+    ----------
+    backend : str
+        Registered backend name.
+    device : str
+        ``"cpu"`` or ``"gpu"``.
+    precision : {"float32", "float64"}
+        Floating point precision of the log density and its gradient.
+    options : tuple of (str, object) pairs
+        Backend-specific choices that distinguish candidates (e.g. ``("driver", "nutpie")``).
+    """
+
+    backend: str
+    device: str
+    precision: Precision
+    options: tuple[tuple[str, Any], ...] = ()
+
+    @property
+    def label(self) -> str:
+        """Short human-readable name, e.g. ``numba[cpu,float64,driver=nutpie]``."""
+        extras = "".join(f",{k}={v}" for k, v in self.options)
+        return f"{self.backend}[{self.device},{self.precision}{extras}]"
+
+    def option(self, name: str, default: Any = None) -> Any:
+        """Return the value of backend option ``name``, or ``default``."""
+        return dict(self.options).get(name, default)
+
+
+@dataclass(frozen=True)
+class Refusal:
+    """A backend's reason for not running a model, phrased so a person can act on it."""
+
+    backend: str
+    reason: str
+    device: str | None = None
+    precision: Precision | None = None
+
+    @property
+    def label(self) -> str:
+        """Short name of what was refused."""
+        parts = [p for p in (self.device, self.precision) if p]
+        return f"{self.backend}[{','.join(parts)}]" if parts else self.backend
+
+
+@dataclass(frozen=True)
+class Figure:
+    """A number with its provenance: ``measured`` on this machine, or ``modelled``."""
+
+    value: float
+    source: Source = "modelled"
+    note: str = ""
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """A backend's estimate of what running a candidate costs.
+
+    The wall time to the requested draws is
+    ``fixed_seconds + steps * gradients_per_draw * seconds_per_gradient * chain_rounds``
+    where ``steps = tune + draws`` and ``chain_rounds`` is how many times the chains must run
+    one after another given the device's parallelism. ``relative_efficiency`` scales effective
+    draws per draw against NUTS (1.0 for any NUTS); samplers with worse mixing report less.
+
+    Parameters
+    ----------
+    seconds_per_gradient : Figure
+        One log density and gradient evaluation, including the driver's per-step overhead.
+    gradients_per_draw : Figure
+        Gradient evaluations per MCMC draw (leapfrog steps for NUTS).
+    fixed_seconds : Figure
+        Compile and start-up time paid once.
+    chain_parallelism : int
+        How many chains run at the same time.
+    memory_bytes : Figure
+        Memory needed on the device.
+    relative_efficiency : Figure
+        Effective draws per draw relative to NUTS.
+    """
+
+    seconds_per_gradient: Figure
+    gradients_per_draw: Figure
+    fixed_seconds: Figure
+    chain_parallelism: int = 1
+    memory_bytes: Figure = field(default_factory=lambda: Figure(0.0))
+    relative_efficiency: Figure = field(default_factory=lambda: Figure(1.0))
+
+    def sampling_seconds(self, steps: int, chains: int) -> float:
+        """Seconds spent sampling ``steps`` iterations of ``chains`` chains, compile excluded."""
+        rounds = math.ceil(chains / max(1, self.chain_parallelism))
+        return (
+            steps * rounds * self.gradients_per_draw.value * self.seconds_per_gradient.value
+        )
+
+    def total_seconds(self, steps: int, chains: int) -> float:
+        """Estimated wall time: fixed costs plus sampling."""
+        return self.fixed_seconds.value + self.sampling_seconds(steps, chains)
+
+    def seconds_per_effective_draw(self, steps: int, draws: int, chains: int) -> float:
+        """Wall time divided by the effective draws it buys: the ranking key (lower is better)."""
+        effective = max(draws * chains * self.relative_efficiency.value, 1e-12)
+        return self.total_seconds(steps, chains) / effective
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain-data form, for reports and JSON."""
+        return asdict(self)
+
+
+@dataclass
+class SampleRequest:
+    """``pm.sample``'s arguments, as a backend receives them.
+
+    ``backend_kwargs`` holds what the user passed for the sampler itself (``nuts={...}`` or
+    unrecognised keywords); ``pymc_kwargs`` holds ``pm.sample`` arguments a backend that calls
+    ``pm.sample`` should forward unchanged.
+    """
+
+    draws: int = 1000
+    tune: int = 1000
+    chains: int = 4
+    cores: int | None = None
+    random_seed: Any = None
+    initvals: Any = None
+    target_accept: float = 0.8
+    var_names: list[str] | None = None
+    progressbar: Any = True
+    quiet: bool = False
+    compute_convergence_checks: bool = True
+    discard_tuned_samples: bool = True
+    idata_kwargs: dict[str, Any] | None = None
+    backend_kwargs: dict[str, Any] = field(default_factory=dict)
+    pymc_kwargs: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def steps(self) -> int:
+        """Iterations per chain: tuning plus draws."""
+        return self.tune + self.draws
+
+
+@runtime_checkable
+class Backend(Protocol):
+    """What a sampler backend provides. Implement it and return it from the
+    ``pymc_accel_backends`` hook (see :mod:`pymc_accel.hookspecs`)."""
+
+    name: str
+    description: str
+
+    def candidates(
+        self, profile: ModelProfile, devices: Devices
+    ) -> list[Candidate | Refusal]:
+        """Every (device, precision, options) this backend can run for ``profile``; a
+        :class:`Refusal` for each it cannot, with the reason and the fix."""
+        ...
+
+    def estimate(
+        self, candidate: Candidate, profile: ModelProfile, machine: MachineFigures
+    ) -> Estimate:
+        """Estimated cost of ``candidate`` on this machine."""
+        ...
+
+    def sample(
+        self, model: pm.Model, candidate: Candidate, request: SampleRequest
+    ) -> DataTree:
+        """Sample ``model`` as ``candidate`` and return ``pm.sample``-shaped InferenceData."""
+        ...

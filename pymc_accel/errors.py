@@ -1,0 +1,40 @@
+"""Errors a user can act on.
+
+Every error pymc-accel raises on purpose derives from :class:`PymcAccelError` and says, in its
+message, what to change. Library internals (JAX, numba, PyTensor) never surface as the first thing
+a user reads for a problem we can recognise.
+"""
+
+from __future__ import annotations
+
+
+class PymcAccelError(Exception):
+    """Base class of every error pymc-accel raises on purpose."""
+
+
+class UnknownBackendError(PymcAccelError, ValueError):
+    """A backend name that is neither registered nor one of PyMC's own samplers."""
+
+
+class BackendUnavailableError(PymcAccelError, ImportError):
+    """A registered backend whose optional dependency is missing, or that refused the model."""
+
+
+class DiscreteVariablesError(PymcAccelError, ValueError):
+    """The model has discrete free variables and the backend needs gradients of all of them."""
+
+
+class DeviceUnavailableError(PymcAccelError, RuntimeError):
+    """A device (a GPU) was asked for and none is present."""
+
+
+class NonFiniteInitialPointError(PymcAccelError, ValueError):
+    """The model's log density is not finite at the initial point."""
+
+
+class NoCandidateError(PymcAccelError, RuntimeError):
+    """No registered backend can run this model under the constraints given."""
+
+
+class PluginError(PymcAccelError, RuntimeError):
+    """A third-party plugin raised while it was asked for something."""

@@ -1,0 +1,205 @@
+"""The registry of sampler backends: built-ins plus plugins found through entry points.
+
+Built on pluggy, like pytest. What pluggy does not do is isolate faults: its
+``load_setuptools_entrypoints`` lets one plugin's import error propagate, and calling a hook runs
+every implementation until one raises. Both loops are therefore written out here (mirroring
+pluggy's own) with a ``try`` around each plugin, so a broken plugin is recorded with its error and
+never breaks the registry or another backend.
+"""
+
+from __future__ import annotations
+
+import importlib.metadata
+import os
+import traceback
+from dataclasses import dataclass, field
+from typing import Any
+
+import pluggy
+
+from pymc_accel import hookspecs
+from pymc_accel.backend import Backend
+from pymc_accel.errors import UnknownBackendError
+
+ENTRY_POINT_GROUP = "pymc_accel"
+DISABLE_AUTOLOAD_ENV = "PYMC_ACCEL_DISABLE_PLUGIN_AUTOLOAD"
+BLOCK_ENV = "PYMC_ACCEL_BLOCK_PLUGINS"
+BUILTIN_PLUGIN_NAME = "builtin"
+
+
+@dataclass(frozen=True)
+class BrokenPlugin:
+    """A plugin that could not be loaded or whose hook raised."""
+
+    name: str
+    origin: str
+    error: str
+    stage: str  # "import", "register", "hook", "validate"
+
+
+@dataclass
+class Registry:
+    """The backends available in this process, where each came from, and what is broken."""
+
+    plugin_manager: pluggy.PluginManager
+    backends: dict[str, Backend] = field(default_factory=dict)
+    origins: dict[str, str] = field(default_factory=dict)
+    broken: list[BrokenPlugin] = field(default_factory=list)
+    plugin_origins: dict[str, str] = field(default_factory=dict)
+
+    def names(self) -> list[str]:
+        """Registered backend names, built-ins first."""
+        return list(self.backends)
+
+    def get(self, name: str) -> Backend:
+        """Return the backend called ``name``.
+
+        Raises
+        ------
+        UnknownBackendError
+            If no backend of that name is registered; the message lists the registered ones
+            and any broken plugin of that name.
+        """
+        try:
+            return self.backends[name]
+        except KeyError:
+            broken = [b for b in self.broken if b.name == name]
+            hint = f" Plugin {name!r} is installed but broken: {broken[0].error}" if broken else ""
+            raise UnknownBackendError(
+                f"Unknown backend {name!r}. Registered backends: {', '.join(self.names())}; "
+                f"PyMC's own samplers (pymc, nutpie, numpyro, blackjax) and 'auto' are also "
+                f"accepted by nuts_sampler.{hint}"
+            ) from None
+
+    def call_select_hook(self, **kwargs: Any) -> tuple[Any, str | None]:
+        """Call ``pymc_accel_select`` plugin by plugin, isolating faults.
+
+        Returns the first non-``None`` answer and the name of the plugin that gave it.
+        """
+        hook = self.plugin_manager.hook.pymc_accel_select
+        # pluggy calls the most recently registered implementation first; do the same.
+        for impl in reversed(hook.get_hookimpls()):
+            try:
+                answer = impl.function(**kwargs)
+            except Exception as exc:  # a site policy must not take sampling down
+                self._record(impl.plugin_name, "hook", exc)
+                continue
+            if answer is not None:
+                return answer, impl.plugin_name
+        return None, None
+
+    def _record(self, name: str, stage: str, exc: BaseException) -> None:
+        last = traceback.format_exception_only(type(exc), exc)[-1].strip()
+        origin = self.plugin_origins.get(name, "unknown")
+        self.broken.append(BrokenPlugin(name=name, origin=origin, error=last, stage=stage))
+
+
+def _blocked_names(blocked: tuple[str, ...] | None) -> set[str]:
+    names = set(blocked or ())
+    names.update(n.strip() for n in os.environ.get(BLOCK_ENV, "").split(",") if n.strip())
+    return names
+
+
+def _load_entry_points(registry: Registry) -> None:
+    pm = registry.plugin_manager
+    seen: set[str] = set()
+    for dist in importlib.metadata.distributions():
+        for ep in dist.entry_points:
+            if ep.group != ENTRY_POINT_GROUP or ep.name in seen:
+                continue
+            seen.add(ep.name)
+            if pm.has_plugin(ep.name) or pm.is_blocked(ep.name):
+                continue
+            registry.plugin_origins[ep.name] = f"{dist.metadata['Name']} {dist.version}"
+            try:
+                plugin = ep.load()
+            except Exception as exc:
+                registry._record(ep.name, "import", exc)
+                continue
+            try:
+                pm.register(plugin, name=ep.name)
+            except Exception as exc:  # e.g. pluggy's PluginValidationError
+                registry._record(ep.name, "register", exc)
+
+
+def _collect_backends(registry: Registry) -> None:
+    hook = registry.plugin_manager.hook.pymc_accel_backends
+    for impl in hook.get_hookimpls():
+        name = impl.plugin_name
+        try:
+            provided = list(impl.function())
+        except Exception as exc:
+            registry._record(name, "hook", exc)
+            continue
+        for backend in provided:
+            problem = _validate(backend, registry)
+            if problem:
+                registry.broken.append(
+                    BrokenPlugin(name, registry.plugin_origins.get(name, "unknown"), problem, "validate")
+                )
+                continue
+            registry.backends[backend.name] = backend
+            registry.origins[backend.name] = registry.plugin_origins.get(name, "unknown")
+
+
+def _validate(backend: object, registry: Registry) -> str | None:
+    if not isinstance(backend, Backend):
+        return (
+            f"{backend!r} does not implement the Backend protocol "
+            "(name, description, candidates, estimate, sample)"
+        )
+    if backend.name in registry.backends:
+        return f"backend name {backend.name!r} is already registered by {registry.origins[backend.name]}"
+    if backend.name == "auto":
+        return "'auto' is reserved for automatic selection"
+    return None
+
+
+def build_registry(
+    *, autoload: bool | None = None, blocked: tuple[str, ...] | None = None, builtins: bool = True
+) -> Registry:
+    """Build a fresh registry.
+
+    Parameters
+    ----------
+    autoload : bool, optional
+        Load plugins from the ``pymc_accel`` entry-point group. Defaults to true unless
+        ``PYMC_ACCEL_DISABLE_PLUGIN_AUTOLOAD`` is set to a non-empty value other than ``0``.
+    blocked : tuple of str, optional
+        Entry-point names not to load, in addition to ``PYMC_ACCEL_BLOCK_PLUGINS``.
+    builtins : bool, default True
+        Register pymc-accel's built-in backends first.
+
+    Returns
+    -------
+    Registry
+    """
+    pm = pluggy.PluginManager(hookspecs.PROJECT)
+    pm.add_hookspecs(hookspecs)
+    registry = Registry(plugin_manager=pm)
+    for name in _blocked_names(blocked):
+        pm.set_blocked(name)
+    if builtins:
+        from pymc_accel import backends as builtin_backends
+
+        from pymc_accel import __version__
+
+        registry.plugin_origins[BUILTIN_PLUGIN_NAME] = f"pymc-accel {__version__} (built-in)"
+        pm.register(builtin_backends, name=BUILTIN_PLUGIN_NAME)
+    if autoload is None:
+        autoload = os.environ.get(DISABLE_AUTOLOAD_ENV, "") in ("", "0")
+    if autoload:
+        _load_entry_points(registry)
+    _collect_backends(registry)
+    return registry
+
+
+_REGISTRY: Registry | None = None
+
+
+def get_registry(*, refresh: bool = False) -> Registry:
+    """Return the process-wide registry, building it on first use (or when ``refresh``)."""
+    global _REGISTRY
+    if _REGISTRY is None or refresh:
+        _REGISTRY = build_registry()
+    return _REGISTRY
