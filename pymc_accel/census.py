@@ -1,0 +1,190 @@
+"""An op census of a PyTensor graph: flops, bytes and kernels per evaluation, by category.
+
+Written by hand because no library counts flops of a PyTensor graph. Shapes must be static
+(:func:`pymc_accel.profile.profile_model` freezes the model's dims and data first), so nothing is
+evaluated. Figures are estimates for the cost model, not exact operation counts: an
+elementwise scalar op costs 1 flop, a transcendental one about 10.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+from pytensor.graph.traversal import io_toposort
+
+CATEGORIES = ("elementwise", "reduction", "indexing", "dense_linalg", "scan", "other")
+
+# Ops that only relabel or view data: no kernel, no flops.
+_FREE_OPS = {
+    "DimShuffle", "MakeVector", "ScalarFromTensor", "TensorFromScalar", "Shape", "Shape_i",
+    "SpecifyShape", "Reshape", "CheckParameterValue", "Assert", "Subtensor", "ViewOp",
+    "OutputGuard", "DeepCopyOp",
+}
+_TRANSCENDENTAL = (
+    "Exp", "Log", "Sigmoid", "Softplus", "Erf", "Gamma", "Psi", "Tanh", "Pow", "Sqrt",
+    "Cos", "Sin", "Tri", "Inv", "Bessel", "Betainc", "Digamma",
+)
+_DOT_OPS = ("Dot", "Gemm", "Gemv", "Ger", "Dot22", "BatchedDot", "Matmul", "MatMul")
+_DECOMPOSITIONS = {
+    "Cholesky": 1 / 3, "SolveTriangular": 1.0, "Solve": 2 / 3, "CholeskySolve": 2.0, "LUFactor": 2 / 3,
+    "Det": 2 / 3, "SLogDet": 2 / 3, "MatrixInverse": 2.0, "MatrixPinv": 4.0, "Eig": 10.0,
+    "Eigh": 4.0, "QR": 4 / 3, "SVD": 4.0, "LU": 2 / 3, "Expm": 20.0,
+}
+
+
+@dataclass
+class ScanSummary:
+    """One sequential ``Scan`` in the graph."""
+
+    n_steps: int | None
+    inner_ops: int
+    inner_flops: float
+
+
+@dataclass
+class OpCensus:
+    """What one evaluation of a graph costs, by category.
+
+    Attributes
+    ----------
+    flops, bytes : float
+        Estimated floating point operations and bytes read plus written.
+    kernels : int
+        Nodes that do work (an upper bound on device kernel launches before fusion).
+    flops_by_category, bytes_by_category : dict
+        The same split into ``elementwise``, ``reduction``, ``indexing`` (gathers and scatters),
+        ``dense_linalg``, ``scan`` and ``other``.
+    dense_linalg_ops : list of (str, tuple)
+        Each dense linear algebra op with the shape of its largest operand.
+    largest_dense_operand : int
+        Elements in the largest dense linear algebra operand (0 when there is none).
+    scans : list of ScanSummary
+    """
+
+    flops: float = 0.0
+    bytes: float = 0.0
+    kernels: int = 0
+    flops_by_category: dict[str, float] = field(default_factory=lambda: dict.fromkeys(CATEGORIES, 0.0))
+    bytes_by_category: dict[str, float] = field(default_factory=lambda: dict.fromkeys(CATEGORIES, 0.0))
+    dense_linalg_ops: list[tuple[str, tuple[int, ...]]] = field(default_factory=list)
+    largest_dense_operand: int = 0
+    scans: list[ScanSummary] = field(default_factory=list)
+    unknown_shapes: int = 0
+
+    @property
+    def dense_linalg_share(self) -> float:
+        """Fraction of flops in dense linear algebra."""
+        return self.flops_by_category["dense_linalg"] / self.flops if self.flops else 0.0
+
+    def add(self, category: str, flops: float, nbytes: float) -> None:
+        """Account one kernel."""
+        self.flops += flops
+        self.bytes += nbytes
+        self.kernels += 1
+        self.flops_by_category[category] += flops
+        self.bytes_by_category[category] += nbytes
+
+
+def _size(var: Any, census: OpCensus) -> int:
+    shape = getattr(var.type, "shape", None)
+    if shape is None:
+        return 1
+    if any(s is None for s in shape):
+        census.unknown_shapes += 1
+        return math.prod(s for s in shape if s is not None)
+    return math.prod(shape)
+
+
+def _itemsize(var: Any) -> int:
+    dtype = getattr(var.type, "dtype", "float64")
+    return 4 if dtype.endswith("32") else 1 if dtype in ("bool", "int8", "uint8") else 8
+
+
+def _nbytes(node: Any, census: OpCensus) -> float:
+    return float(sum(_size(v, census) * _itemsize(v) for v in (*node.inputs, *node.outputs)))
+
+
+def _scalar_cost(scalar_op: Any) -> float:
+    name = type(scalar_op).__name__
+    inner = getattr(scalar_op, "fgraph", None)
+    if inner is not None:  # a fused Composite: add up what it contains
+        return sum(_scalar_cost(n.op) for n in inner.apply_nodes) or 1.0
+    return 10.0 if any(t in name for t in _TRANSCENDENTAL) else 1.0
+
+
+def _core_name(op: Any) -> str:
+    core = getattr(op, "core_op", op)  # look through Blockwise
+    return type(core).__name__
+
+
+def _dense_flops(name: str, node: Any, census: OpCensus) -> tuple[float, tuple[int, ...]]:
+    shapes = [tuple(s or 1 for s in getattr(v.type, "shape", ()) or ()) for v in node.inputs]
+    largest = max(shapes, key=lambda s: math.prod(s) if s else 0, default=())
+    out = _size(node.outputs[0], census)
+    if any(d in name for d in _DOT_OPS):
+        first = shapes[0] if shapes else ()
+        inner = first[-1] if first else 1
+        return 2.0 * out * inner, largest
+    for key, factor in _DECOMPOSITIONS.items():
+        if key in name:
+            n = largest[-1] if largest else 1
+            batch = math.prod(largest[:-2]) if len(largest) > 2 else 1
+            return factor * batch * n**3 + 2.0 * out, largest
+    return 0.0, largest
+
+
+def _is_dense_linalg(name: str) -> bool:
+    return any(d in name for d in _DOT_OPS) or any(k in name for k in _DECOMPOSITIONS)
+
+
+def _account(node: Any, census: OpCensus) -> None:
+    op = node.op
+    name = type(op).__name__
+    if name in _FREE_OPS:
+        return
+    if name == "Scan":
+        inner = op.fgraph
+        sub = census_of(inner.inputs, inner.outputs)
+        steps = getattr(node.inputs[0], "data", None)
+        n_steps = int(steps) if steps is not None else None
+        census.scans.append(ScanSummary(n_steps, len(inner.apply_nodes), sub.flops))
+        census.add("scan", sub.flops * (n_steps or 1), sub.bytes * (n_steps or 1))
+        census.kernels += sub.kernels * (n_steps or 1) - 1  # one launch per inner op per step
+        return
+    core = _core_name(op)
+    if _is_dense_linalg(core):
+        flops, largest = _dense_flops(core, node, census)
+        census.add("dense_linalg", flops, _nbytes(node, census))
+        census.dense_linalg_ops.append((core, largest))
+        census.largest_dense_operand = max(census.largest_dense_operand, math.prod(largest or (0,)))
+        return
+    if name == "Elemwise":
+        out = _size(node.outputs[0], census)
+        census.add("elementwise", out * _scalar_cost(op.scalar_op), _nbytes(node, census))
+    elif hasattr(op, "axis") and hasattr(op, "scalar_op"):  # CAReduce: Sum, Max, All, ...
+        census.add("reduction", float(_size(node.inputs[0], census)), _nbytes(node, census))
+    elif "Advanced" in name:  # gathers (AdvancedSubtensor) and scatters (AdvancedIncSubtensor)
+        moved = _size(node.outputs[0], census) if "Inc" not in name else _size(node.inputs[1], census)
+        census.add("indexing", float(moved), _nbytes(node, census))
+    else:
+        census.add("other", float(_size(node.outputs[0], census)), _nbytes(node, census))
+
+
+def census_of(inputs: list[Any], outputs: list[Any]) -> OpCensus:
+    """Count the work of evaluating ``outputs`` from ``inputs`` once.
+
+    Parameters
+    ----------
+    inputs, outputs : list of TensorVariable
+        The graph's inputs and outputs, with static shapes where possible.
+
+    Returns
+    -------
+    OpCensus
+    """
+    census = OpCensus()
+    for node in io_toposort(inputs, outputs):
+        _account(node, census)
+    return census

@@ -1,0 +1,109 @@
+"""Cost-model formulas shared by backends: seconds per gradient, gradients per draw, compile.
+
+Each figure is *modelled*: the machine's measured NumPy throughput (:mod:`pymc_accel.machine`)
+scaled by per-runtime efficiency factors. The factors were fitted to gradients timed on a 2-core
+x86-64 CPU for the seed hierarchical logistic model at 1k to 105k parameters (see
+``docs/benchmarks.md``, "cost model fit"): a numba-compiled PyTensor gradient streams about 2.7x
+NumPy's measured bandwidth (its loops are fused), a JAX-on-CPU gradient about 0.6x. These are
+priors, not promises; ``measure=True`` (a later release) replaces them with timings.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from pymc_accel.backend import Figure
+from pymc_accel.machine import MachineFigures
+from pymc_accel.profile import ModelProfile
+
+
+@dataclass(frozen=True)
+class Runtime:
+    """How one way of compiling a gradient uses a device, relative to NumPy on the same CPU."""
+
+    name: str
+    bandwidth_factor: float  # effective bytes/s as a multiple of NumPy's measured bandwidth
+    flops_factor: float  # effective elementwise flops/s as a multiple of NumPy's
+    per_gradient_seconds: float  # driver + call overhead per gradient evaluation
+    compile_seconds: float  # fixed compile cost
+    compile_seconds_per_kernel: float
+
+
+# Fitted on the 2-core CPU machine (docs/benchmarks.md, "cost model fit").
+NUMBA = Runtime("numba", 2.7, 4.0, 2e-6, 2.0, 0.025)
+JAX_CPU = Runtime("jax-cpu", 0.6, 1.0, 5e-6, 1.5, 0.010)
+# A GPU's figures are modelled from its class until measured: launch latency dominates small
+# models (numpyro issue 1466: ~300x slower than CPU for a 4-group model), bandwidth large ones.
+GPU_LAUNCH_SECONDS = 8e-6
+GPU_BANDWIDTH = 1.5e12
+GPU_FLOPS = {"float32": 3e13, "float64": 1e12}
+
+
+def _precision_bytes(profile: ModelProfile, precision: str) -> float:
+    scale = 1.0
+    if profile.float_dtype == "float64" and precision == "float32":
+        scale = 0.5
+    elif profile.float_dtype == "float32" and precision == "float64":
+        scale = 2.0
+    return profile.census.bytes * scale
+
+
+def cpu_gradient_seconds(
+    profile: ModelProfile, machine: MachineFigures, precision: str, runtime: Runtime
+) -> Figure:
+    """Modelled seconds of one logp-and-gradient evaluation on one CPU core.
+
+    Parameters
+    ----------
+    profile : ModelProfile
+    machine : MachineFigures
+    precision : {"float32", "float64"}
+    runtime : Runtime
+        How the gradient is compiled (:data:`NUMBA`, :data:`JAX_CPU`, or a plugin's own).
+
+    Returns
+    -------
+    Figure
+    """
+    c = profile.census
+    dense = c.flops_by_category["dense_linalg"]
+    stream = _precision_bytes(profile, precision) / (
+        runtime.bandwidth_factor * machine.cpu_bandwidth[precision]
+    )
+    compute = (c.flops - dense) / (runtime.flops_factor * machine.cpu_flops[precision])
+    seconds = max(stream, compute) + dense / machine.cpu_matmul_flops[precision]
+    seconds += runtime.per_gradient_seconds
+    return Figure(seconds, "modelled", f"{runtime.name} roofline on measured CPU figures")
+
+
+def gpu_gradient_seconds(profile: ModelProfile, precision: str) -> Figure:
+    """Modelled seconds of one logp-and-gradient evaluation on a GPU: launches plus roofline.
+
+    XLA fuses elementwise chains; about a third of the graph's kernels survive as launches.
+    """
+    c = profile.census
+    launches = max(1, c.kernels // 3)
+    seconds = launches * GPU_LAUNCH_SECONDS + max(
+        _precision_bytes(profile, precision) / GPU_BANDWIDTH, c.flops / GPU_FLOPS[precision]
+    )
+    return Figure(seconds, "modelled", f"{launches} launches + roofline of a datacenter GPU")
+
+
+def nuts_gradients_per_draw(profile: ModelProfile) -> Figure:
+    """Leapfrog steps per NUTS draw, modelled as growing with the fourth root of the dimension
+    (step size of HMC shrinks as d^-1/4 for a fixed acceptance rate)."""
+    steps = min(1023.0, max(3.0, 3.0 + 4.0 * profile.n_free**0.25))
+    return Figure(steps, "modelled", "3 + 4 d^(1/4)")
+
+
+def compile_seconds(profile: ModelProfile, runtime: Runtime) -> Figure:
+    """Modelled compile time of a runtime for this graph."""
+    seconds = runtime.compile_seconds + runtime.compile_seconds_per_kernel * profile.census.kernels
+    return Figure(seconds, "modelled", f"{runtime.name}: fixed + per-kernel compile")
+
+
+def state_memory_bytes(profile: ModelProfile, precision: str, chains: int, draws: int) -> Figure:
+    """Device memory: data and graph intermediates once, plus per-chain state and stored draws."""
+    itemsize = 4 if precision == "float32" else 8
+    per_chain = profile.n_free * itemsize * (8 + draws)
+    return Figure(_precision_bytes(profile, precision) + chains * per_chain, "modelled")

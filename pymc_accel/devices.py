@@ -1,0 +1,98 @@
+"""The devices present: CPU cores, and JAX's GPUs with their memory."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from importlib.util import find_spec
+
+
+@dataclass(frozen=True)
+class Gpu:
+    """One accelerator visible to JAX."""
+
+    id: int
+    kind: str
+    memory_bytes: int | None
+
+
+@dataclass(frozen=True)
+class Devices:
+    """What this process can run on.
+
+    Attributes
+    ----------
+    cpu_cores : int
+        Cores this process may use (its CPU affinity, not the machine's total).
+    gpus : tuple of Gpu
+        Accelerators JAX can see; empty when there are none or JAX is absent.
+    jax_installed : bool
+        Whether JAX can be imported.
+    note : str
+        Why GPUs could not be listed, when that is the case.
+    """
+
+    cpu_cores: int
+    gpus: tuple[Gpu, ...] = field(default=())
+    jax_installed: bool = False
+    note: str = ""
+
+    @property
+    def has_gpu(self) -> bool:
+        """True when at least one GPU is visible."""
+        return bool(self.gpus)
+
+    def summary(self) -> str:
+        """One line, e.g. ``2 CPU cores; no GPU (JAX sees cpu only)``."""
+        gpu = (
+            ", ".join(f"{g.kind} ({(g.memory_bytes or 0) / 2**30:.0f} GiB)" for g in self.gpus)
+            if self.gpus
+            else f"no GPU ({self.note})" if self.note else "no GPU"
+        )
+        return f"{self.cpu_cores} CPU cores; {gpu}"
+
+
+def cpu_cores() -> int:
+    """Cores available to this process."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        return os.cpu_count() or 1
+
+
+def _jax_gpus() -> tuple[tuple[Gpu, ...], str]:
+    import jax
+
+    try:
+        found = jax.devices("gpu")
+    except RuntimeError:
+        return (), f"JAX sees {jax.default_backend()} only"
+    gpus = []
+    for d in found:
+        memory = None
+        try:
+            memory = (d.memory_stats() or {}).get("bytes_limit")
+        except Exception:  # memory_stats is optional per platform
+            pass
+        gpus.append(Gpu(id=d.id, kind=getattr(d, "device_kind", str(d)), memory_bytes=memory))
+    return tuple(gpus), ""
+
+
+_CACHE: Devices | None = None
+
+
+def discover(*, refresh: bool = False) -> Devices:
+    """Find the devices present (cached for the process after the first call).
+
+    Honours ``JAX_PLATFORMS``: with ``JAX_PLATFORMS=cpu`` no GPU is reported.
+    """
+    global _CACHE
+    if _CACHE is not None and not refresh:
+        return _CACHE
+    jax_installed = find_spec("jax") is not None
+    gpus: tuple[Gpu, ...] = ()
+    note = "JAX is not installed" if not jax_installed else ""
+    if jax_installed:
+        gpus, note = _jax_gpus()
+    _CACHE = Devices(cpu_cores=cpu_cores(), gpus=gpus, jax_installed=jax_installed, note=note)
+    return _CACHE

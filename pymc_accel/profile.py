@@ -1,0 +1,166 @@
+"""ModelProfile: what a PyMC model costs to sample, read from its graph without sampling."""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+import pymc as pm
+import pytensor
+
+from pymc_accel.census import OpCensus, census_of
+
+_DISCRETE_PREFIXES = ("int", "uint", "bool")
+
+
+@dataclass
+class ModelProfile:
+    """Sizes, dtypes and an op census of a model's log density and gradient.
+
+    Attributes
+    ----------
+    n_free : int
+        Size of all free (value) variables together: the sampler's dimension.
+    free_vars : dict of str to tuple
+        Shape of each value variable (on the unconstrained scale).
+    n_observed : int
+        Number of observed values.
+    discrete_vars : list of str
+        Free variables with integer or boolean values.
+    value_dtypes, data_dtypes : list of str
+        Dtypes of the value variables and of the model's data.
+    float_dtype : {"float32", "float64"}
+        Precision the model was built in.
+    census : OpCensus
+        Work of one logp-and-gradient evaluation.
+    profile_seconds : float
+        Time spent building this profile.
+    note : str
+        What could not be profiled, if anything.
+    """
+
+    n_free: int
+    free_vars: dict[str, tuple[int, ...]]
+    n_observed: int
+    discrete_vars: list[str]
+    value_dtypes: list[str]
+    data_dtypes: list[str]
+    float_dtype: str
+    census: OpCensus
+    profile_seconds: float = 0.0
+    note: str = ""
+    model_name: str = ""
+    extras: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def has_discrete(self) -> bool:
+        """True when some free variable is discrete."""
+        return bool(self.discrete_vars)
+
+    @property
+    def has_dense_linalg(self) -> bool:
+        """True when the graph has dense linear algebra (dot products, decompositions)."""
+        return bool(self.census.dense_linalg_ops)
+
+    @property
+    def has_scan(self) -> bool:
+        """True when the graph has a sequential Scan."""
+        return bool(self.census.scans)
+
+    def summary(self) -> dict[str, Any]:
+        """The figures a report shows, as plain data."""
+        c = self.census
+        return {
+            "free dimension": self.n_free,
+            "observed values": self.n_observed,
+            "discrete variables": ", ".join(self.discrete_vars) or "none",
+            "precision of model": self.float_dtype,
+            "gradient flops": f"{c.flops:.3g}",
+            "gradient bytes": f"{c.bytes:.3g}",
+            "kernels": c.kernels,
+            "dense linear algebra": (
+                f"{c.dense_linalg_share:.0%} of flops, largest operand {c.largest_dense_operand}"
+                if self.has_dense_linalg
+                else "none"
+            ),
+            "sequential scans": (
+                ", ".join(f"{s.n_steps} steps" for s in c.scans) if c.scans else "none"
+            ),
+        }
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain-data form."""
+        d = asdict(self)
+        d["free_vars"] = {k: list(v) for k, v in self.free_vars.items()}
+        return d
+
+
+def _model_float_dtype(model: pm.Model) -> str:
+    dtypes = {v.dtype for v in model.value_vars if v.dtype.startswith("float")}
+    if dtypes == {"float32"}:
+        return "float32"
+    if dtypes:
+        return "float64"
+    return pytensor.config.floatX
+
+
+def _logp_and_grad_census(model: pm.Model) -> tuple[OpCensus, str]:
+    """Census of logp + gradient, on a copy of the model with dims and data frozen so every
+    intermediate shape is static (PyMC's own ``freeze_dims_and_data``)."""
+    from pymc.model.transform.optimization import freeze_dims_and_data
+
+    note = ""
+    try:
+        frozen = freeze_dims_and_data(model)
+    except Exception as exc:  # models with unusual data containers: census on shapes we know
+        frozen, note = model, f"shapes partly unknown ({type(exc).__name__})"
+    logp = frozen.logp()
+    grads = pytensor.grad(logp, frozen.value_vars)
+    census = census_of(list(frozen.value_vars), [logp, *grads])
+    if census.unknown_shapes and not note:
+        note = f"{census.unknown_shapes} intermediate shapes unknown; counted as 1 element each"
+    return census, note
+
+
+def profile_model(model: pm.Model | None = None) -> ModelProfile:
+    """Profile a PyMC model for sampler selection, without sampling or evaluating it.
+
+    Parameters
+    ----------
+    model : pm.Model, optional
+        Defaults to the model on the context stack.
+
+    Returns
+    -------
+    ModelProfile
+    """
+    start = time.perf_counter()
+    model = pm.modelcontext(model)
+    point = model.initial_point()
+    free_vars = {v.name: tuple(point[v.name].shape) for v in model.value_vars}
+    n_free = sum(math.prod(s) for s in free_vars.values())
+    discrete = [rv.name for rv in model.free_RVs if rv.dtype.startswith(_DISCRETE_PREFIXES)]
+    n_observed = 0
+    for rv in model.observed_RVs:
+        value = model.rvs_to_values[rv]
+        data = getattr(value, "data", None)
+        if data is None and hasattr(value, "get_value"):
+            data = value.get_value()
+        n_observed += int(getattr(data, "size", 1))
+    data_dtypes = sorted({str(getattr(d, "dtype", "")) for d in model.data_vars} - {""})
+    census, note = _logp_and_grad_census(model)
+    return ModelProfile(
+        n_free=n_free,
+        free_vars=free_vars,
+        n_observed=n_observed,
+        discrete_vars=discrete,
+        value_dtypes=sorted({v.dtype for v in model.value_vars}),
+        data_dtypes=data_dtypes,
+        float_dtype=_model_float_dtype(model),
+        census=census,
+        profile_seconds=time.perf_counter() - start,
+        note=note,
+        model_name=model.name or "",
+    )
