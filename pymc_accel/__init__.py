@@ -1,0 +1,50 @@
+"""pymc-accel: the fastest correct sampler for a PyMC model on the hardware present, chosen
+automatically and explained.
+
+>>> import pymc_accel
+>>> report = pymc_accel.explain(model)          # what would run, and why
+>>> idata = pymc_accel.sample(model=model)      # pm.sample's signature, nuts_sampler="auto"
+>>> with pymc_accel.enable():                   # or opt in to pm.sample(nuts_sampler="auto")
+...     idata = pm.sample(nuts_sampler="auto")
+"""
+
+from __future__ import annotations
+
+__version__ = "0.1.0"
+
+from pymc_accel.backend import (
+    Backend,
+    Candidate,
+    Estimate,
+    Figure,
+    Refusal,
+    SampleRequest,
+)
+from pymc_accel.backends.numpyro_nuts import JaxNutsBackend
+from pymc_accel.devices import Devices, discover as discover_devices
+from pymc_accel.errors import (
+    BackendUnavailableError,
+    DeviceUnavailableError,
+    DiscreteVariablesError,
+    NoCandidateError,
+    NonFiniteInitialPointError,
+    PluginError,
+    PymcAccelError,
+    UnknownBackendError,
+)
+from pymc_accel.hookspecs import hookimpl
+from pymc_accel.integration import disable, enable, explain, is_enabled, sample
+from pymc_accel.machine import MachineFigures, machine_figures
+from pymc_accel.profile import ModelProfile, profile_model
+from pymc_accel.registry import Registry, build_registry, get_registry
+from pymc_accel.report import SelectionReport
+from pymc_accel.selection import select
+
+__all__ = [
+    "Backend", "BackendUnavailableError", "Candidate", "DeviceUnavailableError", "Devices",
+    "DiscreteVariablesError", "Estimate", "Figure", "JaxNutsBackend", "MachineFigures", "ModelProfile",
+    "NoCandidateError", "NonFiniteInitialPointError", "PluginError", "PymcAccelError", "Refusal",
+    "Registry", "SampleRequest", "SelectionReport", "UnknownBackendError", "__version__",
+    "build_registry", "disable", "discover_devices", "enable", "explain", "get_registry",
+    "hookimpl", "is_enabled", "machine_figures", "profile_model", "sample", "select",
+]

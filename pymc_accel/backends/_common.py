@@ -1,0 +1,42 @@
+"""Helpers shared by built-in backends."""
+
+from __future__ import annotations
+
+from importlib.util import find_spec
+
+from pymc.util import get_random_generator
+
+from pymc_accel.backend import Refusal
+from pymc_accel.profile import ModelProfile
+
+
+def missing_module(*modules: str) -> str | None:
+    """Name the first module of ``modules`` that cannot be imported, or ``None``."""
+    return next((m for m in modules if find_spec(m) is None), None)
+
+
+def missing_refusal(backend: str, module: str, extra: str = "") -> Refusal:
+    """A refusal that names what to install."""
+    target = f"pymc-accel[{extra}]" if extra else "pymc-accel"
+    return Refusal(
+        backend,
+        f"{module} is not installed: pip install {module} (or reinstall '{target}', "
+        f"which depends on it)",
+    )
+
+
+def discrete_refusal(backend: str, profile: ModelProfile) -> Refusal:
+    """A refusal for gradient-only samplers on models with discrete variables."""
+    return Refusal(
+        backend,
+        f"model has discrete variables ({', '.join(profile.discrete_vars)}); this sampler needs "
+        "gradients of every variable. Use nuts_sampler='numba' (PyMC's compound NUTS + "
+        "Metropolis) or marginalize them (pymc_extras.marginalize)",
+    )
+
+
+def pymc_chain_seed(random_seed, chains: int) -> int:
+    """The single JAX seed ``pm.sample`` derives from ``random_seed`` for its JAX samplers,
+    so that a backend given the same seed draws exactly what ``pm.sample`` would."""
+    rngs = get_random_generator(random_seed).spawn(chains)
+    return int([rng.integers(2**30) for rng in rngs][0])

@@ -1,0 +1,144 @@
+"""NUTS on the CPU with the log density and gradient compiled by PyTensor's numba linker.
+
+Two drivers, each a candidate: nutpie's Rust NUTS (fast per step, slower to compile) and
+PyMC's own NUTS (quick to start; also samples discrete variables with compound steps).
+Sampling goes through ``pm.sample`` itself, so results are exactly PyMC's; this backend adds
+the choice of driver and renames nutpie's sample_stats to PyMC's names.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import pymc as pm
+
+from pymc_accel import costmodel
+from pymc_accel.backend import Candidate, Estimate, Figure, Refusal, SampleRequest
+from pymc_accel.backends._common import missing_module
+from pymc_accel.devices import cpu_cores
+
+if TYPE_CHECKING:
+    from pymc_accel.devices import Devices
+    from pymc_accel.machine import MachineFigures
+    from pymc_accel.profile import ModelProfile
+
+# nutpie's sample_stats names -> PyMC's names (pm.sample's own NUTS).
+NUTPIE_TO_PYMC_STATS = {
+    "mean_tree_accept": "acceptance_rate",
+    "logp": "lp",
+    "depth": "tree_depth",
+    "maxdepth_reached": "reached_max_treedepth",
+}
+
+# PyMC's Python NUTS pays interpreter overhead on every leapfrog step (modelled; fitted with
+# the numba runtime on the 2-core machine, docs/benchmarks.md) and a process start per chain.
+PYMC_DRIVER_STEP_SECONDS = 40e-6
+PYMC_DRIVER_START_SECONDS = 2.5
+
+
+class NumbaBackend:
+    """The built-in ``numba`` backend: numba-compiled gradient, nutpie or PyMC NUTS driver."""
+
+    name = "numba"
+    description = "NUTS on CPU, gradient compiled by PyTensor's numba linker; nutpie or PyMC driver"
+
+    def candidates(self, profile: ModelProfile, devices: Devices) -> list[Candidate | Refusal]:
+        """CPU only, in the precision the model was built in; nutpie when it can take the model."""
+        if missing_module("numba"):
+            return [Refusal(self.name, "numba is not installed: pip install numba")]
+        precision = profile.float_dtype
+        other = "float32" if precision == "float64" else "float64"
+        out: list[Candidate | Refusal] = []
+        if profile.has_discrete:
+            out.append(
+                Refusal(
+                    self.name,
+                    f"nutpie needs gradients of every variable; the model has discrete ones "
+                    f"({', '.join(profile.discrete_vars)}); PyMC's driver samples them with "
+                    "compound steps",
+                    device="cpu",
+                    precision=precision,
+                )
+            )
+        elif missing_module("nutpie"):
+            out.append(
+                Refusal(self.name, "nutpie is not installed: pip install nutpie", "cpu", precision)
+            )
+        else:
+            out.append(Candidate(self.name, "cpu", precision, (("driver", "nutpie"),)))
+        out.append(Candidate(self.name, "cpu", precision, (("driver", "pymc"),)))
+        out.append(
+            Refusal(
+                self.name,
+                f"the numba backend computes in the precision the model was built in "
+                f"({precision}); build the model under pytensor.config.floatX='{other}' to run "
+                f"it in {other}",
+                device="cpu",
+                precision=other,
+            )
+        )
+        if devices.has_gpu:
+            out.append(Refusal(self.name, "numba runs on the CPU only", device="gpu"))
+        return out
+
+    def estimate(
+        self, candidate: Candidate, profile: ModelProfile, machine: MachineFigures
+    ) -> Estimate:
+        """numba roofline per gradient plus the driver's per-step and start-up costs."""
+        grad = costmodel.cpu_gradient_seconds(
+            profile, machine, candidate.precision, costmodel.NUMBA
+        )
+        compile_ = costmodel.compile_seconds(profile, costmodel.NUMBA)
+        if candidate.option("driver") == "pymc":
+            grad = Figure(grad.value + PYMC_DRIVER_STEP_SECONDS, grad.source, grad.note + " + PyMC step")
+            # PyMC compiles one numba function (no Rust bridge), then starts chain processes.
+            compile_ = Figure(
+                compile_.value / 3 + PYMC_DRIVER_START_SECONDS, "modelled", "numba + process start"
+            )
+        return Estimate(
+            seconds_per_gradient=grad,
+            gradients_per_draw=costmodel.nuts_gradients_per_draw(profile),
+            fixed_seconds=compile_,
+            chain_parallelism=cpu_cores(),
+            memory_bytes=costmodel.state_memory_bytes(profile, candidate.precision, 4, 1000),
+        )
+
+    def sample(self, model, candidate: Candidate, request: SampleRequest):
+        """Call ``pm.sample`` with the candidate's driver and the numba backend."""
+        driver = candidate.option("driver", "nutpie")
+        kwargs = dict(request.pymc_kwargs)
+        if request.backend_kwargs:
+            kwargs["nuts"] = dict(request.backend_kwargs)
+        kwargs.setdefault("nuts", {}).setdefault("target_accept", request.target_accept)
+        idata = pm.sample(
+            draws=request.draws,
+            tune=request.tune,
+            chains=request.chains,
+            cores=request.cores,
+            random_seed=request.random_seed,
+            initvals=request.initvals,
+            var_names=request.var_names,
+            progressbar=request.progressbar,
+            quiet=request.quiet,
+            compute_convergence_checks=request.compute_convergence_checks,
+            discard_tuned_samples=request.discard_tuned_samples,
+            idata_kwargs=request.idata_kwargs,
+            nuts_sampler=driver,
+            backend="numba",
+            model=model,
+            **kwargs,
+        )
+        if driver == "nutpie":
+            rename_nutpie_stats(idata)
+        return idata
+
+
+def rename_nutpie_stats(idata) -> None:
+    """Rename nutpie's sample_stats to PyMC's names in place (other stats are kept)."""
+    for group in ("sample_stats", "warmup_sample_stats"):
+        if group not in idata.children:
+            continue
+        ds = idata[group].to_dataset()
+        names = {k: v for k, v in NUTPIE_TO_PYMC_STATS.items() if k in ds and v not in ds}
+        if names:
+            idata[group] = ds.rename(names)

@@ -1,0 +1,268 @@
+"""The PyMC call people already write: ``sample()`` with pm.sample's signature, and an opt-in
+``enable()`` that lets ``pm.sample(nuts_sampler="auto")`` and registered backend names work."""
+
+from __future__ import annotations
+
+import math
+import time
+from typing import Any
+
+import numpy as np
+import pymc as pm
+import pymc.sampling.mcmc as _mcmc
+
+from pymc_accel.backend import SampleRequest
+from pymc_accel.devices import cpu_cores
+from pymc_accel.errors import NonFiniteInitialPointError, PluginError, PymcAccelError
+from pymc_accel.registry import BUILTIN_PLUGIN_NAME, get_registry
+from pymc_accel.report import ATTRS_KEY, SelectionReport
+from pymc_accel.selection import select
+
+#: ``nuts_sampler`` values PyMC itself understands; they pass straight through to ``pm.sample``
+#: unless a registered backend of the same name is asked for through :func:`sample`.
+PYMC_SAMPLERS = ("pymc", "nutpie", "numpyro", "blackjax")
+
+# pm.sample as PyMC defines it, captured before any patching by enable().
+_PM_SAMPLE = _mcmc.sample
+
+# pm.sample keywords a backend that calls pm.sample forwards unchanged.
+_PYMC_ONLY_KWARGS = (
+    "init", "jitter_max_retries", "n_init", "trace", "keep_warning_stat", "callback", "mp_ctx",
+    "blas_cores", "compile_kwargs", "progressbar_theme", "return_inferencedata", "step",
+)
+
+
+def check_initial_point(model: pm.Model, initvals: dict | None = None) -> None:
+    """Raise :class:`NonFiniteInitialPointError` if the log density is not finite at the start.
+
+    Each variable's log density is evaluated at the initial point with PyTensor's FAST_COMPILE
+    mode (no numba or JAX compilation), so the check is cheap.
+    """
+    from pymc.initial_point import make_initial_point_fn
+
+    point = make_initial_point_fn(model=model, overrides=initvals or None, jitter_rvs=set())(0)
+    logps = model.compile_logp(sum=False, mode="FAST_COMPILE")(point)
+    bad = [
+        (rv.name, float(np.sum(lp)))
+        for rv, lp in zip(model.basic_RVs, logps, strict=True)
+        if not np.all(np.isfinite(lp))
+    ]
+    if bad:
+        listed = ", ".join(f"{name} (logp={value})" for name, value in bad)
+        raise NonFiniteInitialPointError(
+            f"The model's log density is not finite at the initial point: {listed}. Check that "
+            "the observed data lie in each likelihood's support and the priors' parameters are "
+            "valid, or pass initvals={...} with a starting value inside the support."
+        )
+
+
+def _request(draws: int, kwargs: dict[str, Any]) -> SampleRequest:
+    # PyMC's default assumes half the CPUs are hyperthreads (cores=1 on a 2-CPU machine, so
+    # chains run one after another); use the cores this process really has, capped at 4 as PyMC.
+    cores = kwargs.pop("cores", None)
+    if cores is None:
+        cores = min(4, cpu_cores())
+    chains = kwargs.pop("chains", None)
+    nuts = dict(kwargs.pop("nuts", None) or kwargs.pop("nuts_sampler_kwargs", None) or {})
+    target_accept = kwargs.pop("target_accept", nuts.pop("target_accept", 0.8))
+    tune = kwargs.pop("tune", None)
+    pymc_kwargs = {k: kwargs.pop(k) for k in _PYMC_ONLY_KWARGS if k in kwargs}
+    request = SampleRequest(
+        draws=draws,
+        tune=1000 if tune is None else tune,
+        chains=chains if chains is not None else max(2, cores),
+        cores=cores,
+        random_seed=kwargs.pop("random_seed", None),
+        initvals=kwargs.pop("initvals", None),
+        target_accept=target_accept,
+        var_names=kwargs.pop("var_names", None),
+        progressbar=kwargs.pop("progressbar", True),
+        quiet=kwargs.pop("quiet", False),
+        compute_convergence_checks=kwargs.pop("compute_convergence_checks", True),
+        discard_tuned_samples=kwargs.pop("discard_tuned_samples", True),
+        idata_kwargs=kwargs.pop("idata_kwargs", None),
+        backend_kwargs={**nuts, **kwargs},
+        pymc_kwargs=pymc_kwargs,
+    )
+    kwargs.clear()
+    return request
+
+
+def sample(
+    draws: int = 1000,
+    *,
+    nuts_sampler: str | None = "auto",
+    model: pm.Model | None = None,
+    device: str | None = None,
+    precision: str | None = None,
+    **kwargs: Any,
+):
+    """Draw posterior samples with the best backend for this model and machine.
+
+    Takes every argument of :func:`pymc.sample` (``tune``, ``chains``, ``cores``,
+    ``random_seed``, ``initvals``, ``var_names``, ``target_accept``, ``nuts={...}``,
+    ``idata_kwargs``, ``progressbar``, ...) plus the ones below.
+
+    Parameters
+    ----------
+    draws : int, default 1000
+    nuts_sampler : str, default "auto"
+        ``"auto"``: choose by the cost model. A registered backend name (``pymc-accel
+        backends`` lists them): use that backend. One of PyMC's own samplers not registered
+        here (``"pymc"``, ``"nutpie"``, ``"blackjax"``) or ``None``: call ``pm.sample``
+        unchanged.
+    model : pm.Model, optional
+        Defaults to the model on the context stack.
+    device : {"cpu", "gpu"}, optional
+        Restrict selection to a device.
+    precision : {"float32", "float64"}, optional
+        Force a precision (default: the model's).
+
+    Returns
+    -------
+    xarray.DataTree
+        What ``pm.sample`` returns: posterior, sample_stats, observed_data, constant_data, with
+        the model's coords and dims. ``attrs["pymc_accel_selection"]`` holds the selection report
+        (read it back with ``SelectionReport.from_idata``).
+
+    Raises
+    ------
+    UnknownBackendError, BackendUnavailableError, DeviceUnavailableError,
+    DiscreteVariablesError, NonFiniteInitialPointError, PluginError
+    """
+    registry = get_registry()
+    if nuts_sampler != "auto" and nuts_sampler not in registry.backends:
+        if nuts_sampler is None or nuts_sampler in PYMC_SAMPLERS:
+            if device is not None or precision is not None:
+                raise ValueError(
+                    f"device= and precision= need a pymc-accel backend; nuts_sampler="
+                    f"{nuts_sampler!r} is PyMC's own. Use nuts_sampler='auto' or one of "
+                    f"{', '.join(registry.names())}."
+                )
+            return _PM_SAMPLE(draws, nuts_sampler=nuts_sampler, model=model, **kwargs)
+        registry.get(nuts_sampler)  # raises UnknownBackendError listing the registered names
+    model = pm.modelcontext(model)
+    request = _request(draws, kwargs)
+    report = select(
+        model,
+        backend=nuts_sampler,
+        device=device,
+        precision=precision,
+        draws=request.draws,
+        tune=request.tune,
+        chains=request.chains,
+        registry=registry,
+    )
+    check_initial_point(model, request.initvals if isinstance(request.initvals, dict) else None)
+    if not request.quiet:
+        from rich.console import Console
+
+        from rich.markup import escape
+
+        Console(stderr=True).print(
+            f"pymc-accel: sampling with [bold]{escape(report.chosen)}[/bold] "
+            f"(chosen by {escape(report.chosen_by)})"
+        )
+    idata = _run_backend(model, report, request, registry)
+    idata.attrs[ATTRS_KEY] = report.to_json()
+    idata.attrs["pymc_accel_candidate"] = report.chosen
+    return idata
+
+
+def _run_backend(model, report: SelectionReport, request: SampleRequest, registry):
+    candidate = report.candidate
+    backend = registry.backends[candidate.backend]
+    origin = registry.origins.get(candidate.backend, "")
+    start = time.perf_counter()
+    try:
+        idata = backend.sample(model, candidate, request)
+    except PymcAccelError:
+        raise
+    except Exception as exc:
+        if origin.endswith("(built-in)") or BUILTIN_PLUGIN_NAME in origin:
+            raise
+        others = [n for n in registry.names() if n != candidate.backend]
+        raise PluginError(
+            f"Backend {candidate.backend!r} from plugin {origin} failed while sampling: "
+            f"{type(exc).__name__}: {exc}. Report it to the plugin's authors; meanwhile use "
+            f"nuts_sampler='auto' with PYMC_ACCEL_BLOCK_PLUGINS, or one of {others}."
+        ) from exc
+    idata.attrs["pymc_accel_wall_seconds"] = round(time.perf_counter() - start, 3)
+    return idata
+
+
+def _routed_pm_sample(draws: int = 1000, *args: Any, nuts_sampler: str | None = None, **kwargs: Any):
+    """``pm.sample`` while pymc-accel is enabled: "auto" and pymc-accel-only backend names go
+    to :func:`sample`; everything else (PyMC's own names included) is PyMC's, untouched."""
+    if args:  # pm.sample takes only draws positionally; let PyMC say so
+        return _PM_SAMPLE(draws, *args, nuts_sampler=nuts_sampler, **kwargs)
+    registered = get_registry().backends
+    if nuts_sampler == "auto" or (nuts_sampler in registered and nuts_sampler not in PYMC_SAMPLERS):
+        return sample(draws, nuts_sampler=nuts_sampler, **kwargs)
+    return _PM_SAMPLE(draws, nuts_sampler=nuts_sampler, **kwargs)
+
+
+_routed_pm_sample.__doc__ = (_PM_SAMPLE.__doc__ or "") + "\n\n(Routed through pymc-accel.)"
+_enabled_depth = 0
+
+
+class _Enabled:
+    """Returned by :func:`enable`; as a context manager it disables on exit."""
+
+    def __enter__(self) -> _Enabled:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        disable()
+
+
+def enable() -> _Enabled:
+    """Let ``pm.sample(nuts_sampler="auto")`` and pymc-accel backend names work.
+
+    Only calls naming ``"auto"`` or a backend PyMC does not know are routed to pymc-accel;
+    every other ``pm.sample`` call is left exactly as PyMC does it. Importing pymc-accel changes
+    nothing; this call does, until :func:`disable`. Usable as a context manager::
+
+        with pymc_accel.enable():
+            idata = pm.sample(nuts_sampler="auto")
+    """
+    global _enabled_depth
+    _enabled_depth += 1
+    pm.sample = _routed_pm_sample
+    pm.sampling.sample = _routed_pm_sample
+    _mcmc.sample = _routed_pm_sample
+    return _Enabled()
+
+
+def disable() -> None:
+    """Undo :func:`enable` (nested enables are undone by the same number of disables)."""
+    global _enabled_depth
+    _enabled_depth = max(0, _enabled_depth - 1)
+    if _enabled_depth == 0:
+        pm.sample = _PM_SAMPLE
+        pm.sampling.sample = _PM_SAMPLE
+        _mcmc.sample = _PM_SAMPLE
+
+
+def is_enabled() -> bool:
+    """Whether ``pm.sample`` is currently routed through pymc-accel."""
+    return pm.sample is _routed_pm_sample
+
+
+def explain(model: pm.Model | None = None, **kwargs: Any) -> SelectionReport:
+    """Profile the model and select, without sampling; return the report.
+
+    Parameters
+    ----------
+    model : pm.Model, optional
+        Defaults to the model on the context stack.
+    **kwargs
+        ``backend``, ``device``, ``precision``, ``draws``, ``tune``, ``chains``: as for
+        :func:`pymc_accel.select`.
+
+    Returns
+    -------
+    SelectionReport
+        Print it for a table; ``to_dict()`` / ``to_json()`` for data.
+    """
+    return select(pm.modelcontext(model), **kwargs)

@@ -1,0 +1,166 @@
+"""SelectionReport: what was chosen, what every alternative was estimated to cost, and why."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from pymc_accel.backend import Candidate, Estimate
+
+ATTRS_KEY = "pymc_accel_selection"
+
+
+@dataclass
+class Row:
+    """One line of the report: a candidate (with its estimate) or a refusal."""
+
+    label: str
+    backend: str
+    device: str | None
+    precision: str | None
+    status: str  # "chosen", "accepted", "refused"
+    reason: str
+    total_seconds: float | None = None
+    seconds_per_gradient: float | None = None
+    gradients_per_draw: float | None = None
+    fixed_seconds: float | None = None
+    sources: str = ""
+    origin: str = ""
+
+
+@dataclass
+class SelectionReport:
+    """The result of a selection; prints as a table, converts to dict/JSON.
+
+    Attributes
+    ----------
+    chosen : str
+        Label of the chosen candidate (``backend[device,precision,...]``).
+    chosen_by : str
+        ``"cost model"``, ``"user"`` or ``"plugin <name>"``.
+    rows : list of Row
+        Every candidate and refusal, best estimate first.
+    profile, devices, request : dict
+        What the choice was based on.
+    broken_plugins : list of dict
+        Plugins that failed, with their errors.
+    selection_seconds : float
+        Time spent profiling and selecting.
+    """
+
+    chosen: str
+    chosen_by: str
+    rows: list[Row]
+    profile: dict[str, Any]
+    devices: str
+    machine: str
+    request: dict[str, Any]
+    broken_plugins: list[dict[str, str]] = field(default_factory=list)
+    selection_seconds: float = 0.0
+    candidate: Candidate | None = field(default=None, repr=False, compare=False)
+    estimate: Estimate | None = field(default=None, repr=False, compare=False)
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain-data form (what is stored with sampling results)."""
+        d = asdict(self)
+        d.pop("candidate")
+        d.pop("estimate")
+        return d
+
+    def to_json(self) -> str:
+        """JSON form."""
+        return json.dumps(self.to_dict(), default=str)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> SelectionReport:
+        """Rebuild a report from :meth:`to_dict`'s output."""
+        data = dict(data)
+        data["rows"] = [Row(**r) for r in data["rows"]]
+        return cls(**data)
+
+    @classmethod
+    def from_idata(cls, idata) -> SelectionReport:
+        """The report stored with a result by :func:`pymc_accel.sample`.
+
+        Raises
+        ------
+        KeyError
+            If the result was not produced by pymc-accel.
+        """
+        return cls.from_dict(json.loads(idata.attrs[ATTRS_KEY]))
+
+    def table(self):
+        """The candidates as a ``rich.table.Table``."""
+        from rich.markup import escape
+        from rich.table import Table
+
+        table = Table(
+            title=escape(f"Selection: {self.chosen} (by {self.chosen_by})"), title_justify="left"
+        )
+        for col, kw in (
+            ("candidate", {}),
+            ("status", {}),
+            ("est. total", {"justify": "right"}),
+            ("s/grad", {"justify": "right"}),
+            ("grads/draw", {"justify": "right"}),
+            ("compile", {"justify": "right"}),
+            ("why", {"overflow": "fold"}),
+        ):
+            table.add_column(col, **kw)
+        style = {"chosen": "bold green", "accepted": "", "refused": "dim"}
+        for r in self.rows:
+            table.add_row(
+                escape(r.label),
+                r.status,
+                _fmt_s(r.total_seconds),
+                _fmt_s(r.seconds_per_gradient),
+                f"{r.gradients_per_draw:.0f}" if r.gradients_per_draw else "",
+                _fmt_s(r.fixed_seconds),
+                escape(r.reason),
+                style=style.get(r.status, ""),
+            )
+        return table
+
+    def __rich_console__(self, console, options):
+        from rich.markup import escape
+        from rich.table import Table
+
+        facts = Table.grid(padding=(0, 2))
+        facts.add_row("model", escape(", ".join(f"{k}: {v}" for k, v in self.profile.items())))
+        facts.add_row("devices", self.devices)
+        facts.add_row("machine figures", self.machine)
+        facts.add_row("request", ", ".join(f"{k}={v}" for k, v in self.request.items()))
+        facts.add_row("selection took", f"{self.selection_seconds:.2f} s")
+        for b in self.broken_plugins:
+            facts.add_row("[red]broken plugin[/red]", escape(f"{b['name']} ({b['origin']}): {b['error']}"))
+        yield facts
+        yield self.table()
+
+    def __str__(self) -> str:
+        from rich.console import Console
+
+        console = Console(width=150, record=True, file=_NullFile(), color_system=None)
+        console.print(self)
+        return console.export_text()
+
+    def _repr_pretty_(self, p, cycle):  # IPython
+        p.text(str(self))
+
+
+class _NullFile:
+    def write(self, _text: str) -> int:
+        return 0
+
+    def flush(self) -> None:
+        pass
+
+
+def _fmt_s(seconds: float | None) -> str:
+    if seconds is None:
+        return ""
+    if seconds >= 1:
+        return f"{seconds:.1f} s"
+    if seconds >= 1e-3:
+        return f"{seconds * 1e3:.2f} ms"
+    return f"{seconds * 1e6:.1f} µs"
