@@ -1,0 +1,41 @@
+"""Test set-up: JAX on CPU, a private cache directory, shared reference models."""
+
+from __future__ import annotations
+
+import os
+import warnings
+
+os.environ.setdefault("JAX_PLATFORMS", "cpu")
+
+import pytest  # noqa: E402
+
+warnings.filterwarnings("ignore", category=FutureWarning)
+warnings.filterwarnings("ignore", category=UserWarning)
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _private_cache(tmp_path_factory):
+    os.environ["PYMC_ACCEL_CACHE_DIR"] = str(tmp_path_factory.mktemp("pymc-accel-cache"))
+
+
+@pytest.fixture
+def make_plugin(tmp_path, monkeypatch):
+    """Install a fake plugin distribution on sys.path: ``make_plugin(name, source)``.
+
+    It gets a ``.dist-info`` with an entry point in group ``pymc_accel``, so discovery goes
+    through importlib.metadata exactly as for a pip-installed package.
+    """
+    monkeypatch.syspath_prepend(str(tmp_path))
+
+    def make(name: str, source: str, version: str = "9.9") -> str:
+        module = f"fakeplugin_{name}"
+        (tmp_path / f"{module}.py").write_text(source)
+        info = tmp_path / f"fake_plugin_{name}-{version}.dist-info"
+        info.mkdir()
+        (info / "METADATA").write_text(
+            f"Metadata-Version: 2.1\nName: fake-plugin-{name}\nVersion: {version}\n"
+        )
+        (info / "entry_points.txt").write_text(f"[pymc_accel]\n{name} = {module}\n")
+        return module
+
+    return make

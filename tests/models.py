@@ -1,0 +1,42 @@
+"""Small models for tests (reference models with known answers live in pymc_accel.models)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pymc as pm
+import pytensor.tensor as pt
+
+
+def discrete_model() -> pm.Model:
+    with pm.Model() as model:
+        n = pm.Poisson("n", 3.0)
+        pm.Normal("y", n, 1.0, observed=[2.0, 3.0])
+    return model
+
+
+def dense_model(n: int = 30) -> pm.Model:
+    x = np.linspace(0, 1, n)
+    cov = np.exp(-((x[:, None] - x[None]) ** 2) / 0.1) + 1e-6 * np.eye(n)
+    with pm.Model() as model:
+        s = pm.HalfNormal("s", 1.0)
+        f = pm.MvNormal("f", mu=np.zeros(n), cov=cov)
+        pm.Normal("y", f, s, observed=np.sin(6 * x))
+    return model
+
+
+def scan_model(steps: int = 25) -> pm.Model:
+    import pytensor
+
+    with pm.Model() as model:
+        rho = pm.Uniform("rho", -1, 1)
+        out, _ = pytensor.scan(lambda prev, r: r * prev, outputs_info=[pt.as_tensor(1.0)],
+                               non_sequences=[rho], n_steps=steps)
+        pm.Normal("y", out, 1.0, observed=np.zeros(steps))
+    return model
+
+
+def invalid_start_model() -> pm.Model:
+    with pm.Model() as model:
+        s = pm.HalfNormal("s", 1.0)
+        pm.Exponential("y", s, observed=[-1.0, 2.0])  # -1 is outside the support
+    return model

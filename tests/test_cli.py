@@ -1,0 +1,48 @@
+from __future__ import annotations
+
+import subprocess
+import sys
+
+from pymc_accel.cli import main
+
+MODEL_FILE = '''
+import numpy as np
+import pymc as pm
+with pm.Model() as my_model:
+    mu = pm.Normal("mu", 0, 1)
+    pm.Normal("y", mu, 1, observed=np.zeros(5))
+'''
+
+
+def test_backends_lists_builtins_and_the_plugin_with_origin(capsys):
+    assert main(["backends"]) == 0
+    out = capsys.readouterr().out
+    for text in ("numba", "numpyro", "blackjax_nuts", "pymc-accel-blackjax"):
+        assert text in out
+
+
+def test_explain_a_model_file(tmp_path, capsys):
+    path = tmp_path / "m.py"
+    path.write_text(MODEL_FILE)
+    assert main(["explain", f"{path}:my_model", "--chains", "2"]) == 0
+    out = capsys.readouterr().out
+    assert "chosen" in out and "free dimension: 1" in out
+    assert main(["explain", str(path), "--json"]) == 0
+    assert '"chosen"' in capsys.readouterr().out
+
+
+def test_cli_error_is_a_message_not_a_traceback(tmp_path, capsys):
+    path = tmp_path / "m.py"
+    path.write_text(MODEL_FILE)
+    assert main(["explain", str(path), "--device", "gpu"]) == 2
+    assert "no GPU" in capsys.readouterr().out
+
+
+def test_demo_runs_end_to_end_at_small_size():
+    out = subprocess.run(
+        [sys.executable, "-m", "pymc_accel.cli", "demo", "--rows", "400", "--groups", "20",
+         "--covariates", "3", "--draws", "150", "--tune", "150", "--no-progress"],
+        capture_output=True, text=True, timeout=600,
+    )
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert "Selection:" in out.stdout and "Fixed-effect recovery" in out.stdout

@@ -1,0 +1,82 @@
+from __future__ import annotations
+
+import numpy as np
+import pymc as pm
+import pytest
+
+import pymc_accel
+from pymc_accel.errors import NonFiniteInitialPointError, UnknownBackendError
+from pymc_accel.models import conjugate_normal, eight_schools
+from pymc_accel.report import SelectionReport
+from tests.models import invalid_start_model
+
+FAST = dict(draws=100, tune=100, chains=2, progressbar=False, random_seed=5,
+            compute_convergence_checks=False)
+
+
+def test_import_changes_nothing_and_enable_is_reversible():
+    original = pm.sample
+    assert not pymc_accel.is_enabled()
+    with pymc_accel.enable():
+        assert pymc_accel.is_enabled() and pm.sample is not original
+    assert pm.sample is original and not pymc_accel.is_enabled()
+    pymc_accel.enable()
+    pymc_accel.disable()
+    assert pm.sample is original
+
+
+def test_pm_sample_auto_matches_pm_sample_groups_vars_and_dims():
+    plain = pm.sample(model=eight_schools(), **FAST)
+    with pymc_accel.enable():
+        auto = pm.sample(nuts_sampler="auto", model=eight_schools(), **FAST)
+    assert set(auto.children) == set(plain.children)
+    for group in ("posterior", "observed_data"):
+        a, p = auto[group].to_dataset(), plain[group].to_dataset()
+        assert set(a.data_vars) == set(p.data_vars)
+        for v in p.data_vars:
+            assert a[v].dims == p[v].dims, v
+    for stat in ("diverging", "acceptance_rate", "step_size", "lp", "tree_depth"):
+        assert stat in auto.sample_stats and stat in plain.sample_stats
+    report = SelectionReport.from_idata(auto)
+    assert report.chosen == auto.attrs["pymc_accel_candidate"]
+    assert "pymc_accel_selection" not in plain.attrs
+
+
+def test_registered_name_through_pm_sample_and_pymc_names_pass_through():
+    with pymc_accel.enable():
+        forced = pm.sample(nuts_sampler="numba", model=conjugate_normal().model, **FAST)
+        passed = pm.sample(nuts_sampler="numpyro", model=conjugate_normal().model, **FAST)
+    assert forced.attrs["pymc_accel_candidate"].startswith("numba[")
+    assert "pymc_accel_candidate" not in passed.attrs  # PyMC's own numpyro, untouched
+
+
+def test_builtin_numpyro_draws_exactly_what_pm_sample_numpyro_draws():
+    ours = pymc_accel.sample(nuts_sampler="numpyro", model=conjugate_normal().model, **FAST)
+    theirs = pm.sample(nuts_sampler="numpyro", model=conjugate_normal().model, **FAST)
+    np.testing.assert_allclose(ours.posterior["mu"], theirs.posterior["mu"])
+
+
+def test_unknown_backend_error_lists_names():
+    with pytest.raises(UnknownBackendError, match="numba, numpyro"):
+        pymc_accel.sample(nuts_sampler="stan", model=eight_schools(), **FAST)
+
+
+def test_device_and_precision_need_a_pymc_accel_backend():
+    with pytest.raises(ValueError, match="pymc-accel backend"):
+        pymc_accel.sample(nuts_sampler="nutpie", device="cpu", model=eight_schools(), **FAST)
+
+
+def test_non_finite_initial_point_is_reported_with_the_variable():
+    with pytest.raises(NonFiniteInitialPointError, match="y .*initvals"):
+        pymc_accel.sample(model=invalid_start_model(), **FAST)
+
+
+def test_float32_request_samples_in_float32():
+    idata = pymc_accel.sample(precision="float32", model=conjugate_normal().model, **FAST)
+    assert idata.attrs["pymc_accel_candidate"].startswith("numpyro[cpu,float32")
+    assert idata.posterior["mu"].dtype == np.float32
+
+
+def test_explain_does_not_sample():
+    report = pymc_accel.explain(eight_schools(), chains=2)
+    assert report.request["chains"] == 2 and report.candidate is not None

@@ -1,0 +1,51 @@
+from __future__ import annotations
+
+import pytensor
+
+from pymc_accel.models import eight_schools, hierarchical_logistic
+from pymc_accel.profile import profile_model
+from tests.models import dense_model, discrete_model, scan_model
+
+
+def test_eight_schools_sizes():
+    p = profile_model(eight_schools())
+    assert p.n_free == 10 and p.n_observed == 8
+    assert p.free_vars["theta_t"] == (8,) and p.free_vars["tau_log__"] == ()
+    assert not p.has_discrete and not p.has_dense_linalg and not p.has_scan
+    assert p.float_dtype == "float64"
+    assert p.census.flops > 0 and p.census.kernels > 0
+
+
+def test_seed_model_free_dimension_and_census_scale_with_data():
+    small = profile_model(hierarchical_logistic(1000, 50, 4).model)
+    large = profile_model(hierarchical_logistic(10000, 500, 4).model)
+    assert small.n_free == 2 + 2 * 4 + 50 * 5
+    assert large.n_free == 2 + 2 * 4 + 500 * 5 and large.n_observed == 10000
+    # same graph, ten times the data: the same kernels, about ten times the work
+    assert large.census.kernels == small.census.kernels
+    assert 8 < large.census.flops / small.census.flops < 12
+    assert large.census.flops_by_category["indexing"] > 0  # group lookups are gathers
+    assert large.census.unknown_shapes == 0
+
+
+def test_discrete_variables_are_found():
+    assert profile_model(discrete_model()).discrete_vars == ["n"]
+
+
+def test_dense_linear_algebra_is_counted():
+    p = profile_model(dense_model(30))
+    assert p.has_dense_linalg
+    assert p.census.largest_dense_operand == 30 * 30
+    assert p.census.dense_linalg_share > 0.1
+
+
+def test_scan_is_found_with_its_length():
+    p = profile_model(scan_model(25))
+    assert p.has_scan
+    assert [s.n_steps for s in p.census.scans] == [25]
+
+
+def test_float32_model_is_recognised():
+    with pytensor.config.change_flags(floatX="float32"):
+        p = profile_model(hierarchical_logistic(200, 10, 2, dtype="float32").model)
+    assert p.float_dtype == "float32"

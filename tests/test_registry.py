@@ -1,0 +1,91 @@
+from __future__ import annotations
+
+import pytest
+
+from pymc_accel.errors import UnknownBackendError
+from pymc_accel.registry import build_registry
+
+GOOD = '''
+import pymc_accel
+from pymc_accel.backends.numpyro_nuts import JaxNutsBackend
+
+class Mine(JaxNutsBackend):
+    def __init__(self):
+        super().__init__(name="mine", jax_sampler="numpyro")
+
+@pymc_accel.hookimpl
+def pymc_accel_backends():
+    return [Mine()]
+'''
+
+
+def test_builtins_are_registered_first_with_their_origin():
+    reg = build_registry(autoload=False)
+    assert reg.names()[:2] == ["numba", "numpyro"]
+    assert all("built-in" in reg.origins[n] for n in ("numba", "numpyro"))
+    assert reg.broken == []
+
+
+def test_installed_blackjax_plugin_is_discovered_through_its_entry_point():
+    reg = build_registry()
+    assert "blackjax_nuts" in reg.names()
+    assert reg.origins["blackjax_nuts"].startswith("pymc-accel-blackjax ")
+
+
+def test_autoload_can_be_disabled_by_environment(monkeypatch):
+    monkeypatch.setenv("PYMC_ACCEL_DISABLE_PLUGIN_AUTOLOAD", "1")
+    assert "blackjax_nuts" not in build_registry().names()
+
+
+def test_fake_plugin_is_discovered(make_plugin):
+    make_plugin("mine", GOOD)
+    reg = build_registry()
+    assert "mine" in reg.names()
+    assert reg.origins["mine"] == "fake-plugin-mine 9.9"
+
+
+def test_plugin_raising_on_import_is_reported_and_others_work(make_plugin):
+    make_plugin("boom", "raise RuntimeError('plugin import exploded')")
+    reg = build_registry()
+    broken = {b.name: b for b in reg.broken}
+    assert broken["boom"].stage == "import"
+    assert "plugin import exploded" in broken["boom"].error
+    assert broken["boom"].origin == "fake-plugin-boom 9.9"
+    assert {"numba", "numpyro", "blackjax_nuts"} <= set(reg.names())
+
+
+def test_plugin_raising_in_hook_is_reported_and_others_work(make_plugin):
+    make_plugin("hookboom", "import pymc_accel\n@pymc_accel.hookimpl\n"
+                "def pymc_accel_backends():\n    raise ValueError('hook exploded')\n")
+    make_plugin("mine", GOOD)
+    reg = build_registry()
+    broken = {b.name: b for b in reg.broken}
+    assert broken["hookboom"].stage == "hook" and "hook exploded" in broken["hookboom"].error
+    assert {"numba", "numpyro", "mine"} <= set(reg.names())
+
+
+def test_blocked_plugin_is_never_imported(make_plugin, monkeypatch):
+    make_plugin("boom", "raise RuntimeError('must not be imported')")
+    monkeypatch.setenv("PYMC_ACCEL_BLOCK_PLUGINS", "boom, other")
+    reg = build_registry()
+    assert not any(b.name == "boom" for b in reg.broken)
+    assert "boom" not in reg.names()
+    assert "blackjax_nuts" not in build_registry(blocked=("blackjax",)).names()
+
+
+def test_non_backend_and_duplicate_names_are_rejected(make_plugin):
+    make_plugin("junk", "import pymc_accel\n@pymc_accel.hookimpl\n"
+                "def pymc_accel_backends():\n    return [object()]\n")
+    make_plugin("dup", "import pymc_accel\nfrom pymc_accel.backends.numba_cpu import NumbaBackend\n"
+                "@pymc_accel.hookimpl\ndef pymc_accel_backends():\n    return [NumbaBackend()]\n")
+    reg = build_registry()
+    errors = {b.name: b.error for b in reg.broken if b.stage == "validate"}
+    assert "Backend protocol" in errors["junk"]
+    assert "already registered" in errors["dup"]
+    assert "built-in" in reg.origins["numba"]
+
+
+def test_unknown_backend_lists_registered_names():
+    reg = build_registry(autoload=False)
+    with pytest.raises(UnknownBackendError, match="numba, numpyro"):
+        reg.get("stan")

@@ -1,0 +1,135 @@
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from pymc_accel.backend import Candidate, Refusal
+from pymc_accel.devices import Devices, Gpu
+from pymc_accel.errors import (
+    DeviceUnavailableError,
+    DiscreteVariablesError,
+    UnknownBackendError,
+)
+from pymc_accel.hookspecs import hookimpl
+from pymc_accel.models import eight_schools, hierarchical_logistic
+from pymc_accel.profile import profile_model
+from pymc_accel.registry import build_registry
+from pymc_accel.report import SelectionReport
+from pymc_accel.selection import select
+from tests.models import discrete_model
+
+CPU_ONLY = Devices(cpu_cores=2, jax_installed=True, note="test: no GPU")
+
+
+def test_report_lists_every_candidate_and_refusal_and_round_trips():
+    reg = build_registry(autoload=False)
+    report = select(eight_schools(), registry=reg, devices=CPU_ONLY)
+    statuses = [r.status for r in report.rows]
+    assert statuses.count("chosen") == 1
+    assert {r.backend for r in report.rows} == {"numba", "numpyro"}
+    assert any(r.status == "refused" and "no GPU" in r.reason for r in report.rows)
+    assert any(r.status == "refused" and "precision='float32'" in r.reason for r in report.rows)
+    chosen = next(r for r in report.rows if r.status == "chosen")
+    assert report.chosen == chosen.label == report.candidate.label
+    assert all(r.total_seconds >= chosen.total_seconds * 0.999 for r in report.rows
+               if r.status == "accepted")
+    again = SelectionReport.from_dict(json.loads(report.to_json()))
+    assert again.rows == report.rows and again.chosen == report.chosen
+    text = str(report)
+    assert chosen.label in text  # labels with [brackets] are not eaten as rich markup
+    assert "pymc-accel[gpu]" in text
+
+
+def test_unknown_backend_names_the_registered_ones():
+    with pytest.raises(UnknownBackendError, match="numba, numpyro"):
+        select(eight_schools(), backend="stan", registry=build_registry(autoload=False))
+
+
+def test_gpu_requested_without_gpu_is_a_clear_error():
+    with pytest.raises(DeviceUnavailableError, match=r"pymc-accel\[gpu\]"):
+        select(eight_schools(), device="gpu", devices=CPU_ONLY,
+               registry=build_registry(autoload=False))
+
+
+def test_gpu_candidates_appear_when_a_gpu_is_present():
+    gpu = Devices(cpu_cores=2, gpus=(Gpu(0, "H100", 80 * 2**30),), jax_installed=True)
+    report = select(eight_schools(), devices=gpu, registry=build_registry(autoload=False))
+    assert any(r.device == "gpu" and r.status != "refused" for r in report.rows)
+
+
+def test_discrete_model_refused_by_gradient_backends():
+    reg = build_registry(autoload=False)
+    with pytest.raises(DiscreteVariablesError, match="discrete"):
+        select(discrete_model(), backend="numpyro", registry=reg, devices=CPU_ONLY)
+    report = select(discrete_model(), registry=reg, devices=CPU_ONLY)
+    assert report.chosen == "numba[cpu,float64,driver=pymc]"
+
+
+def test_explicit_precision_wins():
+    report = select(eight_schools(), precision="float32", devices=CPU_ONLY,
+                    registry=build_registry(autoload=False))
+    assert report.candidate.precision == "float32"
+    assert report.candidate.backend == "numpyro"  # numba cannot change a built model's dtype
+
+
+def test_cost_model_prefers_fast_compile_for_tiny_and_fast_gradient_for_large():
+    reg = build_registry(autoload=False)
+    tiny = select(eight_schools(), registry=reg, devices=CPU_ONLY, draws=500, tune=500, chains=2)
+    large = select(profile=profile_model(hierarchical_logistic(100_000, 10_000, 20).model),
+                   registry=reg, devices=CPU_ONLY, draws=500, tune=500, chains=2)
+    assert tiny.candidate.option("driver") != "nutpie"
+    assert large.candidate.label == "numba[cpu,float64,driver=nutpie]"
+
+
+class _ExplodingBackend:
+    name = "explodes"
+    description = "raises everywhere"
+
+    def candidates(self, profile, devices):
+        raise RuntimeError("candidates exploded")
+
+    def estimate(self, candidate, profile, machine):
+        raise AssertionError
+
+    def sample(self, model, candidate, request):
+        raise AssertionError
+
+
+def test_backend_raising_in_candidates_is_isolated():
+    reg = build_registry(autoload=False)
+    reg.backends["explodes"] = _ExplodingBackend()
+    report = select(eight_schools(), registry=reg, devices=CPU_ONLY)
+    assert report.candidate.backend in ("numba", "numpyro")
+    assert any("candidates exploded" in r.reason for r in report.rows if r.backend == "explodes")
+    assert any(b["name"] == "explodes" for b in report.broken_plugins)
+
+
+class _SitePolicy:
+    @hookimpl
+    def pymc_accel_select(self, profile, candidates):
+        return next(c for c, _ in candidates if c.backend == "numpyro")
+
+
+class _BrokenPolicy:
+    @hookimpl
+    def pymc_accel_select(self, profile, candidates):
+        raise RuntimeError("policy exploded")
+
+
+def test_site_policy_plugin_can_override_and_a_broken_one_cannot_break_selection():
+    reg = build_registry(autoload=False)
+    reg.plugin_manager.register(_SitePolicy(), name="site")
+    report = select(eight_schools(), registry=reg, devices=CPU_ONLY)
+    assert report.candidate.backend == "numpyro" and report.chosen_by == "plugin site"
+    reg2 = build_registry(autoload=False)
+    reg2.plugin_manager.register(_BrokenPolicy(), name="bad")
+    report2 = select(eight_schools(), registry=reg2, devices=CPU_ONLY)
+    assert report2.chosen_by == "cost model"
+    assert any(b["name"] == "bad" and "policy exploded" in b["error"] for b in report2.broken_plugins)
+
+
+def test_candidate_and_refusal_labels():
+    c = Candidate("numba", "cpu", "float64", (("driver", "nutpie"),))
+    assert c.label == "numba[cpu,float64,driver=nutpie]" and c.option("driver") == "nutpie"
+    assert Refusal("numpyro", "x", device="gpu").label == "numpyro[gpu]"
