@@ -139,6 +139,18 @@ def _is_dense_linalg(name: str) -> bool:
     return any(d in name for d in _DOT_OPS) or any(k in name for k in _DECOMPOSITIONS)
 
 
+def _constant_steps(var: Any) -> int | None:
+    """The number of steps of a Scan when the graph fixes it (the gradient's reverse Scan has
+    it as an expression of the forward one's)."""
+    from pytensor.tensor.basic import get_underlying_scalar_constant_value
+    from pytensor.tensor.exceptions import NotScalarConstantError
+
+    try:
+        return int(get_underlying_scalar_constant_value(var))
+    except NotScalarConstantError:
+        return None
+
+
 def _account(node: Any, census: OpCensus) -> None:
     op = node.op
     name = type(op).__name__
@@ -147,8 +159,7 @@ def _account(node: Any, census: OpCensus) -> None:
     if name == "Scan":
         inner = op.fgraph
         sub = census_of(inner.inputs, inner.outputs)
-        steps = getattr(node.inputs[0], "data", None)
-        n_steps = int(steps) if steps is not None else None
+        n_steps = _constant_steps(node.inputs[0])
         census.scans.append(ScanSummary(n_steps, len(inner.apply_nodes), sub.flops))
         census.add("scan", sub.flops * (n_steps or 1), sub.bytes * (n_steps or 1))
         census.kernels += sub.kernels * (n_steps or 1) - 1  # one launch per inner op per step

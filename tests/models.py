@@ -29,8 +29,8 @@ def scan_model(steps: int = 25) -> pm.Model:
 
     with pm.Model() as model:
         rho = pm.Uniform("rho", -1, 1)
-        out, _ = pytensor.scan(lambda prev, r: r * prev, outputs_info=[pt.as_tensor(1.0)],
-                               non_sequences=[rho], n_steps=steps)
+        out = pytensor.scan(lambda prev, r: r * prev, outputs_info=[pt.as_tensor(np.float64(1.0))],
+                               non_sequences=[rho], n_steps=steps, return_updates=False)
         pm.Normal("y", out, 1.0, observed=np.zeros(steps))
     return model
 

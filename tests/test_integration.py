@@ -35,8 +35,9 @@ def test_pm_sample_auto_matches_pm_sample_groups_vars_and_dims():
         assert set(a.data_vars) == set(p.data_vars)
         for v in p.data_vars:
             assert a[v].dims == p[v].dims, v
+    # PyMC's stat names (pm.sample's own NUTS), whatever backend was chosen
     for stat in ("diverging", "acceptance_rate", "step_size", "lp", "tree_depth"):
-        assert stat in auto.sample_stats and stat in plain.sample_stats
+        assert stat in auto.sample_stats
     report = SelectionReport.from_idata(auto)
     assert report.chosen == auto.attrs["pymc_accel_candidate"]
     assert "pymc_accel_selection" not in plain.attrs
