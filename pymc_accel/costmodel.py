@@ -25,13 +25,17 @@ class Runtime:
     bandwidth_factor: float  # effective bytes/s as a multiple of NumPy's measured bandwidth
     flops_factor: float  # effective elementwise flops/s as a multiple of NumPy's
     per_gradient_seconds: float  # driver + call overhead per gradient evaluation
-    compile_seconds: float  # fixed compile cost
+    per_dimension_seconds: float  # driver work per gradient per free dimension (vector ops)
+    compile_seconds: float  # fixed compile (and start-up) cost
     compile_seconds_per_kernel: float
 
 
-# Fitted on the 2-core CPU machine (docs/benchmarks.md, "cost model fit").
-NUMBA = Runtime("numba", 2.7, 4.0, 2e-6, 2.0, 0.025)
-JAX_CPU = Runtime("jax-cpu", 0.6, 1.0, 5e-6, 1.5, 0.010)
+# Fitted on the 2-core CPU machine to single gradients (split timing) and to whole runs side by
+# side (bench/bench_pipeline.py): docs/benchmarks.md, "cost model fit".
+NUMBA_NUTPIE = Runtime("numba+nutpie", 2.7, 4.0, 2e-6, 3e-8, 2.0, 0.025)
+# PyMC's Python NUTS: interpreter work on every leapfrog step, growing with the dimension.
+NUMBA_PYMC = Runtime("numba+pymc", 2.7, 4.0, 60e-6, 8e-8, 1.0, 0.008)
+JAX_CPU = Runtime("jax-cpu", 0.6, 1.0, 5e-6, 1e-9, 3.0, 0.010)
 # A GPU's figures are modelled from its class until measured: launch latency dominates small
 # models (numpyro issue 1466: ~300x slower than CPU for a 4-group model), bandwidth large ones.
 GPU_LAUNCH_SECONDS = 8e-6
@@ -49,9 +53,15 @@ def _precision_bytes(profile: ModelProfile, precision: str) -> float:
 
 
 def cpu_gradient_seconds(
-    profile: ModelProfile, machine: MachineFigures, precision: str, runtime: Runtime
+    profile: ModelProfile,
+    machine: MachineFigures,
+    precision: str,
+    runtime: Runtime,
+    parallel_chains: int = 1,
 ) -> Figure:
-    """Modelled seconds of one logp-and-gradient evaluation on one CPU core.
+    """Modelled seconds of one logp-and-gradient evaluation on one CPU core, driver included.
+
+    Memory bandwidth is one resource for the whole CPU: chains running side by side share it.
 
     Parameters
     ----------
@@ -59,7 +69,10 @@ def cpu_gradient_seconds(
     machine : MachineFigures
     precision : {"float32", "float64"}
     runtime : Runtime
-        How the gradient is compiled (:data:`NUMBA`, :data:`JAX_CPU`, or a plugin's own).
+        How the gradient is compiled and driven (:data:`NUMBA_NUTPIE`, :data:`NUMBA_PYMC`,
+        :data:`JAX_CPU`, or a plugin's own).
+    parallel_chains : int, default 1
+        Chains running at the same time on this CPU.
 
     Returns
     -------
@@ -67,12 +80,11 @@ def cpu_gradient_seconds(
     """
     c = profile.census
     dense = c.flops_by_category["dense_linalg"]
-    stream = _precision_bytes(profile, precision) / (
-        runtime.bandwidth_factor * machine.cpu_bandwidth[precision]
-    )
+    bandwidth = runtime.bandwidth_factor * machine.cpu_bandwidth[precision] / max(1, parallel_chains)
+    stream = _precision_bytes(profile, precision) / bandwidth
     compute = (c.flops - dense) / (runtime.flops_factor * machine.cpu_flops[precision])
     seconds = max(stream, compute) + dense / machine.cpu_matmul_flops[precision]
-    seconds += runtime.per_gradient_seconds
+    seconds += runtime.per_gradient_seconds + runtime.per_dimension_seconds * profile.n_free
     return Figure(seconds, "modelled", f"{runtime.name} roofline on measured CPU figures")
 
 

@@ -89,3 +89,16 @@ def test_unknown_backend_lists_registered_names():
     reg = build_registry(autoload=False)
     with pytest.raises(UnknownBackendError, match="numba, numpyro"):
         reg.get("stan")
+
+
+def test_blackjax_plugin_refuses_an_incompatible_blackjax(monkeypatch):
+    import pymc_accel_blackjax as plugin
+
+    from pymc_accel.devices import Devices
+    from pymc_accel.models import eight_schools
+    from pymc_accel.profile import profile_model
+
+    monkeypatch.setattr(plugin, "_blackjax_version", lambda: (1, 7))
+    answers = plugin.BlackJaxNutsBackend().candidates(profile_model(eight_schools()),
+                                                      Devices(cpu_cores=2, jax_installed=True))
+    assert len(answers) == 1 and "pip install 'blackjax<1.6'" in answers[0].reason

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 import pymc as pm
 
 from pymc_accel import costmodel
-from pymc_accel.backend import Candidate, Estimate, Figure, Refusal, SampleRequest
+from pymc_accel.backend import Candidate, Estimate, Refusal, SampleRequest
 from pymc_accel.backends._common import missing_module
 from pymc_accel.devices import cpu_cores
 
@@ -29,11 +29,6 @@ NUTPIE_TO_PYMC_STATS = {
     "depth": "tree_depth",
     "maxdepth_reached": "reached_max_treedepth",
 }
-
-# PyMC's Python NUTS pays interpreter overhead on every leapfrog step (modelled; fitted with
-# the numba runtime on the 2-core machine, docs/benchmarks.md) and a process start per chain.
-PYMC_DRIVER_STEP_SECONDS = 40e-6
-PYMC_DRIVER_START_SECONDS = 2.5
 
 
 class NumbaBackend:
@@ -85,21 +80,17 @@ class NumbaBackend:
         self, candidate: Candidate, profile: ModelProfile, machine: MachineFigures
     ) -> Estimate:
         """numba roofline per gradient plus the driver's per-step and start-up costs."""
-        grad = costmodel.cpu_gradient_seconds(
-            profile, machine, candidate.precision, costmodel.NUMBA
+        runtime = (
+            costmodel.NUMBA_PYMC if candidate.option("driver") == "pymc" else costmodel.NUMBA_NUTPIE
         )
-        compile_ = costmodel.compile_seconds(profile, costmodel.NUMBA)
-        if candidate.option("driver") == "pymc":
-            grad = Figure(grad.value + PYMC_DRIVER_STEP_SECONDS, grad.source, grad.note + " + PyMC step")
-            # PyMC compiles one numba function (no Rust bridge), then starts chain processes.
-            compile_ = Figure(
-                compile_.value / 3 + PYMC_DRIVER_START_SECONDS, "modelled", "numba + process start"
-            )
+        cores = cpu_cores()
         return Estimate(
-            seconds_per_gradient=grad,
+            seconds_per_gradient=costmodel.cpu_gradient_seconds(
+                profile, machine, candidate.precision, runtime, parallel_chains=cores
+            ),
             gradients_per_draw=costmodel.nuts_gradients_per_draw(profile),
-            fixed_seconds=compile_,
-            chain_parallelism=cpu_cores(),
+            fixed_seconds=costmodel.compile_seconds(profile, runtime),
+            chain_parallelism=cores,
             memory_bytes=costmodel.state_memory_bytes(profile, candidate.precision, 4, 1000),
         )
 

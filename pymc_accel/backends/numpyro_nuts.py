@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from pymc_accel import costmodel
-from pymc_accel.backend import Candidate, Estimate, Figure, Refusal, SampleRequest
+from pymc_accel.backend import Candidate, Estimate, Refusal, SampleRequest
 from pymc_accel.backends._common import (
     discrete_refusal,
     missing_module,
@@ -73,10 +73,10 @@ class JaxNutsBackend:
             grad = costmodel.gpu_gradient_seconds(profile, candidate.precision)
             parallel = 4  # vectorized chains share the device
         else:
-            grad = costmodel.cpu_gradient_seconds(
-                profile, machine, candidate.precision, costmodel.JAX_CPU
-            )
             parallel = cpu_cores()
+            grad = costmodel.cpu_gradient_seconds(
+                profile, machine, candidate.precision, costmodel.JAX_CPU, parallel_chains=parallel
+            )
         return Estimate(
             seconds_per_gradient=grad,
             gradients_per_draw=costmodel.nuts_gradients_per_draw(profile),

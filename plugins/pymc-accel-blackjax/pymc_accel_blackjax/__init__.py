@@ -7,7 +7,20 @@ Installing this package is all it takes: the entry point in group ``pymc_accel``
 
 from __future__ import annotations
 
-from pymc_accel import Figure, JaxNutsBackend, hookimpl
+from importlib.metadata import PackageNotFoundError, version
+
+from pymc_accel import Figure, JaxNutsBackend, Refusal, hookimpl
+
+# PyMC 6.4 passes progress_bar into blackjax.window_adaptation (it pops it a line too late),
+# which BlackJAX 1.6 and newer reject from inside a jitted kernel.
+FIRST_INCOMPATIBLE = (1, 6)
+
+
+def _blackjax_version() -> tuple[int, ...] | None:
+    try:
+        return tuple(int(p) for p in version("blackjax").split(".")[:2])
+    except (PackageNotFoundError, ValueError):
+        return None
 
 
 class BlackJaxNutsBackend(JaxNutsBackend):
@@ -21,6 +34,14 @@ class BlackJaxNutsBackend(JaxNutsBackend):
     def __init__(self) -> None:
         super().__init__(name="blackjax_nuts", jax_sampler="blackjax")
         self.description = "BlackJAX NUTS (window adaptation) on JAX, CPU or GPU [plugin]"
+
+    def candidates(self, profile, devices):
+        """JaxNutsBackend's candidates, unless the installed BlackJAX cannot run under PyMC."""
+        found = _blackjax_version()
+        if found is not None and found >= FIRST_INCOMPATIBLE:
+            return [Refusal(self.name, f"blackjax {'.'.join(map(str, found))} is incompatible with "
+                            "PyMC 6.4's BlackJAX path: pip install 'blackjax<1.6'")]
+        return super().candidates(profile, devices)
 
     def estimate(self, candidate, profile, machine):
         """NumPyro's JAX estimate with a second compile (adaptation and sampling loops)."""
