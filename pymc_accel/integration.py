@@ -188,7 +188,18 @@ def _run_backend(model, report: SelectionReport, request: SampleRequest, registr
             f"nuts_sampler='auto' with PYMC_ACCEL_BLOCK_PLUGINS, or one of {others}."
         ) from exc
     idata.attrs["pymc_accel_wall_seconds"] = round(time.perf_counter() - start, 3)
+    _match_pm_sample_groups(idata)
     return idata
+
+
+def _match_pm_sample_groups(idata) -> None:
+    """Give every result the groups of ``pm.sample()``'s default path (nutpie), whichever
+    backend ran: PyMC's own NUTS omits an empty ``constant_data`` group that nutpie and
+    NumPyro include."""
+    import xarray as xr
+
+    if "constant_data" not in idata.children:
+        idata["constant_data"] = xr.Dataset()
 
 
 def _routed_pm_sample(draws: int = 1000, *args: Any, nuts_sampler: str | None = None, **kwargs: Any):

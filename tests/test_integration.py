@@ -43,6 +43,13 @@ def test_pm_sample_auto_matches_pm_sample_groups_vars_and_dims():
     assert "pymc_accel_selection" not in plain.attrs
 
 
+@pytest.mark.parametrize("backend", ["numba", "numpyro"])
+def test_every_backend_returns_pm_sample_default_groups(backend):
+    idata = pymc_accel.sample(nuts_sampler=backend, model=eight_schools(), **FAST)
+    plain = pm.sample(model=eight_schools(), **FAST)
+    assert set(idata.children) == set(plain.children)
+
+
 def test_registered_name_through_pm_sample_and_pymc_names_pass_through():
     with pymc_accel.enable():
         forced = pm.sample(nuts_sampler="numba", model=conjugate_normal().model, **FAST)
