@@ -41,7 +41,7 @@ def test_cli_error_is_a_message_not_a_traceback(tmp_path, capsys):
 def test_demo_runs_end_to_end_at_small_size():
     out = subprocess.run(
         [sys.executable, "-m", "pymc_accel.cli", "demo", "--rows", "400", "--groups", "20",
-         "--covariates", "3", "--draws", "150", "--tune", "150", "--no-progress"],
+         "--covariates", "3", "--draws", "150", "--tune", "150"],  # with progress bars
         capture_output=True, text=True, timeout=600,
     )
     assert out.returncode == 0, out.stderr[-2000:]
