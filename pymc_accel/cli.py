@@ -11,7 +11,8 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-console = Console()
+# Not a terminal (a log, CI): rich would wrap the report at 80 columns; give it room.
+console = Console(width=None if sys.stdout.isatty() else 160)
 
 
 def cmd_backends(args: argparse.Namespace) -> int:
