@@ -133,3 +133,14 @@ def test_candidate_and_refusal_labels():
     c = Candidate("numba", "cpu", "float64", (("driver", "nutpie"),))
     assert c.label == "numba[cpu,float64,driver=nutpie]" and c.option("driver") == "nutpie"
     assert Refusal("numpyro", "x", device="gpu").label == "numpyro[gpu]"
+
+
+def test_missing_dependency_names_what_to_install(monkeypatch):
+    from pymc_accel.backends import _common
+    from pymc_accel.errors import BackendUnavailableError
+
+    real = _common.find_spec
+    monkeypatch.setattr(_common, "find_spec", lambda m: None if m == "numpyro" else real(m))
+    with pytest.raises(BackendUnavailableError, match="pip install numpyro"):
+        select(eight_schools(), backend="numpyro", devices=CPU_ONLY,
+               registry=build_registry(autoload=False))
