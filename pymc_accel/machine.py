@@ -13,7 +13,7 @@ import json
 import os
 import platform
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import numpy as np
@@ -43,7 +43,6 @@ class MachineFigures:
     source: str = "measured"
     key: str = ""
     calibration_seconds: float = 0.0
-    extras: dict[str, float] = field(default_factory=dict)
 
 
 def _best_of(fn, repeats: int = 5) -> float:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from typing import Any
 
 import pymc as pm
@@ -52,7 +52,6 @@ class ModelProfile:
     profile_seconds: float = 0.0
     note: str = ""
     model_name: str = ""
-    extras: dict[str, Any] = field(default_factory=dict)
 
     @property
     def has_discrete(self) -> bool:
