@@ -65,11 +65,11 @@ def bench_model(name, model_fn, draws, tune, chains, repeats, seed):
     request = SampleRequest(draws=draws, tune=tune, chains=chains, cores=min(4, cpu_cores()),
                             random_seed=seed, progressbar=False, quiet=True,
                             compute_convergence_checks=False)
-    t0 = time.perf_counter()
-    report = pymc_accel.select(model_fn(), draws=draws, tune=tune, chains=chains)
+    profile = pymc_accel.profile_model(model_fn())
+    report = pymc_accel.select(profile=profile, draws=draws, tune=tune, chains=chains)
     rows = []
     runs = [(r.label, r) for r in report.rows if r.status != "refused"]
-    candidates = {c.label: c for c in _candidates(report, model_fn)}
+    candidates = {c.label: c for c in _candidates(profile)}
     for label, row in runs + [("pm.sample() default", None)]:
         walls, ess, steps = [], None, None
         for _ in range(repeats):
@@ -98,12 +98,11 @@ def bench_model(name, model_fn, draws, tune, chains, repeats, seed):
     }
 
 
-def _candidates(report, model_fn):
-    # The report holds labels; rebuild the Candidate objects from the backends' own answers.
+def _candidates(profile):
+    # The report holds labels; rebuild the Candidate objects from the backends' own answers
+    # for the profile the selection used.
     from pymc_accel.devices import discover
-    from pymc_accel.profile import profile_model
 
-    profile = profile_model(model_fn())
     out = []
     for backend in get_registry().backends.values():
         out += [c for c in backend.candidates(profile, discover())
