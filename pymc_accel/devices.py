@@ -60,7 +60,17 @@ def cpu_cores() -> int:
         return os.cpu_count() or 1
 
 
+def _ask_for_host_devices() -> None:
+    """Before JAX starts, ask XLA for one CPU device per core (as ``pymc.sampling.jax`` does on
+    import), so parallel chains can be spread over the CPU. No effect once JAX has started."""
+    flags = os.environ.get("XLA_FLAGS", "")
+    if "xla_force_host_platform_device_count" not in flags:
+        count = f"--xla_force_host_platform_device_count={max(4, cpu_cores())}"
+        os.environ["XLA_FLAGS"] = f"{flags} {count}".strip()
+
+
 def _jax_gpus() -> tuple[tuple[Gpu, ...], str]:
+    _ask_for_host_devices()
     import jax
 
     try:

@@ -101,7 +101,11 @@ class JaxNutsBackend:
                 f"({exc}). Install 'pymc-accel[gpu]' on a CUDA machine, or use device='cpu'."
             ) from None
         kwargs = dict(request.backend_kwargs)
-        chain_method = kwargs.pop("chain_method", candidate.option("chain_method", "parallel"))
+        chain_method = runnable_chain_method(
+            kwargs.pop("chain_method", candidate.option("chain_method", "parallel")),
+            n_devices=len(jax.devices(platform)),
+            chains=request.chains,
+        )
         with jax.enable_x64(candidate.precision == "float64"), jax.default_device(device):
             return sample_jax_nuts(
                 draws=request.draws,
@@ -121,6 +125,15 @@ class JaxNutsBackend:
                 compute_convergence_checks=request.compute_convergence_checks,
                 nuts_sampler=self.jax_sampler,
             )
+
+
+def runnable_chain_method(requested: str, *, n_devices: int, chains: int) -> str:
+    """``"parallel"`` maps chains over devices with pmap, which needs a device per chain
+    (BlackJAX fails without one, NumPyro silently runs chains one after another); use
+    ``"vectorized"`` when there are fewer devices than chains."""
+    if requested == "parallel" and chains > 1 and n_devices < chains:
+        return "vectorized"
+    return requested
 
 
 class NumpyroBackend(JaxNutsBackend):
