@@ -1,0 +1,227 @@
+"""DEER-MALA: parallel-in-time MALA (:mod:`pymc_accel.deer`) for any PyMC model, CPU or GPU.
+
+A thin adapter: the log density comes from PyMC's jaxified graph on the unconstrained space
+(:mod:`pymc_accel.backends.jax_model`); tuning runs sequential MALA (dual averaging to an
+acceptance of 0.574, diagonal preconditioner from the tuning draws); sampling runs DEER window by
+window, all chains vectorized; draws go back through PyMC's own transforms into the
+InferenceData ``pm.sample`` returns, with sample_stats ``acceptance_rate``, ``step_size``,
+``lp``, ``diverging`` and ``newton_iterations`` (of each draw's window).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from typing import TYPE_CHECKING, Any
+
+from pymc_accel import costmodel
+from pymc_accel.backend import Candidate, Estimate, Figure, Refusal, SampleRequest
+from pymc_accel.backends._common import (
+    discrete_refusal,
+    missing_module,
+    missing_refusal,
+    pymc_chain_seed,
+)
+
+if TYPE_CHECKING:
+    from pymc_accel.devices import Devices
+    from pymc_accel.machine import MachineFigures
+    from pymc_accel.profile import ModelProfile
+
+#: Options a user may pass (``pymc_accel.sample(..., nuts_sampler="deer_mala", window=32)``).
+OPTIONS = (
+    "jacobian", "window", "num_probes", "damping", "jacobian_clip", "tol_abs", "tol_rel",
+    "max_iterations", "method", "target_acceptance",
+)
+DEFAULT_WINDOW = 64
+FULL_JACOBIAN_MAX_DIM = 8
+# Newton iterations per window as a fraction of the window, modelled until measured: on the
+# logistic regressions of bench/bench_deer.py at the tuned step size, full Jacobians took about
+# a quarter of T and diagonal ones about half (docs/benchmarks.md, "DEER-MALA").
+ITERATIONS_PER_WINDOW = {"full": 0.25, "diag": 0.5, "stoch_diag": 0.5}
+# Vectorized chains the estimate assumes (pm.sample's default of 4).
+ASSUMED_CHAINS = 4
+
+
+def default_jacobian(dim: int) -> str:
+    """``full`` for small dimensions (few Newton iterations, d^3 scan cost), else ``stoch_diag``."""
+    return "full" if dim <= FULL_JACOBIAN_MAX_DIM else "stoch_diag"
+
+
+def evaluations_per_step(jacobian: str, dim: int, num_probes: int = 1) -> float:
+    """Gradient-equivalents to linearise one MALA step: two value-and-gradients, plus a
+    forward-mode pass (about two gradients) per probe (stoch_diag) or per dimension."""
+    directions = num_probes if jacobian == "stoch_diag" else dim
+    return 2.0 * (1.0 + 2.0 * directions)
+
+
+def mala_relative_efficiency(dim: int) -> Figure:
+    """Effective draws per MALA draw relative to NUTS, modelled: MALA's optimal step shrinks as
+    d^(-1/3) while NUTS keeps ESS per draw near 1 (Roberts & Rosenthal 1998)."""
+    return Figure(min(1.0, 0.5 * dim ** (-1.0 / 3.0)), "modelled", "0.5 d^(-1/3)")
+
+
+def _batched(profile: ModelProfile, width: float) -> ModelProfile:
+    """The profile of ``width`` gradient evaluations run as one batch: the same kernels
+    (launched once), ``width`` times the flops and bytes."""
+    census = dataclasses.replace(
+        profile.census, flops=profile.census.flops * width, bytes=profile.census.bytes * width,
+        flops_by_category={k: v * width for k, v in profile.census.flops_by_category.items()},
+    )
+    return dataclasses.replace(profile, census=census)
+
+
+class DeerMalaBackend:
+    """The built-in ``deer_mala`` backend."""
+
+    name = "deer_mala"
+    description = "DEER-MALA: MALA solved in parallel over time windows on JAX (CPU or GPU)"
+
+    def candidates(self, profile: ModelProfile, devices: Devices) -> list[Candidate | Refusal]:
+        """CPU and (when present) GPU, in float64 and float32, with the default Jacobian mode."""
+        missing = missing_module("jax")
+        if missing:
+            return [missing_refusal(self.name, missing)]
+        if profile.has_discrete:
+            return [discrete_refusal(self.name, profile)]
+        options = (("jacobian", default_jacobian(profile.n_free)), ("window", DEFAULT_WINDOW))
+        out: list[Candidate | Refusal] = []
+        for precision in ("float64", "float32"):
+            out.append(Candidate(self.name, "cpu", precision, options))
+            if devices.has_gpu:
+                out.append(Candidate(self.name, "gpu", precision, options))
+        if not devices.has_gpu:
+            out.append(
+                Refusal(
+                    self.name,
+                    f"no GPU visible to JAX ({devices.note or 'none found'}); on a CUDA machine "
+                    "install pip install 'pymc-accel[gpu]'",
+                    device="gpu",
+                )
+            )
+        return out
+
+    def _gradient(self, profile, machine, candidate) -> Figure:
+        if candidate.device == "gpu":
+            return costmodel.gpu_gradient_seconds(profile, candidate.precision, machine)
+        return costmodel.cpu_gradient_seconds(
+            profile, machine, candidate.precision, costmodel.JAX_CPU
+        )
+
+    def estimate(
+        self, candidate: Candidate, profile: ModelProfile, machine: MachineFigures
+    ) -> Estimate:
+        """Sequential tuning, then DEER windows whose Newton iterations each cost one batch of
+        ``window x evaluations x chains`` gradients (launched once on a GPU).
+
+        Assumes as many tuning steps as draws (pm.sample's default) and four vectorized chains.
+        """
+        jacobian = candidate.option("jacobian", default_jacobian(profile.n_free))
+        window = candidate.option("window", DEFAULT_WINDOW)
+        per_step = evaluations_per_step(jacobian, profile.n_free)
+        tune_step = self._gradient(_batched(profile, ASSUMED_CHAINS), machine, candidate)
+        iteration = self._gradient(
+            _batched(profile, ASSUMED_CHAINS * window * per_step), machine, candidate
+        ).value
+        iterations = ITERATIONS_PER_WINDOW[jacobian] * window
+        draw_cost = iterations * iteration / window / tune_step.value
+        return Estimate(
+            seconds_per_gradient=Figure(
+                tune_step.value, tune_step.source, f"{ASSUMED_CHAINS} chains batched; {tune_step.note}"
+            ),
+            gradients_per_draw=Figure(
+                0.5 * (1.0 + draw_cost),
+                "modelled",
+                f"tuning 1 gradient/step; sampling {iterations:.0f} Newton iterations per "
+                f"{window}-step window of {per_step:.0f} evaluations/step ({jacobian})",
+            ),
+            fixed_seconds=costmodel.compile_seconds(profile, costmodel.JAX_CPU),
+            chain_parallelism=ASSUMED_CHAINS,
+            memory_bytes=Figure(
+                costmodel.state_memory_bytes(profile, candidate.precision, ASSUMED_CHAINS, 1000).value
+                + 8.0 * ASSUMED_CHAINS * window * profile.n_free
+                * (profile.n_free if jacobian == "full" else 3),
+                "modelled",
+            ),
+            relative_efficiency=mala_relative_efficiency(profile.n_free),
+        )
+
+    def sample(self, model, candidate: Candidate, request: SampleRequest):
+        """Tune sequentially, sample by DEER, return ``pm.sample``-shaped InferenceData."""
+        import jax
+
+        from pymc_accel.backends.jax_model import jax_device
+
+        options = self._options(candidate, request)
+        device = jax_device(self.name, candidate.device)
+        with jax.enable_x64(candidate.precision == "float64"), jax.default_device(device):
+            return self._sample(model, candidate, request, options)
+
+    def _options(self, candidate: Candidate, request: SampleRequest) -> dict[str, Any]:
+        from pymc_accel.errors import PymcAccelError
+
+        unknown = sorted(set(request.backend_kwargs) - set(OPTIONS))
+        if unknown:
+            raise PymcAccelError(
+                f"deer_mala does not take {', '.join(unknown)}; its options are "
+                f"{', '.join(OPTIONS)}"
+            )
+        return {**dict(candidate.options), **request.backend_kwargs}
+
+    def _sample(self, model, candidate, request, options):
+        import jax
+        import jax.numpy as jnp
+        from pymc.util import _get_seeds_per_chain
+
+        import pymc_accel
+        from pymc_accel import deer
+        from pymc_accel.backends.jax_model import draws_to_idata, flatten_model
+
+        seed = pymc_chain_seed(request.random_seed, request.chains)
+        (init_seed,) = _get_seeds_per_chain(seed, 1)
+        chains = request.chains
+        flat = flatten_model(
+            model, chains=chains, initvals=request.initvals, random_seed=init_seed,
+            dtype=candidate.precision,
+        )
+        jacobian = options.pop("jacobian", default_jacobian(flat.dim))
+        window = int(options.pop("window", DEFAULT_WINDOW))
+        method = options.pop("method", "deer")
+        target = float(options.pop("target_acceptance", deer.OPTIMAL_ACCEPTANCE))
+        tune_key, sample_key = jax.random.split(jax.random.key(seed))
+        start = time.perf_counter()
+
+        tune = jax.jit(
+            jax.vmap(
+                lambda k, x: deer.tune(
+                    k, x, flat.logdensity, max(request.tune, 1), target_acceptance=target
+                )
+            )
+        )
+        positions = jnp.asarray(flat.initial_positions, dtype=candidate.precision)
+        tuned = tune(jax.random.split(tune_key, chains), positions)
+        sampler = deer.build_sampler(
+            flat.logdensity, num_steps=request.draws, window=window, method=method,
+            jacobian=jacobian, **options,
+        )
+        result = sampler(
+            jax.random.split(sample_key, chains), tuned.state.position, tuned.step_size,
+            tuned.inverse_mass,
+        )
+        jax.block_until_ready(result.positions)
+        seconds = time.perf_counter() - start
+
+        per_draw_window = jnp.arange(request.draws) // window
+        stats = {
+            "acceptance_rate": result.info.acceptance_rate,
+            "diverging": result.info.diverging,
+            "lp": result.info.logdensity,
+            "step_size": jnp.broadcast_to(tuned.step_size[:, None], (chains, request.draws)),
+            "newton_iterations": result.newton_iterations[:, per_draw_window],
+        }
+        return draws_to_idata(
+            model, flat, result.positions, stats, var_names=request.var_names,
+            idata_kwargs=request.idata_kwargs, library=pymc_accel, sampling_seconds=seconds,
+            tune=request.tune, compute_convergence_checks=request.compute_convergence_checks,
+            quiet=request.quiet, postprocessing_backend=candidate.device,
+        )

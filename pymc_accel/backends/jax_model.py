@@ -1,0 +1,202 @@
+"""A PyMC model as a flat JAX log density, and JAX draws back as ``pm.sample``'s InferenceData.
+
+For backends that run their own JAX sampler on a PyMC model (DEER-MALA here; plugins may use
+it too). Everything model-specific goes through PyMC's own JAX helpers
+(``pymc.sampling.jax``): the jaxified log density on the unconstrained space, the jittered
+initial points, the map from value variables back to the model's variables, and the assembly of
+the InferenceData with coords, dims, observed and constant data, exactly as
+``pymc.sampling.jax.sample_jax_nuts`` does after its own sampler has run.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pymc as pm
+
+
+def jax_device(backend: str, device: str):
+    """The first JAX device of platform ``device`` ("cpu" or "gpu"), or an error naming the fix.
+
+    Parameters
+    ----------
+    backend : str
+        The backend asking (named in the error).
+    device : {"cpu", "gpu"}
+
+    Returns
+    -------
+    jax.Device
+
+    Raises
+    ------
+    DeviceUnavailableError
+        JAX has no device of that platform.
+    """
+    from pymc_accel.errors import DeviceUnavailableError
+
+    try:
+        return jax.devices(device)[0]
+    except RuntimeError as exc:
+        raise DeviceUnavailableError(
+            f"{backend} was asked to run on {device} but JAX has no such device ({exc}). "
+            "Install 'pymc-accel[gpu]' on a CUDA machine, or use device='cpu'."
+        ) from None
+
+
+@dataclass
+class FlatModel:
+    """A PyMC model's log density on one flat unconstrained vector.
+
+    Attributes
+    ----------
+    logdensity : callable
+        ``x -> log p(x)`` for flat ``x`` of length ``dim`` (JAX, jit-able).
+    initial_positions : np.ndarray, shape (chains, dim)
+        PyMC's jittered initial points, flattened.
+    unravel : callable
+        Flat vector -> list of value-variable arrays (in ``model.value_vars`` order).
+    dim : int
+    """
+
+    logdensity: Callable[[jax.Array], jax.Array]
+    initial_positions: np.ndarray
+    unravel: Callable[[jax.Array], list[jax.Array]]
+    dim: int
+
+
+def flatten_model(
+    model: pm.Model, *, chains: int, initvals: Any, random_seed: int, dtype: str
+) -> FlatModel:
+    """Jaxify ``model``'s log density and draw PyMC's jittered initial points.
+
+    Parameters
+    ----------
+    model : pm.Model
+    chains : int
+    initvals : dict or list of dict, optional
+        As for ``pm.sample``.
+    random_seed : int
+        Seed of the initial-point jitter.
+    dtype : {"float32", "float64"}
+        Precision of the positions.
+
+    Returns
+    -------
+    FlatModel
+    """
+    from jax.flatten_util import ravel_pytree
+    from pymc.sampling.jax import _get_batched_jittered_initial_points, get_jaxified_logp
+
+    # PyMC's flag is inverted from its name: the default (negative_logp=True) is +log p, what
+    # BlackJAX's path uses; negative_logp=False gives NumPyro's potential energy, -log p.
+    logp_fn = get_jaxified_logp(model)
+    initial = _get_batched_jittered_initial_points(
+        model=model, chains=chains, initvals=initvals, random_seed=random_seed, logp_fn=logp_fn
+    )
+    if chains == 1:  # PyMC drops the chain axis for a single chain
+        initial = [np.asarray(v)[None] for v in initial]
+    first = [jnp.asarray(v[0], dtype=dtype) for v in initial]
+    _, unravel = ravel_pytree(first)
+    flat = np.stack(
+        [np.asarray(ravel_pytree([jnp.asarray(v[c], dtype) for v in initial])[0]) for c in range(chains)]
+    )
+
+    def logdensity(x):
+        return logp_fn(unravel(x))
+
+    return FlatModel(logdensity, flat, unravel, flat.shape[1])
+
+
+def draws_to_idata(
+    model: pm.Model,
+    flat: FlatModel,
+    positions: jax.Array,
+    sample_stats: dict[str, Any],
+    *,
+    var_names: list[str] | None,
+    idata_kwargs: dict[str, Any] | None,
+    library: Any,
+    sampling_seconds: float,
+    tune: int,
+    compute_convergence_checks: bool,
+    quiet: bool,
+    postprocessing_backend: str = "cpu",
+):
+    """Turn flat draws ``(chains, draws, dim)`` into the InferenceData ``pm.sample`` returns.
+
+    Parameters
+    ----------
+    model : pm.Model
+    flat : FlatModel
+    positions : Array, shape (chains, draws, dim)
+        Draws on the unconstrained scale.
+    sample_stats : dict of str to array (chains, draws)
+        With PyMC's names (``acceptance_rate``, ``diverging``, ``lp``, ``step_size``, ...).
+    var_names : list of str, optional
+        Store only these variables (``pm.sample``'s ``var_names``).
+    idata_kwargs : dict, optional
+        ``coords``, ``dims``, ``attrs`` and arguments of ``arviz_base.from_dict``.
+    library : module
+        Recorded as the inference library in the posterior's attributes.
+    sampling_seconds : float
+    tune : int
+    compute_convergence_checks, quiet : bool
+    postprocessing_backend : {"cpu", "gpu"}
+
+    Returns
+    -------
+    xarray.DataTree
+    """
+    from arviz_base import from_dict, make_attrs
+    from pymc.backends.arviz import (
+        coords_and_dims_for_inferencedata,
+        find_constants,
+        find_observations,
+    )
+    from pymc.sampling.jax import _postprocess_samples, get_jaxified_graph
+    from pymc.stats.convergence import log_warnings, run_convergence_checks
+    from pymc.util import get_default_varnames
+
+    wanted = model.unobserved_value_vars
+    if var_names is not None:
+        wanted = [v for v in wanted if v.name in var_names]
+    to_store = list(get_default_varnames(wanted, include_transformed=False))
+    raw = jax.vmap(jax.vmap(flat.unravel))(positions)  # per value variable: (chains, draws, ...)
+    jax_fn = get_jaxified_graph(inputs=model.value_vars, outputs=to_store)
+    result = _postprocess_samples(jax_fn, raw, postprocessing_backend=postprocessing_backend)
+    posterior = {v.name: np.asarray(r) for v, r in zip(to_store, result, strict=True)}
+
+    idata_kwargs = dict(idata_kwargs or {})
+    coords, dims = coords_and_dims_for_inferencedata(model)
+    coords.update(idata_kwargs.pop("coords", {}))
+    dims.update(idata_kwargs.pop("dims", {}))
+    groups: dict[str, Any] = {
+        "posterior": posterior,
+        "sample_stats": {k: np.asarray(v) for k, v in sample_stats.items()},
+    }
+    observed = find_observations(model)
+    if observed is not None:
+        groups["observed_data"] = observed
+    constant = find_constants(model)
+    if constant is not None:
+        groups["constant_data"] = constant
+    attrs = {
+        "posterior": make_attrs(
+            {"sampling_time": sampling_seconds, "tuning_steps": tune}, inference_library=library
+        )
+    }
+    attrs.update(idata_kwargs.pop("attrs", {}))
+    idata = from_dict(
+        data=groups, coords=coords, dims=dims, sample_dims=["chain", "draw"], attrs=attrs,
+        **idata_kwargs,
+    )
+    if compute_convergence_checks:
+        warns = run_convergence_checks(idata, model)
+        if not quiet:
+            log_warnings(warns)
+    return idata
