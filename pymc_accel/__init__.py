@@ -29,12 +29,14 @@ from pymc_accel.errors import (
     NoCandidateError,
     NonFiniteInitialPointError,
     PluginError,
+    PrecisionWarning,
     PymcAccelError,
     UnknownBackendError,
 )
 from pymc_accel.hookspecs import hookimpl
 from pymc_accel.integration import disable, enable, explain, is_enabled, sample
-from pymc_accel.machine import MachineFigures, machine_figures
+from pymc_accel.machine import DeviceFigures, MachineFigures, machine_figures
+from pymc_accel.precision import PrecisionCheck, check_float32
 from pymc_accel.profile import ModelProfile, profile_model
 from pymc_accel.registry import Registry, build_registry, get_registry
 from pymc_accel.report import SelectionReport
@@ -43,7 +45,8 @@ from pymc_accel.selection import select
 __all__ = [
     "Backend", "BackendUnavailableError", "Candidate", "DeviceUnavailableError", "Devices",
     "DiscreteVariablesError", "Estimate", "Figure", "JaxNutsBackend", "MachineFigures", "ModelProfile",
-    "NoCandidateError", "NonFiniteInitialPointError", "PluginError", "PymcAccelError", "Refusal",
+    "NoCandidateError", "NonFiniteInitialPointError", "PluginError", "PrecisionCheck",
+    "PrecisionWarning", "PymcAccelError", "Refusal", "DeviceFigures", "check_float32",
     "Registry", "SampleRequest", "SelectionReport", "UnknownBackendError", "__version__",
     "build_registry", "disable", "discover_devices", "enable", "explain", "get_registry",
     "hookimpl", "is_enabled", "machine_figures", "profile_model", "sample", "select",

@@ -173,7 +173,17 @@ class SampleRequest:
 @runtime_checkable
 class Backend(Protocol):
     """What a sampler backend provides. Implement it and return it from the
-    ``pymc_accel_backends`` hook (see :mod:`pymc_accel.hookspecs`)."""
+    ``pymc_accel_backends`` hook (see :mod:`pymc_accel.hookspecs`).
+
+    Optional method (measured mode, ``select(..., measure=True)``); a backend without it keeps
+    its modelled estimates and still works::
+
+        def measure(self, candidate, model, profile, machine, budget_seconds) -> Estimate | None:
+            # Compile the candidate's gradient for the model, time it, and return the
+            # estimate with the timed figures labelled "measured". Return None without
+            # compiling when the compile would not fit in budget_seconds (the seconds left of
+            # the whole measurement budget); the selector then keeps the modelled estimate.
+    """
 
     name: str
     description: str

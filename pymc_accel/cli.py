@@ -1,4 +1,4 @@
-"""The ``pymc-accel`` command: ``backends``, ``explain FILE[:NAME]``, ``demo``."""
+"""The ``pymc-accel`` command: ``backends``, ``explain FILE[:NAME]``, ``calibrate``, ``demo``."""
 
 from __future__ import annotations
 
@@ -67,8 +67,39 @@ def cmd_explain(args: argparse.Namespace) -> int:
 
     model = load_model(args.model)
     report = select(model, backend=args.backend, device=args.device, precision=args.precision,
-                    draws=args.draws, tune=args.tune, chains=args.chains)
+                    draws=args.draws, tune=args.tune, chains=args.chains, measure=args.measure)
     console.print_json(report.to_json()) if args.json else console.print(report)
+    return 0
+
+
+def cmd_calibrate(args: argparse.Namespace) -> int:
+    """Measure this machine's figures again (CPU, and every GPU JAX sees) and cache them."""
+    from pymc_accel.devices import discover
+    from pymc_accel.machine import cache_dir, machine_figures
+
+    devices = discover() if args.device in ("all", "gpu") else None
+    if args.device == "gpu" and not devices.has_gpu:
+        console.print(f"[red]error:[/red] no GPU visible to JAX ({escape(devices.note)})")
+        return 2
+    figures = machine_figures(refresh=True, devices=devices)
+    table = Table(title=escape(f"Machine figures ({figures.describe()})"), title_justify="left")
+    for col in ("device", "precision", "elementwise", "bandwidth", "matmul", "overheads"):
+        table.add_column(col)
+    for p in ("float32", "float64"):
+        table.add_row("cpu", p, f"{figures.cpu_flops[p] / 1e9:.2f} GFLOP/s",
+                      f"{figures.cpu_bandwidth[p] / 1e9:.2f} GB/s",
+                      f"{figures.cpu_matmul_flops[p] / 1e9:.1f} GFLOP/s",
+                      f"call {figures.cpu_call_seconds * 1e6:.2f} µs")
+    for name, dev in figures.accelerators.items():
+        for p in ("float32", "float64"):
+            table.add_row(f"{name} {escape(dev.kind)}", p, f"{dev.flops[p] / 1e9:.1f} GFLOP/s",
+                          f"{dev.bandwidth[p] / 1e9:.1f} GB/s",
+                          f"{dev.matmul_flops[p] / 1e9:.0f} GFLOP/s",
+                          f"launch {dev.launch_seconds * 1e6:.2f} µs, "
+                          f"call {dev.call_seconds * 1e6:.1f} µs")
+    console.print(table)
+    took = figures.calibration_seconds + sum(d.calibration_seconds for d in figures.accelerators.values())
+    console.print(f"calibrated in {took:.1f} s; cached in {escape(str(cache_dir()))}")
     return 0
 
 
@@ -122,6 +153,11 @@ def build_parser() -> argparse.ArgumentParser:
     ex.add_argument("--tune", type=int, default=1000)
     ex.add_argument("--chains", type=int, default=4)
     ex.add_argument("--json", action="store_true", help="print the report as JSON")
+    ex.add_argument("--measure", action="store_true",
+                    help="compile and time the candidates' gradients (about 5 s) before choosing")
+    cal = sub.add_parser("calibrate", help="measure this machine's figures again and cache them")
+    cal.add_argument("--device", choices=["cpu", "gpu", "all"], default="all",
+                     help="cpu only, or also every GPU JAX sees (default: all)")
     demo = sub.add_parser("demo", help="profile, explain and sample the seed blog's model")
     demo.add_argument("--rows", type=int, default=5000)
     demo.add_argument("--groups", type=int, default=500)
@@ -137,7 +173,8 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``pymc-accel`` console script."""
     args = build_parser().parse_args(argv)
-    handler = {"backends": cmd_backends, "explain": cmd_explain, "demo": cmd_demo}[args.command]
+    handler = {"backends": cmd_backends, "explain": cmd_explain, "demo": cmd_demo,
+               "calibrate": cmd_calibrate}[args.command]
     try:
         return handler(args)
     except Exception as exc:

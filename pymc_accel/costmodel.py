@@ -36,6 +36,12 @@ NUMBA_NUTPIE = Runtime("numba+nutpie", 2.7, 4.0, 2e-6, 3e-8, 2.0, 0.025)
 # PyMC's Python NUTS: interpreter work on every leapfrog step, growing with the dimension.
 NUMBA_PYMC = Runtime("numba+pymc", 2.7, 4.0, 60e-6, 8e-8, 1.0, 0.008)
 JAX_CPU = Runtime("jax-cpu", 0.6, 1.0, 5e-6, 1e-9, 3.0, 0.010)
+# One jitted value-and-grad, not the whole sampler: 0.44-0.67 s measured (docs/benchmarks.md).
+JAX_GRADIENT_COMPILE_SECONDS = 0.4
+JAX_GRADIENT_COMPILE_PER_KERNEL = 0.002
+# PyTensor function call overhead (numba mode, trust_input) on the machine the runtimes' driver
+# figures were fitted on; machine.cpu_call_seconds scales them to another machine.
+REFERENCE_CALL_SECONDS = 2.5e-6  # measured: 2.55 µs median on the 2-core fit machine
 # A GPU's figures are modelled from its class until measured: launch latency dominates small
 # models (numpyro issue 1466: ~300x slower than CPU for a 4-group model), bandwidth large ones.
 GPU_LAUNCH_SECONDS = 8e-6
@@ -78,23 +84,100 @@ def cpu_gradient_seconds(
     -------
     Figure
     """
+    seconds = _cpu_roofline(profile, machine, precision, runtime, parallel_chains)
+    seconds += driver_seconds(profile, machine, runtime)
+    return Figure(seconds, "modelled", f"{runtime.name} roofline on measured CPU figures")
+
+
+def _cpu_roofline(
+    profile: ModelProfile, machine: MachineFigures, precision: str, runtime: Runtime,
+    parallel_chains: int,
+) -> float:
     c = profile.census
     dense = c.flops_by_category["dense_linalg"]
     bandwidth = runtime.bandwidth_factor * machine.cpu_bandwidth[precision] / max(1, parallel_chains)
     stream = _precision_bytes(profile, precision) / bandwidth
     compute = (c.flops - dense) / (runtime.flops_factor * machine.cpu_flops[precision])
-    seconds = max(stream, compute) + dense / machine.cpu_matmul_flops[precision]
-    seconds += runtime.per_gradient_seconds + runtime.per_dimension_seconds * profile.n_free
-    return Figure(seconds, "modelled", f"{runtime.name} roofline on measured CPU figures")
+    return max(stream, compute) + dense / machine.cpu_matmul_flops[precision]
 
 
-def gpu_gradient_seconds(profile: ModelProfile, precision: str) -> Figure:
+def driver_seconds(profile: ModelProfile, machine: MachineFigures, runtime: Runtime) -> float:
+    """The driver's own work per gradient evaluation (call overhead, vector updates).
+
+    The runtimes' figures were fitted on a machine whose PyTensor function call took
+    :data:`REFERENCE_CALL_SECONDS`; they are scaled by this machine's measured call overhead
+    (``machine.cpu_call_seconds``) when it has one, since both are interpreter and call work.
+    """
+    scale = 1.0
+    call = getattr(machine, "cpu_call_seconds", 0.0)
+    if call > 0:
+        scale = min(10.0, max(0.1, call / REFERENCE_CALL_SECONDS))
+    return scale * (runtime.per_gradient_seconds + runtime.per_dimension_seconds * profile.n_free)
+
+
+def measured_cpu_gradient_seconds(
+    kernel_seconds: float,
+    profile: ModelProfile,
+    machine: MachineFigures,
+    precision: str,
+    runtime: Runtime,
+    parallel_chains: int = 1,
+    note: str = "",
+) -> Figure:
+    """Seconds per gradient from a measured single-chain evaluation, driver included.
+
+    The measured kernel time (call overhead removed) is scaled by the modelled slow-down of
+    ``parallel_chains`` chains sharing the CPU's memory bandwidth, and the runtime's driver
+    work per gradient is added.
+
+    Parameters
+    ----------
+    kernel_seconds : float
+        Measured seconds of one logp-and-gradient evaluation, call overhead removed.
+    profile, machine, precision, runtime, parallel_chains
+        As for :func:`cpu_gradient_seconds`.
+    note : str
+        How it was measured, for the report.
+
+    Returns
+    -------
+    Figure
+        Labelled ``measured``.
+    """
+    one = _cpu_roofline(profile, machine, precision, runtime, 1)
+    shared = _cpu_roofline(profile, machine, precision, runtime, parallel_chains)
+    seconds = kernel_seconds * (shared / one if one > 0 else 1.0)
+    seconds += driver_seconds(profile, machine, runtime)
+    return Figure(seconds, "measured", note or f"{runtime.name}: timed gradient + modelled driver")
+
+
+def gradient_compile_seconds(profile: ModelProfile, runtime: Runtime) -> float:
+    """Modelled seconds to compile one logp-and-gradient function (not the whole sampler):
+    what measured mode pays before it can time a candidate."""
+    if runtime.name.startswith("numba"):
+        return NUMBA_NUTPIE.compile_seconds + NUMBA_NUTPIE.compile_seconds_per_kernel * profile.census.kernels
+    return JAX_GRADIENT_COMPILE_SECONDS + JAX_GRADIENT_COMPILE_PER_KERNEL * profile.census.kernels
+
+
+def gpu_gradient_seconds(
+    profile: ModelProfile, precision: str, machine: MachineFigures | None = None
+) -> Figure:
     """Modelled seconds of one logp-and-gradient evaluation on a GPU: launches plus roofline.
 
     XLA fuses elementwise chains; about a third of the graph's kernels survive as launches.
+    With a calibrated GPU in ``machine`` (``machine.accelerator("gpu")``) its measured launch
+    latency, bandwidth and throughput are used; otherwise a datacenter GPU's typical figures.
     """
     c = profile.census
     launches = max(1, c.kernels // 3)
+    gpu = machine.accelerator("gpu") if machine is not None and hasattr(machine, "accelerator") else None
+    if gpu is not None:
+        dense = c.flops_by_category["dense_linalg"]
+        seconds = launches * gpu.launch_seconds + max(
+            _precision_bytes(profile, precision) / gpu.bandwidth[precision],
+            (c.flops - dense) / gpu.flops[precision],
+        ) + dense / gpu.matmul_flops[precision]
+        return Figure(seconds, "modelled", f"{launches} launches + roofline on calibrated {gpu.kind}")
     seconds = launches * GPU_LAUNCH_SECONDS + max(
         _precision_bytes(profile, precision) / GPU_BANDWIDTH, c.flops / GPU_FLOPS[precision]
     )

@@ -38,3 +38,7 @@ class NoCandidateError(PymcAccelError, RuntimeError):
 
 class PluginError(PymcAccelError, RuntimeError):
     """A third-party plugin raised while it was asked for something."""
+
+
+class PrecisionWarning(UserWarning):
+    """float32 was forced on a model whose float32 log density or gradient is inaccurate."""

@@ -39,7 +39,10 @@ def pymc_accel_backends() -> list[Backend]:
     -------
     list of Backend
         Objects implementing :class:`pymc_accel.backend.Backend`. Each ``name`` must be unique
-        across all plugins; a duplicate is reported as broken and the first one kept.
+        across all plugins; a duplicate is reported as broken and the first one kept. A backend
+        may also implement the optional ``measure(candidate, model, profile, machine,
+        budget_seconds) -> Estimate | None`` (see :class:`~pymc_accel.backend.Backend`), which
+        measured mode calls to replace modelled figures with timed ones.
     """
 
 

@@ -94,6 +94,7 @@ def sample(
     model: pm.Model | None = None,
     device: str | None = None,
     precision: str | None = None,
+    measure: bool = False,
     **kwargs: Any,
 ):
     """Draw posterior samples with the best backend for this model and machine.
@@ -115,7 +116,14 @@ def sample(
     device : {"cpu", "gpu"}, optional
         Restrict selection to a device.
     precision : {"float32", "float64"}, optional
-        Force a precision (default: the model's).
+        Force a precision. By default the model's own, or float32 for a float64 model where it
+        is estimated faster and :func:`pymc_accel.precision.check_float32` finds it accurate;
+        such an automatic float32 run whose share of divergent transitions exceeds
+        :data:`pymc_accel.precision.DIVERGENCE_FALLBACK_FRACTION` is re-run in float64, and the
+        report's ``notes`` say so.
+    measure : bool, default False
+        Compile and time the candidates' gradients (at most about 5 s) before choosing; the
+        report marks each figure measured or modelled.
 
     Returns
     -------
@@ -151,6 +159,8 @@ def sample(
         tune=request.tune,
         chains=request.chains,
         registry=registry,
+        measure=measure,
+        initvals=request.initvals if isinstance(request.initvals, dict) else None,
     )
     check_initial_point(model, request.initvals if isinstance(request.initvals, dict) else None)
     if not request.quiet:
@@ -163,9 +173,49 @@ def sample(
             f"(chosen by {escape(report.chosen_by)})"
         )
     idata = _run_backend(model, report, request, registry)
+    if precision is None and _automatic_float32(report):
+        idata, report = _fall_back_if_diverging(idata, report, model, request, registry, device)
     idata.attrs[ATTRS_KEY] = report.to_json()
     idata.attrs["pymc_accel_candidate"] = report.chosen
     return idata
+
+
+def _automatic_float32(report: SelectionReport) -> bool:
+    """Whether float32 was chosen by the selector for a model built in float64."""
+    return (
+        report.candidate.precision == "float32"
+        and report.profile.get("precision of model") == "float64"
+    )
+
+
+def _fall_back_if_diverging(idata, report, model, request, registry, device):
+    """Re-run in float64 when an automatically chosen float32 run diverged heavily."""
+    from pymc_accel.precision import DIVERGENCE_FALLBACK_FRACTION, divergence_fraction
+
+    fraction, where = divergence_fraction(idata)
+    if not fraction > DIVERGENCE_FALLBACK_FRACTION:
+        return idata, report
+    first = report.chosen
+    backend = report.candidate.backend if report.chosen_by == "user" else None
+    report64 = select(
+        model, backend=backend, device=device, precision="float64", draws=request.draws,
+        tune=request.tune, chains=request.chains, registry=registry,
+        profile=report.model_profile,
+    )
+    note = (
+        f"float32 run with {first} had {fraction:.0%} divergent transitions in its {where} "
+        f"(threshold {DIVERGENCE_FALLBACK_FRACTION:.0%}); re-ran in float64 with "
+        f"{report64.chosen}"
+    )
+    if not request.quiet:
+        from rich.console import Console
+        from rich.markup import escape
+
+        Console(stderr=True).print(f"pymc-accel: {escape(note)}")
+    idata = _run_backend(model, report64, request, registry)
+    report64.notes = [*report.notes, note]
+    report64.precision_check = report.precision_check
+    return idata, report64
 
 
 def _run_backend(model, report: SelectionReport, request: SampleRequest, registry):

@@ -1,9 +1,17 @@
 """Measured figures of this machine, used by the cost model; cached on disk.
 
-A short calibration (well under a second on a CPU) times NumPy kernels: a transcendental
-elementwise op (compute throughput), an addition over arrays larger than cache (bandwidth) and
-a matrix product (dense throughput), in float32 and float64. Results are cached per host, CPU and
-library versions in ``$PYMC_ACCEL_CACHE_DIR`` (default ``~/.cache/pymc-accel``).
+A short calibration times, per device and precision:
+
+- CPU (about 1.5 s): NumPy kernels, a transcendental elementwise op (compute throughput), an
+  addition over arrays larger than cache (bandwidth) and a matrix product (dense throughput), in
+  float32 and float64; and the call overhead of a compiled PyTensor function (numba mode);
+- each GPU JAX can see (a few seconds, :mod:`pymc_accel.calibration_jax`): the same throughputs
+  under XLA, the per-launch latency of a kernel inside a compiled loop and the per-call
+  round trip from Python.
+
+Figures are cached in ``$PYMC_ACCEL_CACHE_DIR`` (default ``~/.cache/pymc-accel``), one file per
+machine and device, keyed by the host, the device and the versions of the libraries that shape
+them; ``pymc-accel calibrate`` measures again.
 """
 
 from __future__ import annotations
@@ -13,8 +21,10 @@ import json
 import os
 import platform
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
+from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -35,11 +45,66 @@ class MachineFigures:
         Dense matrix product flops per second (BLAS, all cores it uses).
     source : str
         ``measured`` (with the date) or ``cached``.
+    cpu_call_seconds : float
+        Overhead of one call of a compiled PyTensor function (numba mode) from Python.
+    accelerators : dict of str to DeviceFigures
+        Figures of each JAX device calibrated (``"gpu"``), absent when none was.
+    versions : dict
+        Library versions the CPU figures were measured with.
     """
 
     cpu_flops: dict[str, float]
     cpu_bandwidth: dict[str, float]
     cpu_matmul_flops: dict[str, float]
+    source: str = "measured"
+    key: str = ""
+    calibration_seconds: float = 0.0
+    cpu_call_seconds: float = 0.0
+    accelerators: dict[str, DeviceFigures] = field(default_factory=dict)
+    versions: dict[str, str] = field(default_factory=dict)
+
+    def accelerator(self, platform: str = "gpu") -> DeviceFigures | None:
+        """Calibrated figures of a JAX device platform, or ``None`` when not calibrated."""
+        return self.accelerators.get(platform)
+
+    def describe(self) -> str:
+        """One line for reports: where the figures come from."""
+        text = f"CPU figures {self.source}"
+        if self.cpu_call_seconds:
+            text += f" (call overhead {self.cpu_call_seconds * 1e6:.1f} µs)"
+        for name, dev in self.accelerators.items():
+            text += f"; {name} {dev.kind} figures {dev.source}"
+        return text
+
+
+@dataclass
+class DeviceFigures:
+    """Measured figures of one accelerator (through JAX), per precision.
+
+    Attributes
+    ----------
+    platform, kind : str
+        JAX platform (``"gpu"``) and device kind (``"NVIDIA H100 80GB HBM3"``).
+    flops, bandwidth, matmul_flops : dict
+        Elementwise flops/s (a transcendental op counted as 10), bytes/s streamed, dense
+        matrix product flops/s; keyed by precision.
+    launch_seconds : float
+        Latency of one small kernel inside a compiled loop (what each kernel of a gradient
+        costs at least when the whole sampler runs on the device).
+    call_seconds : float
+        Round trip of a compiled call from Python, synchronised.
+    source, key : str
+        ``measured <date>`` or ``cached``; the cache key.
+    calibration_seconds : float
+    """
+
+    platform: str
+    kind: str
+    flops: dict[str, float]
+    bandwidth: dict[str, float]
+    matmul_flops: dict[str, float]
+    launch_seconds: float
+    call_seconds: float
     source: str = "measured"
     key: str = ""
     calibration_seconds: float = 0.0
@@ -77,7 +142,46 @@ def calibrate() -> MachineFigures:
         source=f"measured {time.strftime('%Y-%m-%d')}",
         key=machine_key(),
         calibration_seconds=time.perf_counter() - start,
+        cpu_call_seconds=call_overhead_seconds(),
+        versions=library_versions(_CPU_LIBRARIES),
     )
+
+
+def call_overhead_seconds(calls: int = 2000) -> float:
+    """Median seconds of calling a trivial compiled PyTensor function (numba mode, inputs
+    trusted) from Python: the fixed cost of every gradient a Python-driven sampler evaluates.
+    Returns 0.0 when numba mode is unavailable."""
+    try:
+        import pytensor
+        import pytensor.tensor as pt
+
+        x = pt.dvector("x")
+        f = pytensor.function([x], [pt.sum(x * 2.0)], mode="NUMBA", trust_input=True)
+    except Exception:
+        return 0.0
+    a = np.ones(4)
+    f(a)
+    times = []
+    for _ in range(calls):
+        t = time.perf_counter()
+        f(a)
+        times.append(time.perf_counter() - t)
+    return float(np.median(times))
+
+
+_CPU_LIBRARIES = ("numpy", "pytensor", "numba")
+_JAX_LIBRARIES = ("jax", "jaxlib")
+
+
+def library_versions(names: tuple[str, ...]) -> dict[str, str]:
+    """Installed versions of ``names`` (``"absent"`` for those not installed)."""
+    out = {}
+    for name in names:
+        try:
+            out[name] = version(name)
+        except PackageNotFoundError:
+            out[name] = "absent"
+    return out
 
 
 def machine_key() -> str:
@@ -88,7 +192,15 @@ def machine_key() -> str:
             cpu = next((line.split(":", 1)[1].strip() for line in f if "model name" in line), cpu)
     except OSError:
         pass
-    text = f"{platform.node()}|{cpu}|{os.cpu_count()}|numpy {np.__version__}"
+    libs = ",".join(f"{k} {v}" for k, v in library_versions(_CPU_LIBRARIES).items())
+    text = f"{platform.node()}|{cpu}|{os.cpu_count()}|{libs}"
+    return hashlib.sha1(text.encode()).hexdigest()[:16]
+
+
+def device_key(kind: str, platform_name: str = "gpu") -> str:
+    """Identify an accelerator on this host and the JAX versions that shape its figures."""
+    libs = ",".join(f"{k} {v}" for k, v in library_versions(_JAX_LIBRARIES).items())
+    text = f"{platform.node()}|{platform_name}|{kind}|{libs}"
     return hashlib.sha1(text.encode()).hexdigest()[:16]
 
 
@@ -100,28 +212,69 @@ def cache_dir() -> Path:
 _FIGURES: MachineFigures | None = None
 
 
-def machine_figures(*, refresh: bool = False) -> MachineFigures:
+def _read(path: Path, cls: type) -> Any:
+    try:
+        return cls(**{**json.loads(path.read_text()), "source": "cached"})
+    except (OSError, TypeError, ValueError):
+        return None  # absent, or a cache from another version: measure again
+
+
+def _write(path: Path, figures: Any) -> None:
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(asdict(figures)))
+    except OSError:
+        pass  # a read-only home still gets figures, just not cached
+
+
+def _cpu_figures(refresh: bool) -> MachineFigures:
+    path = cache_dir() / f"machine-{machine_key()}.json"
+    cached = None if refresh else _read(path, MachineFigures)
+    if cached is not None:
+        cached.accelerators = {}
+        return cached
+    figures = calibrate()
+    _write(path, figures)
+    return figures
+
+
+def _gpu_figures(devices: Any, refresh: bool) -> dict[str, DeviceFigures]:
+    if devices is None or not getattr(devices, "has_gpu", False):
+        return {}
+    kind = devices.gpus[0].kind
+    path = cache_dir() / f"device-gpu-{device_key(kind)}.json"
+    cached = None if refresh else _read(path, DeviceFigures)
+    if cached is not None:
+        return {"gpu": cached}
+    from pymc_accel.calibration_jax import calibrate_jax_device
+
+    try:
+        figures = calibrate_jax_device("gpu")
+    except Exception:  # a GPU JAX cannot run on keeps the modelled GPU figures
+        return {}
+    figures.key = device_key(kind)
+    _write(path, figures)
+    return {"gpu": figures}
+
+
+def machine_figures(*, refresh: bool = False, devices: Any = None) -> MachineFigures:
     """Return this machine's figures: from memory, from the disk cache, or freshly measured.
 
     Parameters
     ----------
     refresh : bool, default False
         Measure again and overwrite the cache.
+    devices : Devices, optional
+        The devices present (:func:`pymc_accel.devices.discover`); each GPU among them is
+        calibrated (or read from its cache) too. Without it only the CPU is.
+
+    Returns
+    -------
+    MachineFigures
     """
     global _FIGURES
-    if _FIGURES is not None and not refresh:
-        return _FIGURES
-    path = cache_dir() / f"machine-{machine_key()}.json"
-    if path.exists() and not refresh:
-        try:
-            _FIGURES = MachineFigures(**{**json.loads(path.read_text()), "source": "cached"})
-            return _FIGURES
-        except (TypeError, ValueError):
-            pass  # a cache from another version: measure again
-    _FIGURES = calibrate()
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(json.dumps(asdict(_FIGURES)))
-    except OSError:
-        pass  # a read-only home still gets figures, just not cached
+    if _FIGURES is None or refresh:
+        _FIGURES = _cpu_figures(refresh)
+    if devices is not None and devices.has_gpu and ("gpu" not in _FIGURES.accelerators or refresh):
+        _FIGURES.accelerators.update(_gpu_figures(devices, refresh))
     return _FIGURES

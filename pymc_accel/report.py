@@ -46,7 +46,15 @@ class SelectionReport:
     broken_plugins : list of dict
         Plugins that failed, with their errors.
     selection_seconds : float
-        Time spent profiling and selecting.
+        Time spent profiling and selecting (measurement and the float32 check included).
+    precision_check : dict or None
+        The float32 accuracy check (:class:`pymc_accel.precision.PrecisionCheck` as data), when
+        one ran: float32 was the fastest candidate of a float64 model, or was forced.
+    measurement : dict or None
+        With ``measure=True``: the budget, the time spent, which candidates were measured and
+        why the others were not.
+    notes : list of str
+        What happened after selection (e.g. a float32 run that diverged and was re-run).
     """
 
     chosen: str
@@ -58,14 +66,25 @@ class SelectionReport:
     request: dict[str, Any]
     broken_plugins: list[dict[str, str]] = field(default_factory=list)
     selection_seconds: float = 0.0
+    precision_check: dict[str, Any] | None = None
+    measurement: dict[str, Any] | None = None
+    notes: list[str] = field(default_factory=list)
     candidate: Candidate | None = field(default=None, repr=False, compare=False)
     estimate: Estimate | None = field(default=None, repr=False, compare=False)
+    model_profile: Any = field(default=None, repr=False, compare=False)
 
     def to_dict(self) -> dict[str, Any]:
         """Plain-data form (what is stored with sampling results)."""
-        d = asdict(self)
-        d.pop("candidate")
-        d.pop("estimate")
+        hidden = {"candidate": self.candidate, "estimate": self.estimate,
+                  "model_profile": self.model_profile}
+        self.candidate = self.estimate = self.model_profile = None
+        try:
+            d = asdict(self)
+        finally:
+            self.candidate, self.estimate = hidden["candidate"], hidden["estimate"]
+            self.model_profile = hidden["model_profile"]
+        for key in hidden:
+            d.pop(key)
         return d
 
     def to_json(self) -> str:
@@ -105,6 +124,7 @@ class SelectionReport:
             ("s/grad", {"justify": "right"}),
             ("grads/draw", {"justify": "right"}),
             ("compile", {"justify": "right"}),
+            ("s/grad is", {}),
             ("why", {"overflow": "fold"}),
         ):
             table.add_column(col, **kw)
@@ -117,6 +137,7 @@ class SelectionReport:
                 _fmt_s(r.seconds_per_gradient),
                 f"{r.gradients_per_draw:.0f}" if r.gradients_per_draw else "",
                 _fmt_s(r.fixed_seconds),
+                _grad_source(r.sources),
                 escape(r.reason),
                 style=style.get(r.status, ""),
             )
@@ -132,6 +153,17 @@ class SelectionReport:
         facts.add_row("machine figures", self.machine)
         facts.add_row("request", ", ".join(f"{k}={v}" for k, v in self.request.items()))
         facts.add_row("selection took", f"{self.selection_seconds:.2f} s")
+        if self.precision_check:
+            facts.add_row("float32 check", escape(_precision_line(self.precision_check)))
+        if self.measurement:
+            m = self.measurement
+            facts.add_row(
+                "measured mode",
+                f"{len(m['measured'])} measured, {len(m['not_measured'])} modelled; "
+                f"{m['spent_seconds']:.2f} s of a {m['budget_seconds']:g} s budget",
+            )
+        for note in self.notes:
+            facts.add_row("[yellow]note[/yellow]", escape(note))
         for b in self.broken_plugins:
             facts.add_row("[red]broken plugin[/red]", escape(f"{b['name']} ({b['origin']}): {b['error']}"))
         yield facts
@@ -154,6 +186,20 @@ class _NullFile:
 
     def flush(self) -> None:
         pass
+
+
+def _grad_source(sources: str) -> str:
+    for part in sources.split(","):
+        name, _, source = part.strip().rpartition(" ")
+        if name == "s/grad":
+            return source
+    return ""
+
+
+def _precision_line(check: dict[str, Any]) -> str:
+    from pymc_accel.precision import PrecisionCheck
+
+    return PrecisionCheck(**check).summary()
 
 
 def _fmt_s(seconds: float | None) -> str:

@@ -7,6 +7,7 @@ profile and the machine's figures.
 from __future__ import annotations
 
 import time
+import warnings
 from dataclasses import dataclass
 from typing import Any
 
@@ -17,8 +18,11 @@ from pymc_accel.errors import (
     DeviceUnavailableError,
     DiscreteVariablesError,
     NoCandidateError,
+    PrecisionWarning,
 )
 from pymc_accel.machine import MachineFigures, machine_figures
+from pymc_accel.measure import DEFAULT_BUDGET_SECONDS, measure_candidates
+from pymc_accel.precision import PrecisionCheck, check_float32
 from pymc_accel.profile import ModelProfile, profile_model
 from pymc_accel.registry import BrokenPlugin, Registry, get_registry
 from pymc_accel.report import Row, SelectionReport
@@ -30,22 +34,38 @@ class _Scored:
     estimate: Estimate
     total: float
     key: float
+    needs_guard: bool = False
+    measure_note: str = ""
+
+    def rescore(self, steps: int, draws: int, chains: int) -> None:
+        """Recompute the total and the ranking key from the estimate."""
+        self.total = self.estimate.total_seconds(steps, chains)
+        self.key = self.estimate.seconds_per_effective_draw(steps, draws, chains)
 
 
-def _precision_refusal(c: Candidate, profile: ModelProfile, precision: str | None) -> str | None:
-    """Precision policy: an explicit choice wins; otherwise the model's own precision.
+def _precision_policy(
+    c: Candidate, profile: ModelProfile, precision: str | None
+) -> tuple[str | None, bool]:
+    """Precision policy: an explicit choice wins; otherwise the model's own precision, or
+    float32 for a float64 model when the accuracy guard vouches for it.
 
-    float32 where the model was built in float64 is used only on request until the float32
-    accuracy guard can vouch for it.
+    Returns
+    -------
+    refusal : str or None
+        Why the candidate is refused, if it is.
+    needs_guard : bool
+        True for a float32 candidate of a float64 model: usable only if
+        :func:`pymc_accel.precision.check_float32` passes.
     """
     if precision is not None:
-        return None if c.precision == precision else f"precision={precision!r} was requested"
-    if c.precision != profile.float_dtype:
+        return (None if c.precision == precision else f"precision={precision!r} was requested"), False
+    if c.precision == profile.float_dtype:
+        return None, False
+    if profile.float_dtype == "float32":
         return (
-            f"model is built in {profile.float_dtype}; pass precision='{c.precision}' to use "
-            f"{c.precision} (not checked for accuracy loss automatically yet)"
-        )
-    return None
+            "the model is built in float32; pass precision='float64' to run it in float64"
+        ), False
+    return None, True
 
 
 def _gather(
@@ -99,6 +119,9 @@ def select(
     registry: Registry | None = None,
     devices: Devices | None = None,
     machine: MachineFigures | None = None,
+    measure: bool = False,
+    measure_budget: float = DEFAULT_BUDGET_SECONDS,
+    initvals: dict | None = None,
 ) -> SelectionReport:
     """Choose the backend, device and precision that should reach the draws soonest.
 
@@ -111,11 +134,25 @@ def select(
     device : {"cpu", "gpu"}, optional
         Restrict to a device.
     precision : {"float32", "float64"}, optional
-        Force a precision; by default the model's own.
+        Force a precision. By default the model's own, or float32 for a float64 model when a
+        float32 candidate is estimated fastest and :func:`pymc_accel.precision.check_float32`
+        finds it accurate (otherwise it is refused with the measured error). A forced float32
+        that fails the check is used anyway, with a :class:`PrecisionWarning`.
     draws, tune, chains : int
         The run the estimate is for.
     profile, registry, devices, machine : optional
-        Precomputed inputs (for tests and tools); computed when not given.
+        Precomputed inputs (for tests and tools); computed when not given. With ``profile``
+        and no ``model``, float32 candidates of a float64 model are refused (nothing to check
+        them on) and ``measure`` measures nothing.
+    measure : bool, default False
+        Compile the candidates' gradients and time them (backends with a ``measure`` method),
+        replacing modelled figures with measured ones, best modelled candidate first, within
+        ``measure_budget`` seconds in all.
+    measure_budget : float, default 5.0
+        Seconds measurement may take; a candidate whose compile would not fit in what is left
+        is not measured and keeps its modelled figures.
+    initvals : dict, optional
+        Initial values, for the float32 check.
 
     Returns
     -------
@@ -135,6 +172,10 @@ def select(
     else:
         registry.get(backend)  # raises UnknownBackendError with the registered names
         names = [backend]
+    if model is None and profile is None:
+        import pymc as pm
+
+        model = pm.modelcontext(None)
     profile = profile or profile_model(model)
     devices = devices or discover()
     if device not in (None, "cpu", "gpu"):
@@ -146,7 +187,7 @@ def select(
             f"device='gpu' was requested but no GPU is visible to JAX ({devices.note or 'none'}). "
             "On a machine with a CUDA GPU: pip install 'pymc-accel[gpu]'; or drop device='gpu'."
         )
-    machine = machine or machine_figures()
+    machine = machine or machine_figures(devices=devices)
     candidates, refusals = _gather(registry, names, profile, devices)
 
     scored: list[_Scored] = []
@@ -154,21 +195,53 @@ def select(
         if device is not None and c.device != device:
             refusals.append(Refusal(c.backend, f"device={device!r} was requested", c.device, c.precision))
             continue
-        why = _precision_refusal(c, profile, precision)
+        why, needs_guard = _precision_policy(c, profile, precision)
+        if needs_guard and backend is not None:
+            why = (f"a backend named explicitly runs in the model's precision "
+                   f"({profile.float_dtype}), as pm.sample does; pass precision='float32' to use "
+                   "float32, or nuts_sampler='auto' to let the selector check and choose it")
         if why:
             refusals.append(Refusal(c.backend, why, c.device, c.precision))
             continue
         try:
             est = registry.backends[c.backend].estimate(c, profile, machine)
-            total = est.total_seconds(tune + draws, chains)
-            key = est.seconds_per_effective_draw(tune + draws, draws, chains)
+            s = _Scored(c, est, 0.0, 0.0, needs_guard)
+            s.rescore(tune + draws, draws, chains)
         except Exception as exc:
             refusals.append(Refusal(c.backend, f"estimate() raised {exc!r}", c.device, c.precision))
             continue
-        scored.append(_Scored(c, est, total, key))
+        scored.append(s)
     if not scored:
         _raise_specific(refusals, profile, backend)
     scored.sort(key=lambda s: s.key)
+
+    measurement = None
+    if measure:
+        measurement = measure_candidates(
+            scored, model, profile, machine, registry, budget=measure_budget,
+            steps=tune + draws, draws=draws, chains=chains,
+        )
+        scored.sort(key=lambda s: s.key)
+
+    check = None
+    if scored[0].needs_guard:
+        check, why = _guard(model, initvals)
+        if why:
+            refusals += [Refusal(s.candidate.backend, why, s.candidate.device, s.candidate.precision)
+                         for s in scored if s.needs_guard]
+            scored = [s for s in scored if not s.needs_guard]
+            if not scored:
+                _raise_specific(refusals, profile, backend)
+    elif precision == "float32" and profile.float_dtype == "float64" and model is not None:
+        check = check_float32(model, initvals=initvals)  # the user's choice wins; warn if unsafe
+        if not check.safe:
+            warnings.warn(
+                f"precision='float32' was requested and is used, but {check.summary()}. "
+                "Sampling may diverge or be biased; use precision='float64' (or leave precision "
+                "unset: the selector then uses float32 only where it is accurate).",
+                PrecisionWarning,
+                stacklevel=3,
+            )
 
     chosen, chosen_by = scored[0], "cost model" if backend is None else "user"
     if backend is None and len(scored) > 1:
@@ -179,7 +252,7 @@ def select(
         if match is not None:
             chosen, chosen_by = match, f"plugin {plugin}"
 
-    rows = [_row(s, chosen, registry) for s in scored]
+    rows = [_row(s, chosen, registry, check) for s in scored]
     rows += [
         Row(r.label, r.backend, r.device, r.precision, "refused", r.reason,
             origin=registry.origins.get(r.backend, ""))
@@ -191,24 +264,46 @@ def select(
         rows=rows,
         profile=profile.summary(),
         devices=devices.summary(),
-        machine=f"CPU figures {machine.source}",
+        machine=machine.describe() if hasattr(machine, "describe") else f"CPU figures {machine.source}",
         request={"draws": draws, "tune": tune, "chains": chains,
                  **({"device": device} if device else {}),
-                 **({"precision": precision} if precision else {})},
+                 **({"precision": precision} if precision else {}),
+                 **({"measure": True} if measure else {})},
         broken_plugins=[vars(b) for b in registry.broken],
         selection_seconds=time.perf_counter() - start,
+        precision_check=check.to_dict() if check else None,
+        measurement=measurement,
         candidate=chosen.candidate,
         estimate=chosen.estimate,
+        model_profile=profile,
     )
 
 
-def _row(s: _Scored, chosen: _Scored, registry: Registry) -> Row:
+def _guard(model, initvals) -> tuple[PrecisionCheck | None, str | None]:
+    """Run the float32 accuracy guard; return the check and, if float32 must be refused, why."""
+    if model is None:
+        return None, (
+            "float32 accuracy not checked: select() was given a profile without its model; "
+            "pass the model, or precision='float32' to use float32 unchecked"
+        )
+    check = check_float32(model, initvals=initvals)
+    if check.safe:
+        return check, None
+    return check, f"{check.summary()}; float64 is used instead"
+
+
+def _row(s: _Scored, chosen: _Scored, registry: Registry, check: PrecisionCheck | None) -> Row:
     e = s.estimate
     if s is chosen:
         status, reason = "chosen", "lowest estimated time per effective draw"
     else:
         status = "accepted"
         reason = f"estimated {s.key / chosen.key:.1f}x the chosen one's time per effective draw"
+    if s.needs_guard:
+        reason += (f"; {check.summary()}" if check else
+                   "; float32 accuracy is checked only when float32 would be chosen")
+    if s.measure_note:
+        reason += f"; {s.measure_note}"
     sources: dict[str, Any] = {
         "s/grad": e.seconds_per_gradient.source,
         "grads/draw": e.gradients_per_draw.source,

@@ -40,3 +40,22 @@ def invalid_start_model() -> pm.Model:
         s = pm.HalfNormal("s", 1.0)
         pm.Exponential("y", s, observed=[-1.0, 2.0])  # -1 is outside the support
     return model
+
+
+def large_offset_model(n: int = 200) -> pm.Model:
+    """Data at 1e5 with noise of 0.01: float32's spacing at 1e5 (0.0078) erases the noise, so
+    its log density and gradient are wrong (float32 known to fail)."""
+    y = 1e5 + np.random.default_rng(0).normal(0.0, 0.01, n)
+    with pm.Model() as model:
+        mu = pm.Normal("mu", 1e5, 1.0)
+        s = pm.HalfNormal("s", 0.05)
+        pm.Normal("y", mu, s, observed=y)
+    return model
+
+
+def float32_overflow_model() -> pm.Model:
+    """Observations of 1e30: their squares overflow float32, so its initial logp is -inf."""
+    with pm.Model() as model:
+        mu = pm.Normal("mu", 0.0, 1.0)
+        pm.Normal("y", mu, 1.0, observed=np.array([1e30, -1e30]))
+    return model

@@ -94,6 +94,21 @@ class NumbaBackend:
             memory_bytes=costmodel.state_memory_bytes(profile, candidate.precision, 4, 1000),
         )
 
+    def measure(
+        self, candidate: Candidate, model, profile: ModelProfile, machine: MachineFigures,
+        budget_seconds: float,
+    ) -> Estimate | None:
+        """Compile the numba gradient and time it (once for both drivers); ``None`` when
+        its modelled compile would not fit in ``budget_seconds``."""
+        from pymc_accel.backends._measure import numba_measure
+
+        runtime = (
+            costmodel.NUMBA_PYMC if candidate.option("driver") == "pymc" else costmodel.NUMBA_NUTPIE
+        )
+        modelled = self.estimate(candidate, profile, machine)
+        return numba_measure(candidate, model, profile, machine, budget_seconds, modelled,
+                             runtime, modelled.chain_parallelism)
+
     def sample(self, model, candidate: Candidate, request: SampleRequest):
         """Call ``pm.sample`` with the candidate's driver and the numba backend."""
         driver = candidate.option("driver", "nutpie")

@@ -70,7 +70,7 @@ class JaxNutsBackend:
     ) -> Estimate:
         """Roofline gradient time for JAX on the device; XLA compile of the whole sampler."""
         if candidate.device == "gpu":
-            grad = costmodel.gpu_gradient_seconds(profile, candidate.precision)
+            grad = costmodel.gpu_gradient_seconds(profile, candidate.precision, machine)
             parallel = 4  # vectorized chains share the device
         else:
             parallel = cpu_cores()
@@ -84,6 +84,18 @@ class JaxNutsBackend:
             chain_parallelism=parallel,
             memory_bytes=costmodel.state_memory_bytes(profile, candidate.precision, 4, 1000),
         )
+
+    def measure(
+        self, candidate: Candidate, model, profile: ModelProfile, machine: MachineFigures,
+        budget_seconds: float,
+    ) -> Estimate | None:
+        """jit-compile the JAX gradient on the candidate's device and precision and time it;
+        ``None`` when its modelled compile would not fit in ``budget_seconds``."""
+        from pymc_accel.backends._measure import jax_measure
+
+        modelled = self.estimate(candidate, profile, machine)
+        return jax_measure(candidate, model, profile, machine, budget_seconds, modelled,
+                           modelled.chain_parallelism)
 
     def sample(self, model, candidate: Candidate, request: SampleRequest):
         """Run PyMC's ``sample_jax_nuts`` on the candidate's device and precision."""

@@ -1,0 +1,124 @@
+"""Measured mode: time the candidates' compiled gradients within a budget.
+
+:func:`measure_candidates` asks each candidate's backend, best modelled candidate first, to
+compile and time its gradient (the optional ``Backend.measure`` method), giving it the seconds
+left of the budget. A backend declines (returns ``None``) when its compile would not fit in what
+is left; a candidate not measured keeps its modelled figures, and the report says which is which.
+"""
+
+from __future__ import annotations
+
+import statistics
+import time
+from collections.abc import Callable
+from typing import Any
+
+#: Default seconds measured mode may spend in all.
+DEFAULT_BUDGET_SECONDS = 5.0
+#: Most seconds spent timing one candidate's calls (after its compile).
+TIMING_SECONDS = 0.5
+
+# Replaced by tests to check the budget mechanism without depending on machine speed.
+_clock: Callable[[], float] = time.perf_counter
+
+
+def time_calls(
+    fn: Callable[[], Any], budget_seconds: float, *, max_calls: int = 200, min_calls: int = 3
+) -> tuple[float, int]:
+    """Median seconds of ``fn()`` over as many calls as fit in ``budget_seconds``.
+
+    Parameters
+    ----------
+    fn : callable
+        Called with no arguments; must block until its work is done.
+    budget_seconds : float
+        Time to spend; at least ``min_calls`` calls are made whatever it is.
+    max_calls, min_calls : int
+
+    Returns
+    -------
+    median_seconds : float
+    calls : int
+    """
+    times: list[float] = []
+    deadline = time.perf_counter() + budget_seconds
+    while len(times) < max_calls and (len(times) < min_calls or time.perf_counter() < deadline):
+        start = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - start)
+    return statistics.median(times), len(times)
+
+
+def measure_candidates(
+    scored: list[Any],
+    model: Any,
+    profile: Any,
+    machine: Any,
+    registry: Any,
+    *,
+    budget: float,
+    steps: int,
+    draws: int,
+    chains: int,
+) -> dict[str, Any]:
+    """Replace modelled estimates with measured ones, within ``budget`` seconds.
+
+    Parameters
+    ----------
+    scored : list
+        The selector's scored candidates, best first; each has ``candidate``, ``estimate``,
+        ``measure_note`` and ``rescore(steps, draws, chains)``. Updated in place.
+    model : pm.Model or None
+        Needed to compile anything; with ``None`` nothing is measured.
+    profile, machine, registry
+        As for selection.
+    budget : float
+        Seconds available in all.
+    steps, draws, chains : int
+        The run being estimated, to rescore measured candidates.
+
+    Returns
+    -------
+    dict
+        ``budget_seconds``, ``spent_seconds``, ``measured`` (label, seconds taken, measured
+        seconds per gradient) and ``not_measured`` (label, why).
+    """
+    start = _clock()
+    log: dict[str, Any] = {"budget_seconds": budget, "spent_seconds": 0.0, "measured": [],
+                           "not_measured": []}
+
+    def skip(s: Any, why: str) -> None:
+        log["not_measured"].append({"candidate": s.candidate.label, "why": why})
+        s.measure_note = f"not measured: {why}"
+
+    for s in scored:
+        backend = registry.backends[s.candidate.backend]
+        fn = getattr(backend, "measure", None)
+        left = budget - (_clock() - start)
+        if model is None:
+            skip(s, "select() was given a profile without its model")
+        elif fn is None:
+            skip(s, f"backend {s.candidate.backend!r} has no measure()")
+        elif left <= 0:
+            skip(s, f"the {budget:g} s measurement budget was spent")
+        else:
+            began = _clock()
+            try:
+                est = fn(s.candidate, model, profile, machine, left)
+            except Exception as exc:  # a backend's failure to measure is not a failure to run
+                skip(s, f"measure() raised {type(exc).__name__}: {exc}")
+                continue
+            took = _clock() - began
+            if est is None:
+                skip(s, f"its compile would not fit in the {left:.1f} s left of the budget")
+                continue
+            s.estimate = est
+            s.rescore(steps, draws, chains)
+            s.measure_note = f"measured in {took:.2f} s"
+            log["measured"].append({
+                "candidate": s.candidate.label, "seconds": took,
+                "seconds_per_gradient": est.seconds_per_gradient.value,
+                "note": est.seconds_per_gradient.note,
+            })
+    log["spent_seconds"] = _clock() - start
+    return log

@@ -1,0 +1,284 @@
+"""Is float32 safe for this model? Compare its log density and gradient with float64's.
+
+The model's logp-and-gradient graph (built in float64) is rebuilt with every float64 input,
+constant and data container in float32, so each operation computes and rounds in float32 as a
+float32 backend would. Both graphs are evaluated, without JIT compilation (PyTensor's
+``FAST_COMPILE`` mode), at the initial point and at a few points jittered as PyMC jitters chain
+starts (uniform(-1, 1) on the unconstrained scale). float32 is safe when every float32 value is
+finite where float64's is, and the errors are within the tolerances:
+
+- log density: ``|logp32 - logp64| / max(|logp64|, 1)`` at most ``logp_rtol`` (default 1e-4);
+- gradient: ``||grad32 - grad64|| / max(||grad64||, 1)`` at most ``grad_rtol`` (default 1e-3).
+
+The check vouches for the evaluations a sampler starts from, not for a whole run: a float32 run
+that diverges heavily is caught afterwards (:func:`divergence_fraction`) and re-run in float64 by
+:func:`pymc_accel.sample`.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+import numpy as np
+
+LOGP_RTOL = 1e-4
+GRAD_RTOL = 1e-3
+JITTERED_POINTS = 3
+#: A float32 run whose share of divergent transitions exceeds this is re-run in float64.
+DIVERGENCE_FALLBACK_FRACTION = 0.1
+
+
+@dataclass
+class PrecisionCheck:
+    """The outcome of comparing float32 with float64 on one model.
+
+    Attributes
+    ----------
+    safe : bool
+        Whether float32 passed: finite wherever float64 is, errors within tolerance.
+    points : int
+        Points evaluated (the initial point plus jittered ones).
+    logp_rel_error, grad_rel_error : float
+        Largest relative errors seen over the points (``inf`` when float32 was not finite).
+    logp_rtol, grad_rtol : float
+        The tolerances applied.
+    problem : str
+        Why float32 failed, empty when it passed.
+    seconds : float
+        Time the check took.
+    """
+
+    safe: bool
+    points: int
+    logp_rel_error: float
+    grad_rel_error: float
+    logp_rtol: float = LOGP_RTOL
+    grad_rtol: float = GRAD_RTOL
+    problem: str = ""
+    seconds: float = 0.0
+    per_point: list[dict[str, Any]] = field(default_factory=list)
+
+    def summary(self) -> str:
+        """One line for reports, with the measured errors and the tolerances."""
+        errors = (
+            f"max logp rel. error {self.logp_rel_error:.2g} (tolerance {self.logp_rtol:g}), "
+            f"max gradient rel. error {self.grad_rel_error:.2g} (tolerance {self.grad_rtol:g}) "
+            f"over {self.points} points"
+        )
+        if self.safe:
+            return f"float32 safe: {errors}"
+        return f"float32 unsafe: {self.problem}; {errors}"
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain-data form."""
+        return asdict(self)
+
+
+def float32_graph(inputs: list[Any], outputs: list[Any]) -> tuple[list[Any], list[Any]]:
+    """Rebuild a float64 graph so that it computes in float32.
+
+    Every float64 input becomes a float32 input of the same shape, float64 constants and shared
+    variables become float32 copies, explicit casts to float64 cast to float32, and each node is
+    rebuilt on its float32 inputs. A node that cannot be rebuilt on float32 inputs (an op with
+    fixed inner types, such as a ``Scan``) runs on its original dtypes with its float outputs
+    rounded to float32, which still rounds at its boundary.
+
+    Parameters
+    ----------
+    inputs, outputs : list of TensorVariable
+        The graph, e.g. a model's value variables and ``[logp, *gradients]``.
+
+    Returns
+    -------
+    new_inputs, new_outputs : list of TensorVariable
+    """
+    import pytensor
+    import pytensor.tensor as pt
+    from pytensor.graph.basic import Constant
+    from pytensor.graph.traversal import io_toposort
+    from pytensor.scalar.basic import Cast
+    from pytensor.tensor.elemwise import Elemwise
+    from pytensor.tensor.sharedvar import TensorSharedVariable
+
+    mapping: dict[Any, Any] = {}
+    new_inputs = []
+    for var in inputs:
+        new = var
+        if getattr(var.type, "dtype", None) == "float64":
+            new = var.type.clone(dtype="float32")(name=var.name)
+        mapping[var] = new
+        new_inputs.append(new)
+
+    def converted(var: Any) -> Any:
+        if var in mapping:
+            return mapping[var]
+        new = var
+        if getattr(var.type, "dtype", None) == "float64":
+            if isinstance(var, Constant):
+                new = pt.constant(np.asarray(var.data, dtype="float32"), name=var.name)
+            elif isinstance(var, TensorSharedVariable):
+                new = pytensor.shared(
+                    np.asarray(var.get_value(borrow=True), dtype="float32"),
+                    name=var.name, shape=var.type.shape,
+                )
+        mapping[var] = new
+        return new
+
+    for node in io_toposort(inputs, outputs):
+        op = node.op
+        if isinstance(op, Elemwise) and isinstance(op.scalar_op, Cast) and (
+            op.scalar_op.o_type.dtype == "float64"
+        ):
+            op = Elemwise(Cast(pytensor.scalar.float32, name="cast_float32"))
+        new_ins = [converted(v) for v in node.inputs]
+        try:
+            rebuilt = op.make_node(*new_ins)
+            if len(rebuilt.outputs) != len(node.outputs):
+                raise TypeError("output count changed")
+            outs = rebuilt.outputs
+        except Exception:  # fixed inner types: run as built, round the outputs
+            originals = [
+                pt.cast(n, o.type.dtype) if getattr(n.type, "dtype", None) != getattr(o.type, "dtype", None)
+                else n
+                for n, o in zip(new_ins, node.inputs, strict=True)
+            ]
+            outs = op.make_node(*originals).outputs
+        for old, new in zip(node.outputs, outs, strict=True):
+            if getattr(new.type, "dtype", None) == "float64":
+                new = pt.cast(new, "float32")
+            mapping[old] = new
+    return new_inputs, [mapping.get(o, converted(o)) for o in outputs]
+
+
+def _points(model: Any, n_jittered: int, initvals: dict | None, seed: int) -> list[dict]:
+    from pymc.initial_point import make_initial_point_fn
+
+    start = make_initial_point_fn(model=model, overrides=initvals or None, jitter_rvs=set())
+    points = [start(seed)]
+    if n_jittered:
+        jitter = make_initial_point_fn(
+            model=model, overrides=initvals or None, jitter_rvs=set(model.free_RVs)
+        )
+        points += [jitter(seed + 1 + i) for i in range(n_jittered)]
+    return points
+
+
+def _rel(err: float, ref: float) -> float:
+    return err / max(abs(ref), 1.0)
+
+
+def check_float32(
+    model: Any = None,
+    *,
+    n_jittered: int = JITTERED_POINTS,
+    logp_rtol: float = LOGP_RTOL,
+    grad_rtol: float = GRAD_RTOL,
+    initvals: dict | None = None,
+    seed: int = 0,
+) -> PrecisionCheck:
+    """Compare the model's float32 log density and gradient with float64's.
+
+    Parameters
+    ----------
+    model : pm.Model, optional
+        A model built in float64 (defaults to the model on the context stack).
+    n_jittered : int, default 3
+        Jittered points evaluated besides the initial point.
+    logp_rtol, grad_rtol : float
+        Tolerances on the relative errors (see the module docstring).
+    initvals : dict, optional
+        Initial values, as given to ``pm.sample``.
+    seed : int, default 0
+        Seed of the jitter.
+
+    Returns
+    -------
+    PrecisionCheck
+        ``safe`` is False, with the reason and the measured errors, when float32 is not finite
+        where float64 is or an error exceeds its tolerance.
+    """
+    import pymc as pm
+    import pytensor
+
+    start = time.perf_counter()
+    model = pm.modelcontext(model)
+    value_vars = list(model.value_vars)
+    logp = model.logp()
+    grads = pytensor.grad(logp, value_vars)
+    f64 = pytensor.function(value_vars, [logp, *grads], mode="FAST_COMPILE",
+                            on_unused_input="ignore")
+    ins32, outs32 = float32_graph(value_vars, [logp, *grads])
+    f32 = pytensor.function(ins32, outs32, mode="FAST_COMPILE", on_unused_input="ignore")
+
+    logp_err = grad_err = 0.0
+    problem = ""
+    per_point = []
+    points = _points(model, n_jittered, initvals, seed)
+    for i, point in enumerate(points):
+        where = "the initial point" if i == 0 else f"jittered point {i}"
+        args = [point[v.name] for v in value_vars]
+        lp64, *g64 = f64(*args)
+        lp32, *g32 = f32(*[np.asarray(a, dtype="float32") if a.dtype == np.float64 else a
+                           for a in args])
+        g64 = np.concatenate([np.ravel(g) for g in g64]) if g64 else np.zeros(0)
+        g32 = np.concatenate([np.ravel(g) for g in g32]).astype("float64") if g32 else np.zeros(0)
+        if not (np.isfinite(lp64) and np.all(np.isfinite(g64))):
+            per_point.append({"point": where, "skipped": "float64 not finite"})
+            continue  # nothing to compare against
+        if not np.isfinite(lp32) or not np.all(np.isfinite(g32)):
+            what = "log density" if not np.isfinite(lp32) else "gradient"
+            value = float(lp32) if not np.isfinite(lp32) else "non-finite entries"
+            problem = problem or (
+                f"the {what} is not finite in float32 at {where} ({value}; float64 logp "
+                f"{float(lp64):.6g})"
+            )
+            logp_err, grad_err = math.inf, math.inf
+            per_point.append({"point": where, "logp64": float(lp64), "logp32": float(lp32)})
+            continue
+        le = _rel(float(abs(float(lp32) - float(lp64))), float(lp64))
+        ge = float(np.linalg.norm(g32 - g64)) / max(float(np.linalg.norm(g64)), 1.0)
+        per_point.append({"point": where, "logp64": float(lp64), "logp32": float(lp32),
+                          "logp_rel_error": le, "grad_rel_error": ge})
+        if not problem and le > logp_rtol:
+            problem = f"log density differs from float64 by {le:.2g} (relative) at {where}"
+        if not problem and ge > grad_rtol:
+            problem = f"gradient differs from float64 by {ge:.2g} (relative) at {where}"
+        logp_err, grad_err = max(logp_err, le), max(grad_err, ge)
+    compared = [p for p in per_point if "skipped" not in p]
+    if not compared and not problem:
+        problem = "float64 itself is not finite at any checked point; nothing to compare"
+    return PrecisionCheck(
+        safe=not problem,
+        points=len(points),
+        logp_rel_error=logp_err,
+        grad_rel_error=grad_err,
+        logp_rtol=logp_rtol,
+        grad_rtol=grad_rtol,
+        problem=problem,
+        seconds=time.perf_counter() - start,
+        per_point=per_point,
+    )
+
+
+def divergence_fraction(idata: Any) -> tuple[float, str]:
+    """Share of divergent transitions in a result, and which draws it was measured on.
+
+    Tuning draws are used when the result kept them (``warmup_sample_stats``), the kept draws
+    otherwise.
+
+    Returns
+    -------
+    fraction : float
+        ``nan`` when the result has no ``diverging`` statistic.
+    where : str
+        ``"tuning"`` or ``"draws"``.
+    """
+    for group, where in (("warmup_sample_stats", "tuning"), ("sample_stats", "draws")):
+        if group in idata.children and "diverging" in idata[group]:
+            div = np.asarray(idata[group]["diverging"])
+            if div.size:
+                return float(div.mean()), where
+    return math.nan, "draws"

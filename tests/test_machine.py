@@ -1,0 +1,108 @@
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+
+import pytest
+
+from pymc_accel import costmodel, machine
+from pymc_accel.cli import main
+from pymc_accel.devices import Devices, Gpu
+from pymc_accel.machine import DeviceFigures, MachineFigures, machine_figures
+from pymc_accel.models import eight_schools, hierarchical_logistic
+from pymc_accel.profile import profile_model
+
+
+@pytest.fixture
+def fresh_cache(tmp_path, monkeypatch):
+    monkeypatch.setenv("PYMC_ACCEL_CACHE_DIR", str(tmp_path))
+    monkeypatch.setattr(machine, "_FIGURES", None)
+    return tmp_path
+
+
+def test_calibration_measures_every_cpu_figure_and_is_cached_by_versions(fresh_cache, monkeypatch):
+    first = machine_figures()
+    assert first.source.startswith("measured")
+    for figures in (first.cpu_flops, first.cpu_bandwidth, first.cpu_matmul_flops):
+        assert set(figures) == {"float32", "float64"} and min(figures.values()) > 0
+    assert first.cpu_call_seconds > 0
+    assert set(first.versions) == {"numpy", "pytensor", "numba"}
+    files = list(fresh_cache.glob("machine-*.json"))
+    assert [f.name for f in files] == [f"machine-{first.key}.json"]
+    assert json.loads(files[0].read_text())["cpu_call_seconds"] == first.cpu_call_seconds
+
+    monkeypatch.setattr(machine, "_FIGURES", None)
+    again = machine_figures()
+    assert again.source == "cached" and again.cpu_flops == first.cpu_flops
+
+    real = machine.library_versions
+    monkeypatch.setattr(machine, "library_versions",
+                        lambda names: {**real(names), "numpy": "0.0-other"})
+    assert machine.machine_key() != first.key  # another numpy: measured again, not reused
+
+
+def test_jax_device_calibration_runs_on_the_cpu_platform():
+    from pymc_accel.calibration_jax import calibrate_jax_device
+
+    dev = calibrate_jax_device("cpu", scale=1 / 256)
+    assert dev.platform == "cpu"
+    for figures in (dev.flops, dev.bandwidth, dev.matmul_flops):
+        assert set(figures) == {"float32", "float64"} and min(figures.values()) > 0
+    assert dev.launch_seconds > 0 and dev.call_seconds > 0
+
+
+def test_gpu_figures_are_calibrated_once_and_cached(fresh_cache, monkeypatch):
+    import pymc_accel.calibration_jax as cj
+
+    calls = []
+
+    def fake(platform="gpu", *, scale=1.0):
+        calls.append(platform)
+        return DeviceFigures("gpu", "Fake GPU", {"float32": 1e13, "float64": 1e12},
+                             {"float32": 1e12, "float64": 1e12}, {"float32": 5e13, "float64": 5e12},
+                             launch_seconds=5e-6, call_seconds=3e-5)
+
+    monkeypatch.setattr(cj, "calibrate_jax_device", fake)
+    gpu = Devices(cpu_cores=2, gpus=(Gpu(0, "Fake GPU", 2**34),), jax_installed=True)
+    figures = machine_figures(devices=gpu)
+    assert figures.accelerator("gpu").kind == "Fake GPU" and calls == ["gpu"]
+    assert "gpu Fake GPU figures measured" in figures.describe()
+    monkeypatch.setattr(machine, "_FIGURES", None)
+    assert machine_figures(devices=gpu).accelerator("gpu").source == "cached"
+    assert calls == ["gpu"]
+    assert len(list(fresh_cache.glob("device-gpu-*.json"))) == 1
+
+
+def _machine(**kw) -> MachineFigures:
+    base = MachineFigures({"float32": 1e10, "float64": 1e10}, {"float32": 1e10, "float64": 1e10},
+                          {"float32": 1e11, "float64": 5e10}, cpu_call_seconds=2.5e-6)
+    return replace(base, **kw)
+
+
+def test_gpu_estimate_uses_calibrated_launch_latency():
+    profile = profile_model(eight_schools())
+    gpu = DeviceFigures("gpu", "G", {"float32": 1e13, "float64": 1e12},
+                        {"float32": 1e12, "float64": 1e12}, {"float32": 1e14, "float64": 1e13},
+                        launch_seconds=1e-5, call_seconds=1e-4)
+    slow = replace(gpu, launch_seconds=1e-4)
+    fast_fig = costmodel.gpu_gradient_seconds(profile, "float32", _machine(accelerators={"gpu": gpu}))
+    slow_fig = costmodel.gpu_gradient_seconds(profile, "float32", _machine(accelerators={"gpu": slow}))
+    # a tiny model is all launches: ten times the latency, about ten times the time
+    assert 9 < slow_fig.value / fast_fig.value <= 10
+    assert "calibrated G" in fast_fig.note
+
+
+def test_driver_overhead_scales_with_the_measured_call_overhead():
+    profile = profile_model(hierarchical_logistic(500, 20, 2).model)
+    rt = costmodel.NUMBA_PYMC
+    ref = costmodel.driver_seconds(profile, _machine(cpu_call_seconds=costmodel.REFERENCE_CALL_SECONDS), rt)
+    slow = costmodel.driver_seconds(profile, _machine(cpu_call_seconds=3 * costmodel.REFERENCE_CALL_SECONDS), rt)
+    assert slow == pytest.approx(3 * ref)
+    assert ref == pytest.approx(rt.per_gradient_seconds + rt.per_dimension_seconds * profile.n_free)
+
+
+def test_calibrate_command_refreshes_and_prints(fresh_cache, capsys):
+    assert main(["calibrate", "--device", "cpu"]) == 0
+    out = capsys.readouterr().out
+    assert "GFLOP/s" in out and "call" in out and str(fresh_cache) in out.replace("\n", "")
+    assert list(fresh_cache.glob("machine-*.json"))

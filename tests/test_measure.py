@@ -1,0 +1,129 @@
+from __future__ import annotations
+
+import pytest
+
+import pymc_accel
+from pymc_accel import measure
+from pymc_accel.backend import Candidate, Estimate, Figure
+from pymc_accel.devices import Devices
+from pymc_accel.measure import time_calls
+from pymc_accel.models import conjugate_normal, eight_schools
+from pymc_accel.registry import build_registry
+from pymc_accel.selection import select
+
+CPU_ONLY = Devices(cpu_cores=2, jax_installed=True, note="test: no GPU")
+
+
+class _Clock:
+    def __init__(self):
+        self.now = 0.0
+
+    def __call__(self):
+        return self.now
+
+
+class _Timed:
+    """A backend with four candidates whose measure() takes two (fake) seconds each and
+    reports a gradient four times faster than modelled."""
+
+    name = "timed"
+    description = "fake measured backend"
+
+    def __init__(self, clock):
+        self.clock = clock
+        self.budgets: list[float] = []
+
+    def candidates(self, profile, devices):
+        return [Candidate(self.name, "cpu", "float64", (("n", i),)) for i in range(4)]
+
+    def estimate(self, candidate, profile, machine):
+        return Estimate(Figure(1e-5 * (1 + candidate.option("n"))), Figure(10.0), Figure(1.0))
+
+    def measure(self, candidate, model, profile, machine, budget_seconds):
+        self.budgets.append(budget_seconds)
+        self.clock.now += 2.0
+        modelled = self.estimate(candidate, profile, machine)
+        return Estimate(Figure(modelled.seconds_per_gradient.value / 4, "measured"),
+                        modelled.gradients_per_draw, modelled.fixed_seconds)
+
+
+class _Unmeasurable(_Timed):
+    name = "plain"
+    measure = None  # a third-party backend without the optional method
+
+
+def _registry(*backends):
+    reg = build_registry(autoload=False, builtins=False)
+    for b in backends:
+        reg.backends[b.name] = b
+        reg.origins[b.name] = "test"
+    return reg
+
+
+def test_measurement_stops_when_the_budget_is_spent(monkeypatch):
+    clock = _Clock()
+    monkeypatch.setattr(measure, "_clock", clock)
+    backend = _Timed(clock)
+    report = select(conjugate_normal().model, registry=_registry(backend), devices=CPU_ONLY,
+                    measure=True, measure_budget=5.0)
+    # each candidate is offered what is left: 5, 3, 1 seconds; the fourth finds none left
+    assert backend.budgets == [5.0, 3.0, 1.0]
+    m = report.measurement
+    assert m["budget_seconds"] == 5.0 and m["spent_seconds"] == 6.0
+    assert len(m["measured"]) == 3
+    assert [n["why"] for n in m["not_measured"]] == ["the 5 s measurement budget was spent"]
+    by_label = {r.label: r for r in report.rows}
+    assert "s/grad measured" in by_label["timed[cpu,float64,n=0]"].sources
+    assert by_label["timed[cpu,float64,n=0]"].seconds_per_gradient == pytest.approx(1e-5 / 4)
+    assert "s/grad modelled" in by_label["timed[cpu,float64,n=3]"].sources
+    assert "budget was spent" in by_label["timed[cpu,float64,n=3]"].reason
+    assert "3 measured, 1 modelled" in str(report)
+
+
+def test_backends_without_measure_keep_modelled_figures(monkeypatch):
+    clock = _Clock()
+    monkeypatch.setattr(measure, "_clock", clock)
+    report = select(conjugate_normal().model, registry=_registry(_Unmeasurable(clock)),
+                    devices=CPU_ONLY, measure=True)
+    assert not report.measurement["measured"]
+    assert all("has no measure()" in n["why"] for n in report.measurement["not_measured"])
+
+
+def test_time_calls_counts_calls_within_its_limits():
+    calls = []
+    median, n = time_calls(lambda: calls.append(1), 0.0, min_calls=3)
+    assert n == len(calls) == 3 and median >= 0
+    calls.clear()
+    _, n = time_calls(lambda: calls.append(1), 60.0, max_calls=7)
+    assert n == len(calls) == 7
+
+
+def test_builtin_backends_measure_their_gradients():
+    report = select(eight_schools(), registry=build_registry(autoload=False), devices=CPU_ONLY,
+                    measure=True, chains=2)
+    m = report.measurement
+    measured = {e["candidate"] for e in m["measured"]}
+    assert any(label.startswith("numpyro[cpu") for label in measured)
+    for row in report.rows:
+        if row.status == "refused":
+            continue
+        if row.label in measured:
+            assert "s/grad measured" in row.sources and row.seconds_per_gradient > 0
+        else:
+            assert "s/grad modelled" in row.sources and "not measured:" in row.reason
+    assert all("median of" in e["note"] for e in m["measured"])
+
+
+def test_zero_budget_measures_nothing():
+    report = select(eight_schools(), registry=build_registry(autoload=False), devices=CPU_ONLY,
+                    measure=True, measure_budget=0.0)
+    assert not report.measurement["measured"]
+    assert all(r.status == "refused" or "s/grad modelled" in r.sources for r in report.rows)
+
+
+def test_sample_with_measure_records_it_in_the_report():
+    idata = pymc_accel.sample(50, tune=50, chains=2, model=conjugate_normal().model,
+                              progressbar=False, quiet=True, measure=True, random_seed=1,
+                              compute_convergence_checks=False)
+    report = pymc_accel.SelectionReport.from_idata(idata)
+    assert report.request["measure"] is True and report.measurement is not None

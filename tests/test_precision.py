@@ -1,0 +1,162 @@
+from __future__ import annotations
+
+import arviz as az
+import numpy as np
+import pytensor
+import pytest
+
+import pymc_accel
+from pymc_accel.backend import Candidate, Estimate, Figure
+from pymc_accel.devices import Devices
+from pymc_accel.errors import PrecisionWarning
+from pymc_accel.models import conjugate_normal, eight_schools
+from pymc_accel.precision import (
+    DIVERGENCE_FALLBACK_FRACTION,
+    GRAD_RTOL,
+    check_float32,
+    divergence_fraction,
+    float32_graph,
+)
+from pymc_accel.profile import profile_model
+from pymc_accel.registry import build_registry
+from pymc_accel.selection import select
+from tests.models import float32_overflow_model, large_offset_model
+
+CPU_ONLY = Devices(cpu_cores=2, jax_installed=True, note="test: no GPU")
+
+
+def test_float32_graph_computes_in_float32():
+    model = eight_schools()
+    logp = model.logp()
+    ins, outs = float32_graph(list(model.value_vars), [logp, *pytensor.grad(logp, model.value_vars)])
+    assert {i.dtype for i in ins} == {"float32"}
+    assert {o.dtype for o in outs} == {"float32"}
+
+
+def test_float32_is_safe_on_eight_schools():
+    check = check_float32(eight_schools())
+    assert check.safe and not check.problem
+    assert check.points == 4  # the initial point and three jittered ones
+    assert 0 < check.grad_rel_error < check.grad_rtol
+    assert 0 <= check.logp_rel_error < check.logp_rtol
+    assert "float32 safe" in check.summary()
+
+
+def test_float32_fails_on_large_offsets_with_the_measured_error():
+    check = check_float32(large_offset_model())
+    assert not check.safe
+    assert check.grad_rel_error > GRAD_RTOL
+    assert "differs from float64" in check.problem
+    assert f"{check.grad_rel_error:.2g}" in check.summary()
+
+
+def test_float32_fails_when_its_initial_logp_is_not_finite():
+    check = check_float32(float32_overflow_model())
+    assert not check.safe
+    assert "not finite in float32 at the initial point" in check.problem
+
+
+class _TwoPrecisions:
+    """A backend whose float32 candidate is estimated twice as fast as its float64 one."""
+
+    name = "fake"
+    description = "two precisions"
+
+    def __init__(self, diverging32: float = 0.0):
+        self.diverging32 = diverging32
+        self.sampled: list[str] = []
+
+    def candidates(self, profile, devices):
+        return [Candidate(self.name, "cpu", p) for p in ("float64", "float32")]
+
+    def estimate(self, candidate, profile, machine):
+        per_grad = 1e-6 if candidate.precision == "float32" else 2e-6
+        return Estimate(Figure(per_grad), Figure(10.0), Figure(0.1))
+
+    def sample(self, model, candidate, request):
+        self.sampled.append(candidate.precision)
+        share = self.diverging32 if candidate.precision == "float32" else 0.0
+        diverging = np.zeros((request.chains, request.draws), bool)
+        diverging.flat[: int(share * diverging.size)] = True
+        return az.from_dict({"posterior": {"mu": np.zeros((request.chains, request.draws))},
+                             "sample_stats": {"diverging": diverging}})
+
+
+def _registry(backend):
+    reg = build_registry(autoload=False, builtins=False)
+    reg.backends[backend.name] = backend
+    reg.origins[backend.name] = "test"
+    return reg
+
+
+def test_selection_uses_float32_only_where_the_check_passes():
+    safe = select(conjugate_normal().model, registry=_registry(_TwoPrecisions()), devices=CPU_ONLY)
+    assert safe.candidate.precision == "float32"
+    assert safe.precision_check["safe"]
+    unsafe = select(large_offset_model(), registry=_registry(_TwoPrecisions()), devices=CPU_ONLY)
+    assert unsafe.candidate.precision == "float64"
+    refused = next(r for r in unsafe.rows if r.precision == "float32")
+    assert refused.status == "refused" and "float32 unsafe" in refused.reason
+    assert f"{unsafe.precision_check['grad_rel_error']:.2g}" in refused.reason
+    assert "float32 check" in str(unsafe)
+
+
+def test_float32_is_not_checked_when_it_would_not_be_chosen():
+    report = select(large_offset_model(), registry=build_registry(autoload=False),
+                    devices=CPU_ONLY, chains=2)
+    assert report.candidate.precision == "float64" and report.precision_check is None
+    assert any(r.precision == "float32" and "checked only when" in r.reason for r in report.rows)
+
+
+def test_explicit_float32_wins_with_a_warning_naming_the_error():
+    with pytest.warns(PrecisionWarning, match=r"float32 unsafe: .*gradient rel. error"):
+        report = select(large_offset_model(), precision="float32",
+                        registry=_registry(_TwoPrecisions()), devices=CPU_ONLY)
+    assert report.candidate.precision == "float32"
+
+
+def test_a_profile_without_its_model_cannot_vouch_for_float32():
+    profile = profile_model(conjugate_normal().model)
+    report = select(profile=profile, registry=_registry(_TwoPrecisions()), devices=CPU_ONLY)
+    assert report.candidate.precision == "float64"
+    assert any("without its model" in r.reason for r in report.rows if r.status == "refused")
+
+
+def test_divergence_fraction_reads_diverging():
+    backend = _TwoPrecisions(diverging32=0.5)
+    idata = backend.sample(None, Candidate("fake", "cpu", "float32"),
+                           pymc_accel.SampleRequest(draws=10, chains=2))
+    assert divergence_fraction(idata) == (0.5, "draws")
+
+
+def _sample(monkeypatch, backend, **kw):
+    from pymc_accel import integration
+
+    monkeypatch.setattr(integration, "get_registry", lambda: _registry(backend))
+    return pymc_accel.sample(20, tune=20, chains=2, model=conjugate_normal().model,
+                             progressbar=False, quiet=True, **kw)
+
+
+def test_diverging_float32_run_falls_back_to_float64_and_says_so(monkeypatch):
+    backend = _TwoPrecisions(diverging32=2 * DIVERGENCE_FALLBACK_FRACTION)
+    idata = _sample(monkeypatch, backend)
+    assert backend.sampled == ["float32", "float64"]
+    report = pymc_accel.SelectionReport.from_idata(idata)
+    assert report.chosen == "fake[cpu,float64]"
+    assert any("re-ran in float64" in n and "divergent" in n for n in report.notes)
+
+
+def test_healthy_float32_run_and_explicit_float32_are_kept(monkeypatch):
+    healthy = _TwoPrecisions(diverging32=DIVERGENCE_FALLBACK_FRACTION / 2)
+    _sample(monkeypatch, healthy)
+    assert healthy.sampled == ["float32"]
+    forced = _TwoPrecisions(diverging32=1.0)
+    _sample(monkeypatch, forced, precision="float32")
+    assert forced.sampled == ["float32"]  # the user's choice wins
+
+
+def test_a_named_backend_keeps_the_model_precision():
+    report = select(conjugate_normal().model, backend="fake", registry=_registry(_TwoPrecisions()),
+                    devices=CPU_ONLY)
+    assert report.candidate.precision == "float64" and report.precision_check is None
+    assert any("named explicitly" in r.reason for r in report.rows if r.precision == "float32")
