@@ -1,0 +1,117 @@
+"""The deer_mala backend through the call users write: pymc_accel.sample(nuts_sampler=...)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pymc as pm
+import pytest
+from scipy import stats
+
+import pymc_accel
+from pymc_accel.backends.deer_mala import DeerMalaBackend, default_jacobian
+from pymc_accel.devices import Devices, Gpu
+from pymc_accel.machine import machine_figures
+from pymc_accel.models import eight_schools
+from pymc_accel.profile import profile_model
+
+A, B = 3.0, 2.0
+Y = np.random.default_rng(4).normal(0.0, 1.5, size=40)
+
+
+def scale_model() -> pm.Model:
+    """y ~ N(0, sigma) with sigma^2 ~ InvGamma(A, B): sigma^2 | y ~ InvGamma(A + n/2, B + sum y^2/2).
+    A constrained (log-transformed) variable with a closed-form posterior."""
+    with pm.Model(coords={"obs": np.arange(Y.size)}) as model:
+        s2 = pm.InverseGamma("s2", A, B)
+        pm.Normal("y", 0.0, pm.math.sqrt(s2), observed=Y, dims="obs")
+    return model
+
+
+def _sample(model, **kw):
+    base = dict(draws=1000, tune=600, chains=2, random_seed=7, progressbar=False, quiet=True,
+                compute_convergence_checks=False)
+    return pymc_accel.sample(model=model, nuts_sampler="deer_mala", **{**base, **kw})
+
+
+@pytest.fixture(scope="module")
+def idata():
+    return _sample(scale_model(), precision="float64")
+
+
+def test_constrained_scale_posterior_on_the_constrained_scale(idata):
+    import arviz as az
+
+    posterior = stats.invgamma(A + Y.size / 2, scale=B + (Y**2).sum() / 2)
+    draws = idata.posterior["s2"].to_numpy()
+    assert (draws > 0).all()  # mapped back through the log transform
+    post = idata.posterior.to_dataset()
+    se_mean = float(az.mcse(post, method="mean")["s2"])
+    se_sd = float(az.mcse(post, method="sd")["s2"])
+    assert abs(draws.mean() - posterior.mean()) < 4 * se_mean
+    assert abs(draws.std() - posterior.std()) < 4 * se_sd
+    assert "s2_log__" not in post  # PyMC's default: transformed values are not stored
+
+
+def test_result_has_pm_sample_shape_and_deer_stats(idata):
+    assert {"posterior", "sample_stats", "observed_data"} <= set(idata.children)
+    assert idata.posterior.sizes["chain"] == 2 and idata.posterior.sizes["draw"] == 1000
+    assert idata.observed_data["y"].dims == ("obs",)
+    stats_ = idata.sample_stats
+    assert {"acceptance_rate", "step_size", "lp", "diverging", "newton_iterations"} <= set(
+        stats_.data_vars
+    )
+    assert stats_["diverging"].dtype == bool
+    # newton_iterations is per window: constant over each window of 64 draws
+    iters = stats_["newton_iterations"].to_numpy()
+    assert (iters[:, :64] == iters[:, :1]).all() and iters.min() >= 1
+    assert 0.35 < float(stats_["acceptance_rate"].mean()) < 0.8
+    assert pymc_accel.SelectionReport.from_idata(idata).chosen.startswith("deer_mala[cpu,float64")
+
+
+def test_float32_runs_in_float32():
+    idata = _sample(scale_model(), precision="float32", draws=200, tune=200)
+    assert idata.posterior["s2"].dtype == np.float32
+    assert np.isfinite(idata.posterior["s2"].to_numpy()).all()
+
+
+def test_seeded_runs_reproduce():
+    a = _sample(eight_schools(), draws=100, tune=100, random_seed=3)
+    b = _sample(eight_schools(), draws=100, tune=100, random_seed=3)
+    c = _sample(eight_schools(), draws=100, tune=100, random_seed=4)
+    np.testing.assert_array_equal(a.posterior["mu"].to_numpy(), b.posterior["mu"].to_numpy())
+    assert not np.array_equal(a.posterior["mu"].to_numpy(), c.posterior["mu"].to_numpy())
+    assert a.posterior["theta"].dims == ("chain", "draw", "school")
+
+
+def test_sequential_method_and_options_pass_through():
+    idata = _sample(scale_model(), draws=100, tune=100, method="sequential", window=20)
+    assert (idata.sample_stats["newton_iterations"].to_numpy() == 0).all()
+
+
+def test_unknown_option_is_named():
+    with pytest.raises(pymc_accel.PymcAccelError, match="options are jacobian, window"):
+        _sample(scale_model(), draws=10, tune=10, windw=8)
+
+
+def test_candidates_and_estimate():
+    profile = profile_model(eight_schools())
+    backend = DeerMalaBackend()
+    cpu = Devices(cpu_cores=2, jax_installed=True, note="no GPU in tests")
+    answers = backend.candidates(profile, cpu)
+    cands = [a for a in answers if isinstance(a, pymc_accel.Candidate)]
+    assert {(c.device, c.precision) for c in cands} == {("cpu", "float64"), ("cpu", "float32")}
+    assert any(isinstance(a, pymc_accel.Refusal) and a.device == "gpu" for a in answers)
+    assert cands[0].option("jacobian") == default_jacobian(profile.n_free) == "stoch_diag"
+    est = backend.estimate(cands[0], profile, machine_figures())
+    assert est.seconds_per_gradient.value > 0 and est.gradients_per_draw.value > 0.5
+    assert 0 < est.relative_efficiency.value < 1  # MALA mixes worse per draw than NUTS
+    gpu = Devices(cpu_cores=2, gpus=(Gpu(0, "H100", 80 * 2**30),),
+                  jax_installed=True)
+    assert any(c.device == "gpu" for c in backend.candidates(profile, gpu) if isinstance(c, pymc_accel.Candidate))
+
+
+def test_auto_does_not_pick_deer_on_a_cpu_for_a_small_model():
+    # On a CPU a DEER window costs more gradients than the sequential chain it reproduces.
+    report = pymc_accel.explain(eight_schools())
+    assert not report.chosen.startswith("deer_mala")
+    assert any(r.backend == "deer_mala" for r in report.rows)
