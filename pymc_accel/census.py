@@ -44,6 +44,21 @@ class ScanSummary:
 
 
 @dataclass
+class DenseOp:
+    """One dense linear algebra op: its name, the shapes of its operands and output, its flops."""
+
+    op: str
+    operands: tuple[tuple[int, ...], ...]
+    output: tuple[int, ...]
+    flops: float
+
+    def describe(self) -> str:
+        """E.g. ``Cholesky(200x200)``."""
+        shapes = ", ".join("x".join(map(str, s)) or "scalar" for s in self.operands)
+        return f"{self.op}({shapes})"
+
+
+@dataclass
 class OpCensus:
     """What one evaluation of a graph costs, by category.
 
@@ -58,6 +73,8 @@ class OpCensus:
         ``dense_linalg``, ``scan`` and ``other``.
     dense_linalg_ops : list of (str, tuple)
         Each dense linear algebra op with the shape of its largest operand.
+    dense_linalg_operands : list of DenseOp
+        Each dense linear algebra op with the shapes of all its operands and its flops.
     largest_dense_operand : int
         Elements in the largest dense linear algebra operand (0 when there is none).
     scans : list of ScanSummary
@@ -69,6 +86,7 @@ class OpCensus:
     flops_by_category: dict[str, float] = field(default_factory=lambda: dict.fromkeys(CATEGORIES, 0.0))
     bytes_by_category: dict[str, float] = field(default_factory=lambda: dict.fromkeys(CATEGORIES, 0.0))
     dense_linalg_ops: list[tuple[str, tuple[int, ...]]] = field(default_factory=list)
+    dense_linalg_operands: list[DenseOp] = field(default_factory=list)
     largest_dense_operand: int = 0
     scans: list[ScanSummary] = field(default_factory=list)
     unknown_shapes: int = 0
@@ -127,12 +145,26 @@ def _dense_flops(name: str, node: Any, census: OpCensus) -> tuple[float, tuple[i
         first = shapes[0] if shapes else ()
         inner = first[-1] if first else 1
         return 2.0 * out * inner, largest
+    if "Solve" in name and len(shapes) >= 2 and len(shapes[0]) >= 2:
+        # A x = b: a factorisation (none for triangular and Cholesky solves) plus n^2 per
+        # right-hand side, per batch of A
+        a, b = shapes[0], shapes[1]
+        n = a[-1]
+        batch = math.prod(a[:-2]) if len(a) > 2 else 1
+        nrhs = max(1, math.prod(b) // max(1, n * batch))
+        per_rhs = 2.0 if name in ("CholeskySolve", "Solve") else 1.0
+        factor = 2 / 3 * n**3 if name == "Solve" else 0.0
+        return batch * (factor + per_rhs * n * n * nrhs), largest
     for key, factor in _DECOMPOSITIONS.items():
         if key in name:
             n = largest[-1] if largest else 1
             batch = math.prod(largest[:-2]) if len(largest) > 2 else 1
             return factor * batch * n**3 + 2.0 * out, largest
     return 0.0, largest
+
+
+def _static_shape(var: Any) -> tuple[int, ...]:
+    return tuple(-1 if d is None else int(d) for d in (getattr(var.type, "shape", ()) or ()))
 
 
 def _is_dense_linalg(name: str) -> bool:
@@ -169,6 +201,12 @@ def _account(node: Any, census: OpCensus) -> None:
         flops, largest = _dense_flops(core, node, census)
         census.add("dense_linalg", flops, _nbytes(node, census))
         census.dense_linalg_ops.append((core, largest))
+        census.dense_linalg_operands.append(DenseOp(
+            core,
+            tuple(_static_shape(v) for v in node.inputs if getattr(v.type, "ndim", 0) > 0),
+            _static_shape(node.outputs[0]),
+            flops,
+        ))
         census.largest_dense_operand = max(census.largest_dense_operand, math.prod(largest or (0,)))
         return
     if name == "Elemwise":

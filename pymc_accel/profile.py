@@ -81,6 +81,7 @@ class ModelProfile:
             "kernels": c.kernels,
             "dense linear algebra": (
                 f"{c.dense_linalg_share:.0%} of flops, largest operand {c.largest_dense_operand}"
+                f" ({_dense_ops_line(c)})"
                 if self.has_dense_linalg
                 else "none"
             ),
@@ -94,6 +95,13 @@ class ModelProfile:
         d = asdict(self)
         d["free_vars"] = {k: list(v) for k, v in self.free_vars.items()}
         return d
+
+
+def _dense_ops_line(census: OpCensus, most: int = 4) -> str:
+    """The costliest dense ops with their operand shapes, e.g. ``Cholesky(200x200), ...``."""
+    ops = sorted(census.dense_linalg_operands, key=lambda d: -d.flops)
+    text = ", ".join(d.describe() for d in ops[:most])
+    return text + (f", +{len(ops) - most} more" if len(ops) > most else "")
 
 
 def _model_float_dtype(model: pm.Model) -> str:

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import pytensor
+import pytest
 
 from pymc_accel.models import eight_schools, hierarchical_logistic
 from pymc_accel.profile import profile_model
@@ -51,3 +52,27 @@ def test_float32_model_is_recognised():
     with pytensor.config.change_flags(floatX="float32"):
         p = profile_model(hierarchical_logistic(200, 10, 2, dtype="float32").model)
     assert p.float_dtype == "float32"
+
+
+def test_dense_linear_algebra_operands_and_their_flops():
+    small, large = profile_model(dense_model(30)).census, profile_model(dense_model(60)).census
+    chol = next(d for d in small.dense_linalg_operands if d.op == "Cholesky")
+    assert chol.operands == ((30, 30),) and chol.output == (30, 30)
+    assert "Cholesky(30x30)" in profile_model(dense_model(30)).summary()["dense linear algebra"]
+
+    def flops(census, op):
+        return sum(d.flops for d in census.dense_linalg_operands if d.op == op)
+
+    # a factorisation grows as n^3, a triangular solve against one vector as n^2
+    assert 7 < flops(large, "Cholesky") / flops(small, "Cholesky") < 9
+    assert 3.5 < flops(large, "SolveTriangular") / flops(small, "SolveTriangular") < 4.5
+
+
+@pytest.mark.slow
+def test_seed_blog_full_model_is_profiled_completely():
+    # 1M rows, 100k groups, 20 covariates: the profile (timed in docs/benchmarks.md) must see
+    # every shape statically and count the gathers of 1M rows
+    p = profile_model(hierarchical_logistic().model)
+    assert p.n_free == 2 + 2 * 20 + 100_000 * 21 and p.n_observed == 1_000_000
+    assert p.census.unknown_shapes == 0
+    assert p.census.flops_by_category["indexing"] >= 1_000_000 * 20
