@@ -6,6 +6,12 @@ import os
 import warnings
 
 os.environ.setdefault("JAX_PLATFORMS", "cpu")
+# JAX's persistent compilation cache, private to this run: the conformance suite's seeded runs
+# compile identical programs (the seed is data), which then compile once.
+if "JAX_COMPILATION_CACHE_DIR" not in os.environ:
+    import tempfile
+
+    os.environ["JAX_COMPILATION_CACHE_DIR"] = tempfile.mkdtemp(prefix="pymc-accel-jax-cache-")
 
 import pytest  # noqa: E402
 
