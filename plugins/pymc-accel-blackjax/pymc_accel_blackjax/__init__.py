@@ -1,15 +1,21 @@
-"""BlackJAX NUTS for pymc-accel, shipped as a separate package the way a third party would.
+"""BlackJAX NUTS and MCLMC for pymc-accel, shipped as a separate package the way a third party
+would.
 
 Installing this package is all it takes: the entry point in group ``pymc_accel`` (see
 ``pyproject.toml``) makes pymc-accel discover it, ``pymc-accel backends`` lists it, and
 ``pymc_accel.sample(nuts_sampler="blackjax_nuts")`` or ``nuts_sampler="auto"`` can use it.
+
+Two backends: ``blackjax_nuts`` (BlackJAX NUTS through PyMC's own JAX path) and
+``blackjax_mclmc`` (BlackJAX's microcanonical Langevin sampler, which PyMC does not expose; see
+:mod:`pymc_accel_blackjax.mclmc`).
 """
 
 from __future__ import annotations
 
 from importlib.metadata import PackageNotFoundError, version
 
-from pymc_accel import Figure, JaxNutsBackend, Refusal, hookimpl
+from pymc_accel import Candidate, Estimate, Figure, JaxNutsBackend, Refusal, hookimpl
+from pymc_accel_blackjax.mclmc import GRADIENTS_PER_STEP, sample_mclmc
 
 # PyMC 6.4 passes progress_bar into blackjax.window_adaptation (it pops it a line too late),
 # which BlackJAX 1.6 and newer reject from inside a jitted kernel.
@@ -56,7 +62,78 @@ class BlackJaxNutsBackend(JaxNutsBackend):
         )
 
 
+class BlackJaxMclmcBackend(JaxNutsBackend):
+    """BlackJAX MCLMC with BlackJAX's tuning of ``L``, step size and a diagonal preconditioner.
+
+    Same devices, precisions and JAX gradient as the NUTS backends; one integrator step (two
+    gradients) per draw, no accept/reject. Estimate: its effective draws per *gradient* are
+    taken to equal NUTS's (published comparisons report MCLMC ahead by 2x or more above a
+    hundred dimensions; this model does not count on it), so ``relative_efficiency`` is
+    ``2 / (NUTS's gradients per draw)``, and its fixed cost is one XLA program.
+    """
+
+    def __init__(self) -> None:
+        super().__init__(name="blackjax_mclmc", jax_sampler="blackjax")
+        self.description = "BlackJAX MCLMC (tuned L, step size, diagonal preconditioner) on JAX [plugin]"
+
+    def candidates(self, profile, devices):
+        """JAX's candidates, without the NUTS chain method; refused below two dimensions."""
+        if profile.n_free < 2:
+            return [Refusal(self.name, f"MCLMC needs at least 2 free dimensions; this model has "
+                            f"{profile.n_free}: use nuts_sampler='blackjax_nuts' or 'numba'")]
+        return [
+            Candidate(self.name, a.device, a.precision) if isinstance(a, Candidate) else a
+            for a in super().candidates(profile, devices)
+        ]
+
+    def estimate(self, candidate, profile, machine):
+        """A JAX gradient per integrator step; ESS per gradient modelled equal to NUTS's."""
+        base = super().estimate(candidate, profile, machine)
+        nuts = base.gradients_per_draw.value
+        return Estimate(
+            seconds_per_gradient=base.seconds_per_gradient,
+            gradients_per_draw=Figure(float(GRADIENTS_PER_STEP), "modelled",
+                                      "one McLachlan step per draw"),
+            fixed_seconds=base.fixed_seconds,
+            chain_parallelism=base.chain_parallelism,
+            memory_bytes=base.memory_bytes,
+            relative_efficiency=Figure(GRADIENTS_PER_STEP / max(nuts, 1.0), "modelled",
+                                       "effective draws per gradient taken equal to NUTS's"),
+        )
+
+    def sample(self, model, candidate, request):
+        """Run :func:`~pymc_accel_blackjax.mclmc.sample_mclmc` on the candidate's device."""
+        import jax
+
+        from pymc_accel import DeviceUnavailableError
+
+        platform = "gpu" if candidate.device == "gpu" else "cpu"
+        try:
+            device = jax.devices(platform)[0]
+        except RuntimeError as exc:
+            raise DeviceUnavailableError(
+                f"{self.name} was asked to run on {platform} but JAX has no such device ({exc}). "
+                "Install 'pymc-accel[gpu]' on a CUDA machine, or use device='cpu'."
+            ) from None
+        options = dict(request.backend_kwargs)
+        with jax.enable_x64(candidate.precision == "float64"), jax.default_device(device):
+            return sample_mclmc(
+                model,
+                draws=request.draws,
+                tune=request.tune,
+                chains=request.chains,
+                random_seed=request.random_seed,
+                initvals=request.initvals,
+                var_names=request.var_names,
+                idata_kwargs=request.idata_kwargs,
+                compute_convergence_checks=request.compute_convergence_checks,
+                quiet=request.quiet,
+                postprocessing_backend=platform,
+                **options,
+            )
+
+
 @hookimpl
 def pymc_accel_backends():
     """The backends this plugin provides."""
-    return [BlackJaxNutsBackend()]
+    return [BlackJaxNutsBackend(), BlackJaxMclmcBackend()]

@@ -1,0 +1,45 @@
+"""The pymc-accel-blackjax plugin, installed from plugins/ as a third party's package: found
+through its entry point with its distribution and version, and passing the conformance suite."""
+
+from __future__ import annotations
+
+import pytest
+
+pytest.importorskip("pymc_accel_blackjax")
+
+from pymc_accel.registry import build_registry  # noqa: E402
+from pymc_accel.testing import BackendConformance  # noqa: E402
+from pymc_accel_blackjax import BlackJaxMclmcBackend, BlackJaxNutsBackend  # noqa: E402
+
+
+def test_both_backends_are_discovered_with_their_distribution():
+    from importlib.metadata import version
+
+    reg = build_registry()
+    expected = f"pymc-accel-blackjax {version('pymc-accel-blackjax')}"
+    assert reg.origins["blackjax_nuts"] == expected
+    assert reg.origins["blackjax_mclmc"] == expected
+
+
+def test_mclmc_refuses_one_dimensional_models_naming_an_alternative():
+    import pymc as pm
+
+    from pymc_accel.profile import profile_model
+    from pymc_accel.testing import CPU_ONLY
+
+    with pm.Model() as model:
+        pm.Normal("a")
+    (refusal,) = BlackJaxMclmcBackend().candidates(profile_model(model), CPU_ONLY)
+    assert "2 free dimensions" in refusal.reason and "blackjax_nuts" in refusal.reason
+
+
+class TestBlackJaxNuts(BackendConformance):
+    backend = BlackJaxNutsBackend()
+
+
+class TestBlackJaxMclmc(BackendConformance):
+    backend = BlackJaxMclmcBackend()
+    # One integrator step per draw: more draws for the same Monte Carlo error as NUTS.
+    draws = 4000
+    tune = 1000
+    required_stats = ("diverging", "lp", "step_size", "n_steps")
