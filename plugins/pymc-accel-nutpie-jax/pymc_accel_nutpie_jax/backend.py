@@ -1,0 +1,121 @@
+"""The ``nutpie_jax`` backend: candidates, estimate and sampling."""
+
+from __future__ import annotations
+
+from importlib.util import find_spec
+
+from pymc_accel import Candidate, Estimate, Figure, JaxNutsBackend, Refusal
+
+#: Seconds nutpie spends per gradient crossing from Rust into Python and dispatching a jitted JAX
+#: call (the GIL, argument conversion, a device sync), on top of the gradient itself. Modelled
+#: from the 2-core CPU machine of docs/benchmarks.md (20-40 µs per call there).
+CALLBACK_SECONDS = 30e-6
+#: nutpie's own settings names -> PyMC's sample_stats names.
+NUTPIE_TO_PYMC_STATS = {
+    "mean_tree_accept": "acceptance_rate",
+    "logp": "lp",
+    "depth": "tree_depth",
+    "maxdepth_reached": "reached_max_treedepth",
+}
+
+
+class NutpieJaxBackend(JaxNutsBackend):
+    """nutpie's NUTS (low-rank mass matrix) over a JAX gradient, on CPU or GPU.
+
+    Its estimate is a JAX gradient on the device (the roofline of the built-in JAX backends)
+    plus nutpie's callback per gradient, with one jitted value-and-grad to compile instead of a
+    whole sampler. Chains run in nutpie's threads, one per core, sharing one device.
+    """
+
+    def __init__(self) -> None:
+        super().__init__(name="nutpie_jax", jax_sampler="numpyro")
+        self.description = ("nutpie NUTS (Rust, low-rank mass matrix) over a JAX-compiled "
+                            "gradient, CPU or GPU [plugin]")
+
+    def candidates(self, profile, devices):
+        """CPU (and a GPU when present) in the model's precision; discrete models refused."""
+        missing = next((m for m in ("jax", "nutpie") if find_spec(m) is None), None)
+        if missing:
+            return [Refusal(self.name, f"{missing} is not installed: pip install {missing}")]
+        if profile.has_discrete:
+            return [Refusal(self.name, f"model has discrete variables "
+                            f"({', '.join(profile.discrete_vars)}); NUTS needs gradients of every "
+                            "variable: use nuts_sampler='numba' or marginalize them")]
+        precision = profile.float_dtype
+        other = "float32" if precision == "float64" else "float64"
+        out: list[Candidate | Refusal] = [Candidate(self.name, "cpu", precision)]
+        if devices.has_gpu:
+            out.append(Candidate(self.name, "gpu", precision))
+        out.append(Refusal(self.name, f"nutpie runs the model in the precision it was built in "
+                           f"({precision}); build it under pytensor.config.floatX='{other}' for "
+                           f"{other}", precision=other))
+        return out
+
+    def estimate(self, candidate, profile, machine):
+        """JAX gradient plus nutpie's callback; one gradient to compile."""
+        base = super().estimate(candidate, profile, machine)
+        grad = base.seconds_per_gradient
+        fixed = base.fixed_seconds
+        return Estimate(
+            seconds_per_gradient=Figure(grad.value + CALLBACK_SECONDS, grad.source,
+                                        f"{grad.note}; + nutpie's Rust-to-JAX callback"),
+            gradients_per_draw=base.gradients_per_draw,
+            fixed_seconds=Figure(0.5 * fixed.value + 1.0, "modelled",
+                                 "one jitted value-and-grad, plus nutpie's start-up"),
+            chain_parallelism=base.chain_parallelism if candidate.device == "cpu" else 1,
+            memory_bytes=base.memory_bytes,
+        )
+
+    def sample(self, model, candidate, request):
+        """``pm.sample`` with nutpie on the JAX backend and a JAX gradient, low-rank adaptation."""
+        import jax
+        import pymc as pm
+
+        from pymc_accel import DeviceUnavailableError
+
+        platform = "gpu" if candidate.device == "gpu" else "cpu"
+        try:
+            device = jax.devices(platform)[0]
+        except RuntimeError as exc:
+            raise DeviceUnavailableError(
+                f"{self.name} was asked to run on {platform} but JAX has no such device ({exc}). "
+                "Install 'pymc-accel[gpu]' on a CUDA machine, or use device='cpu'."
+            ) from None
+        nuts = {"adaptation": "low_rank", "target_accept": request.target_accept,
+                **request.backend_kwargs}
+        compile_kwargs = {"gradient_backend": "jax",
+                          **request.pymc_kwargs.pop("compile_kwargs", {})}
+        with jax.enable_x64(candidate.precision == "float64"), jax.default_device(device):
+            idata = pm.sample(
+                draws=request.draws,
+                tune=request.tune,
+                chains=request.chains,
+                cores=request.cores,
+                random_seed=request.random_seed,
+                initvals=request.initvals,
+                var_names=request.var_names,
+                progressbar=request.progressbar,
+                quiet=request.quiet,
+                compute_convergence_checks=request.compute_convergence_checks,
+                discard_tuned_samples=request.discard_tuned_samples,
+                idata_kwargs=request.idata_kwargs,
+                nuts_sampler="nutpie",
+                backend="jax",
+                compile_kwargs=compile_kwargs,
+                nuts=nuts,
+                model=model,
+                **request.pymc_kwargs,
+            )
+        rename_stats(idata)
+        return idata
+
+
+def rename_stats(idata) -> None:
+    """Rename nutpie's sample_stats to PyMC's names in place (other stats are kept)."""
+    for group in ("sample_stats", "warmup_sample_stats"):
+        if group not in idata.children:
+            continue
+        ds = idata[group].to_dataset()
+        names = {k: v for k, v in NUTPIE_TO_PYMC_STATS.items() if k in ds and v not in ds}
+        if names:
+            idata[group] = ds.rename(names)

@@ -1,0 +1,62 @@
+"""The pymc-accel-nutpie-jax plugin, installed from plugins/ as a third party's package: found
+through its entry point with its distribution and version, and passing the conformance suite."""
+
+from __future__ import annotations
+
+import pytest
+
+pytest.importorskip("pymc_accel_nutpie_jax")
+
+from pymc_accel.registry import build_registry  # noqa: E402
+from pymc_accel.testing import BackendConformance  # noqa: E402
+from pymc_accel_nutpie_jax import NutpieJaxBackend  # noqa: E402
+
+
+def test_discovered_with_its_distribution():
+    from importlib.metadata import version
+
+    reg = build_registry()
+    assert reg.origins["nutpie_jax"] == f"pymc-accel-nutpie-jax {version('pymc-accel-nutpie-jax')}"
+
+
+def test_samples_with_low_rank_adaptation_and_a_jax_gradient(monkeypatch):
+    import nutpie
+
+    from pymc_accel.testing import reference_model
+
+    seen = {}
+    compile_, sample_ = nutpie.compile_pymc_model, nutpie.sample
+
+    def spy_compile(model, **kw):
+        seen["compile"] = kw
+        return compile_(model, **kw)
+
+    def spy_sample(compiled, **kw):
+        seen["sample"] = kw
+        return sample_(compiled, **kw)
+
+    monkeypatch.setattr(nutpie, "compile_pymc_model", spy_compile)
+    monkeypatch.setattr(nutpie, "sample", spy_sample)
+    backend = NutpieJaxBackend()
+    (candidate,) = [c for c in backend.candidates(_profile(), _cpu()) if hasattr(c, "options")]
+    backend.sample(reference_model(), candidate, TestNutpieJax().request_for(draws=20, tune=20))
+    assert seen["compile"]["backend"] == "jax" and seen["compile"]["gradient_backend"] == "jax"
+    assert seen["sample"]["adaptation"] == "low_rank"
+
+
+def _profile():
+    from pymc_accel.profile import profile_model
+    from pymc_accel.testing import reference_model
+
+    return profile_model(reference_model())
+
+
+def _cpu():
+    from pymc_accel.testing import CPU_ONLY
+
+    return CPU_ONLY
+
+
+class TestNutpieJax(BackendConformance):
+    backend = NutpieJaxBackend()
+    required_stats = ("diverging", "lp", "acceptance_rate", "step_size", "tree_depth", "n_steps")
