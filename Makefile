@@ -10,10 +10,12 @@ TEST_ENV  := JAX_PLATFORMS=cpu
 
 venv: $(STAMP)
 
-$(STAMP): pyproject.toml plugins/pymc-accel-blackjax/pyproject.toml scripts/find-python.sh
+$(STAMP): pyproject.toml plugins/pymc-accel-blackjax/pyproject.toml \
+          plugins/pymc-accel-nutpie-jax/pyproject.toml scripts/find-python.sh
 	@test -x $(PY) || { P=$$(scripts/find-python.sh) && echo "Creating $(VENV) with $$P" && $$P -m venv $(VENV); }
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e ".[dev]" -e plugins/pymc-accel-blackjax
+	$(PY) -m pip install --quiet -e ".[dev]" -e plugins/pymc-accel-blackjax \
+		-e plugins/pymc-accel-nutpie-jax
 	@touch $(STAMP)
 
 demo: $(STAMP)
