@@ -1,4 +1,5 @@
-"""The ``pymc-accel`` command: ``backends``, ``explain FILE[:NAME]``, ``calibrate``, ``demo``."""
+"""The ``pymc-accel`` command: ``backends``, ``explain FILE[:NAME]``, ``calibrate``, ``bench``,
+``demo``."""
 
 from __future__ import annotations
 
@@ -6,6 +7,7 @@ import argparse
 import runpy
 import sys
 import time
+from pathlib import Path
 
 from rich.console import Console
 from rich.markup import escape
@@ -103,6 +105,29 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
     return 0
 
 
+def bench_script() -> Path | None:
+    """``bench/bench_regret.py`` of the source checkout this package runs from (or of the
+    current directory), or ``None`` when neither has one."""
+    for root in (Path(__file__).resolve().parents[1], Path.cwd()):
+        script = root / "bench" / "bench_regret.py"
+        if script.is_file():
+            return script
+    return None
+
+
+def cmd_bench(argv: list[str]) -> int:
+    """Run the selection-regret benchmark (``bench/bench_regret.py``) with ``argv``, in a fresh
+    process so that it can start from an empty compile cache."""
+    import subprocess
+
+    script = bench_script()
+    if script is None:
+        console.print("[red]error:[/red] the benchmark ships with the source, not the wheel: run "
+                      "`pymc-accel bench` from a checkout of pymc-accel (bench/bench_regret.py)")
+        return 2
+    return subprocess.call([sys.executable, str(script), *argv])
+
+
 def cmd_demo(args: argparse.Namespace) -> int:
     """Profile, select, explain and sample the seed blog's model; check parameter recovery."""
     import arviz as az
@@ -158,6 +183,8 @@ def build_parser() -> argparse.ArgumentParser:
     cal = sub.add_parser("calibrate", help="measure this machine's figures again and cache them")
     cal.add_argument("--device", choices=["cpu", "gpu", "all"], default="all",
                      help="cpu only, or also every GPU JAX sees (default: all)")
+    sub.add_parser("bench", help="selection-regret benchmark on the model zoo "
+                   "(`pymc-accel bench --help` for its options, e.g. --quick)", add_help=False)
     demo = sub.add_parser("demo", help="profile, explain and sample the seed blog's model")
     demo.add_argument("--rows", type=int, default=5000)
     demo.add_argument("--groups", type=int, default=500)
@@ -172,6 +199,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``pymc-accel`` console script."""
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if argv and argv[0] == "bench":  # its options are the script's own
+        return cmd_bench(argv[1:])
     args = build_parser().parse_args(argv)
     handler = {"backends": cmd_backends, "explain": cmd_explain, "demo": cmd_demo,
                "calibrate": cmd_calibrate}[args.command]

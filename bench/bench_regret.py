@@ -1,0 +1,271 @@
+"""Selection regret on the model zoo: does ``auto`` pick the candidate with the best ESS/s?
+
+For each zoo model (``bench/zoo.py``): select as ``nuts_sampler="auto"`` would (and with
+``measure=True``), then run every candidate side by side with the same draws, chains and seed,
+``--repeats`` times, each on a freshly built model. Per run: wall time including compilation,
+minimum bulk ESS over all posterior variables, ESS/s. The first run of a candidate is *cold*
+(the process starts with an empty PyTensor compile directory, so numba compiles from scratch,
+and JAX has not seen the function; other candidates run earlier on the same model may have
+warmed caches they share), later runs are *warm*; they are reported separately, warm as the
+median with its range. ``select(measure=True)`` runs after the candidates (its compilations would warm their cold
+runs), so its choice is judged against the same rows but its own time is a warm-cache figure.
+If it chose a candidate not in the run set, its regret is not available.
+Regret = best ESS/s ÷ ESS/s of what ``auto`` chose (1.0 is perfect),
+with the range the warm runs' spread allows; selection overhead = selection seconds ÷ the
+chosen candidate's wall time.
+
+    python bench/bench_regret.py --quick --out docs/benchmarks-regret.json
+    pymc-accel bench --quick            # the same, through the CLI
+
+``--candidates builtin`` (the default with ``--quick``) runs the built-in backends' candidates
+(PyMC's NUTS and nutpie on the numba gradient; NumPyro on JAX in float64 and float32) plus
+whatever ``auto`` chose; ``all`` runs every registered backend's candidates.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+BUILTIN = ("numba", "numpyro")
+
+
+def _parse(argv):
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--quick", action="store_true",
+                   help="small zoo sizes, 200 tune + 200 draws, built-in candidates")
+    p.add_argument("--models", default=None, help="comma-separated zoo names (default: all)")
+    p.add_argument("--repeats", type=int, default=3)
+    p.add_argument("--draws", type=int, default=None)
+    p.add_argument("--tune", type=int, default=None)
+    p.add_argument("--chains", type=int, default=2)
+    p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--candidates", choices=["builtin", "all"], default=None)
+    p.add_argument("--slow-run-seconds", type=float, default=120.0,
+                   help="a candidate whose cold run takes longer is not repeated")
+    p.add_argument("--keep-compile-cache", action="store_true",
+                   help="do not start with an empty PyTensor compile directory")
+    p.add_argument("--out", default=None, help="write the results as JSON here")
+    p.add_argument("--markdown", default=None, help="write the results as a Markdown section here")
+    args = p.parse_args(argv)
+    args.draws = args.draws or (200 if args.quick else 500)
+    args.tune = args.tune or (200 if args.quick else 500)
+    args.candidates = args.candidates or ("builtin" if args.quick else "all")
+    return args
+
+
+def _fresh_compile_dir() -> str:
+    """Point PyTensor (and with it its numba cache) at an empty directory; must run before
+    PyTensor is imported."""
+    path = tempfile.mkdtemp(prefix="pymc-accel-bench-")
+    flags = os.environ.get("PYTENSOR_FLAGS", "")
+    os.environ["PYTENSOR_FLAGS"] = f"{flags},compiledir={path}".strip(",")
+    return path
+
+
+def min_bulk_ess(idata) -> float:
+    """Smallest bulk ESS over every posterior variable and element."""
+    import arviz as az
+
+    ess = az.ess(idata.posterior.to_dataset(), method="bulk")
+    return float(min(float(ess[v].min()) for v in ess.data_vars))
+
+
+def _candidates_for(report, profile, chosen_labels, which):
+    import pymc_accel
+    from pymc_accel.devices import discover
+    from pymc_accel.registry import get_registry
+
+    accepted = {r.label for r in report.rows if r.status != "refused"}
+    out = {}
+    for name, backend in get_registry().backends.items():
+        for c in backend.candidates(profile, discover()):
+            if not isinstance(c, pymc_accel.Candidate) or c.label not in accepted:
+                continue
+            if which == "all" or c.backend in BUILTIN or c.label in chosen_labels:
+                out[c.label] = c
+    return out
+
+
+def bench_model(name, factory, args):
+    """Select, then run every candidate ``args.repeats`` times; return the model's record."""
+    import pymc_accel
+    from pymc_accel.backend import SampleRequest
+    from pymc_accel.devices import cpu_cores
+    from pymc_accel.registry import get_registry
+
+    request = SampleRequest(draws=args.draws, tune=args.tune, chains=args.chains,
+                            cores=min(4, cpu_cores()), random_seed=args.seed, progressbar=False,
+                            quiet=True, compute_convergence_checks=False)
+    report = pymc_accel.select(factory(), draws=args.draws, tune=args.tune, chains=args.chains)
+    selection_seconds = report.selection_seconds  # profile + selection; building the model excluded
+    candidates = _candidates_for(report, report.model_profile, {report.chosen}, args.candidates)
+    rows = []
+    for label, candidate in candidates.items():
+        backend = get_registry().backends[candidate.backend]
+        runs = []
+        for i in range(args.repeats):
+            model = factory()
+            t0 = time.perf_counter()
+            try:
+                idata = backend.sample(model, candidate, request)
+            except Exception as exc:  # a failing candidate is a result, not a crash
+                runs.append({"error": f"{type(exc).__name__}: {exc}"[:300]})
+                break
+            wall = time.perf_counter() - t0
+            ess = min_bulk_ess(idata)
+            div = float(idata.sample_stats["diverging"].mean()) if "diverging" in idata.sample_stats else None
+            runs.append({"wall": wall, "ess": ess, "ess_per_s": ess / wall, "divergent": div})
+            print(f"  {name:14s} {label:52s} run {i + 1}: {wall:6.1f} s, min ESS {ess:7.1f}, "
+                  f"ESS/s {ess / wall:8.2f}", flush=True)
+            if i == 0 and wall > args.slow_run_seconds:
+                break
+        rows.append(_summarise(label, runs, report))
+    # measured mode after the runs: its compilations would otherwise warm the cold runs
+    measured = pymc_accel.select(factory(), draws=args.draws, tune=args.tune, chains=args.chains,
+                                 measure=True)
+    chosen = {"auto": report.chosen, "auto (measure=True)": measured.chosen}
+    ok = [r for r in rows if r["cold_ess_per_s"] is not None]
+    result = {
+        "model": name, "profile": report.profile, "selection_seconds": selection_seconds,
+        "measured_selection_seconds": measured.selection_seconds,
+        "measurement": measured.measurement, "chosen": chosen, "rows": rows,
+    }
+    for key, label in chosen.items():
+        result[key] = _regret(ok, label, selection_seconds if key == "auto"
+                              else measured.selection_seconds)
+    return result
+
+
+def _summarise(label, runs, report):
+    good = [r for r in runs if "error" not in r]
+    est = next((r.total_seconds for r in report.rows if r.label == label), None)
+    row = {"candidate": label, "estimated_seconds": est, "runs": runs,
+           "cold_wall": None, "cold_ess_per_s": None, "warm_median_wall": None,
+           "warm_ess_per_s": None, "warm_range": None}
+    if not good:
+        row["error"] = runs[-1].get("error") if runs else "not run"
+        return row
+    row["cold_wall"], row["cold_ess_per_s"] = good[0]["wall"], good[0]["ess_per_s"]
+    warm = good[1:] or good[:1]
+    row["warm_median_wall"] = statistics.median(r["wall"] for r in warm)
+    row["warm_ess_per_s"] = statistics.median(r["ess_per_s"] for r in warm)
+    row["warm_range"] = [min(r["ess_per_s"] for r in warm), max(r["ess_per_s"] for r in warm)]
+    row["warm_runs"] = len(warm) if good[1:] else 0
+    return row
+
+
+def _regret(rows, label, selection_seconds):
+    chosen = next((r for r in rows if r["candidate"] == label), None)
+    if chosen is None or not rows:
+        return {"chosen": label, "regret_warm": None, "note": "chosen candidate did not run"}
+    best_warm = max(rows, key=lambda r: r["warm_ess_per_s"])
+    best_cold = max(rows, key=lambda r: r["cold_ess_per_s"])
+    lo = max(r["warm_range"][0] for r in rows) / chosen["warm_range"][1]
+    hi = max(r["warm_range"][1] for r in rows) / chosen["warm_range"][0]
+    return {
+        "chosen": label,
+        "best_warm": best_warm["candidate"], "best_cold": best_cold["candidate"],
+        "regret_warm": best_warm["warm_ess_per_s"] / chosen["warm_ess_per_s"],
+        "regret_warm_range": [max(1.0, lo), max(1.0, hi)],
+        "regret_cold": best_cold["cold_ess_per_s"] / chosen["cold_ess_per_s"],
+        "overhead_warm": selection_seconds / chosen["warm_median_wall"],
+        "overhead_cold": selection_seconds / chosen["cold_wall"],
+    }
+
+
+def markdown(results) -> str:
+    """The results as a Markdown section (summary table, then one table per model)."""
+    out = [f"Command: `{results['command']}`; machine: {results['machine']}; "
+           f"{results['tune']} tune + {results['draws']} draws × {results['chains']} chains, "
+           f"{results['repeats']} runs per candidate; total {results['seconds'] / 60:.0f} min.", "",
+           "| model | free dim | `auto` chose | regret warm [range] | regret cold | best warm | "
+           "overhead warm / cold | `measure=True` chose | its regret warm |",
+           "|---|---|---|---|---|---|---|---|---|"]
+    for m in results["models"]:
+        a, b = m["auto"], m["auto (measure=True)"]
+        def f(x, fmt="{:.2f}"):
+            return "–" if x is None else fmt.format(x)
+        rng = a.get("regret_warm_range")
+        out.append(
+            f"| {m['model']} | {m['profile']['free dimension']} | {a['chosen']} | "
+            f"{f(a.get('regret_warm'))} [{f(rng[0]) if rng else '–'}–{f(rng[1]) if rng else '–'}] | "
+            f"{f(a.get('regret_cold'))} | {a.get('best_warm', '–')} | "
+            f"{f(a.get('overhead_warm'), '{:.1%}')} / {f(a.get('overhead_cold'), '{:.1%}')} | "
+            f"{b['chosen']} | {f(b.get('regret_warm'))} |")
+    for m in results["models"]:
+        out += ["", f"#### {m['model']} (selection {m['selection_seconds']:.2f} s; with "
+                f"measure=True {m['measured_selection_seconds']:.2f} s)", "",
+                "| candidate | est. (s) | cold wall (s) | warm median wall (s) | cold ESS/s | "
+                "warm ESS/s median [range] | min bulk ESS | divergent |", "|---|---|---|---|---|---|---|---|"]
+        for r in sorted(m["rows"], key=lambda r: -(r["warm_ess_per_s"] or 0)):
+            if r["cold_wall"] is None:
+                out.append(f"| {r['candidate']} | | failed: {r.get('error', '')[:80]} | | | | | |")
+                continue
+            good = [x for x in r["runs"] if "error" not in x]
+            tag = " (chosen)" if r["candidate"] == m["auto"]["chosen"] else ""
+            warm = (f"{r['warm_median_wall']:.1f}" if r["warm_runs"] else "– (not repeated)")
+            out.append(
+                f"| {r['candidate']}{tag} | {r['estimated_seconds']:.1f} | {r['cold_wall']:.1f} | "
+                f"{warm} | {r['cold_ess_per_s']:.1f} | {r['warm_ess_per_s']:.1f} "
+                f"[{r['warm_range'][0]:.1f}–{r['warm_range'][1]:.1f}] | {good[0]['ess']:.0f} | "
+                f"{(good[0]['divergent'] or 0):.1%} |")
+    return "\n".join(out) + "\n"
+
+
+def main(argv=None):
+    """Run the benchmark; return the results as a dict."""
+    args = _parse(argv)
+    compile_dir = None if args.keep_compile_cache else _fresh_compile_dir()
+    import platform
+    import warnings
+    from importlib.metadata import version
+
+    warnings.filterwarnings("ignore")
+    sys.path.insert(0, str(Path(__file__).parent))
+    from zoo import zoo
+
+    from pymc_accel.devices import cpu_cores, discover
+
+    models = zoo(quick=args.quick)
+    import pymc_accel
+
+    first = time.perf_counter()  # one-off costs of a process: JAX import, machine figures
+    pymc_accel.select(models["eight_schools"](), draws=args.draws, tune=args.tune, chains=args.chains)
+    first = time.perf_counter() - first
+    names = args.models.split(",") if args.models else list(models)
+    start = time.perf_counter()
+    results = {
+        "command": "python bench/bench_regret.py " + " ".join(argv if argv is not None else sys.argv[1:]),
+        "machine": f"{platform.machine()}, {cpu_cores()} cores, {discover().summary()}, "
+                   f"Python {platform.python_version()}",
+        "versions": {p: version(p) for p in ("pymc", "pytensor", "nutpie", "numpyro", "jax", "numba")},
+        "compile_dir": compile_dir, "draws": args.draws, "tune": args.tune, "chains": args.chains,
+        "repeats": args.repeats, "candidates": args.candidates, "models": [],
+        "first_selection_in_process_seconds": first,
+    }
+    for name in names:
+        print(f"{name}:", flush=True)
+        results["models"].append(bench_model(name, models[name], args))
+        a = results["models"][-1]["auto"]
+        print(f"  -> auto chose {a['chosen']}: regret warm {a.get('regret_warm')}, "
+              f"cold {a.get('regret_cold')}", flush=True)
+        results["seconds"] = time.perf_counter() - start
+        if args.out:  # written after every model, so an interrupted run keeps what it measured
+            Path(args.out).write_text(json.dumps(results, indent=1, default=str))
+    results["seconds"] = time.perf_counter() - start
+    if args.out:
+        Path(args.out).write_text(json.dumps(results, indent=1, default=str))
+    if args.markdown:
+        Path(args.markdown).write_text(markdown(results))
+    return results
+
+
+if __name__ == "__main__":
+    main()

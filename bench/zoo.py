@@ -1,0 +1,153 @@
+"""The model zoo of the selection-regret benchmark: one model per regime a sampler choice
+depends on.
+
+Each entry builds a fresh ``pm.Model`` (a benchmark run must not reuse another's compiled
+functions through the model object). ``QUICK`` sizes keep a whole ``--quick`` run within
+minutes on two CPU cores; ``FULL`` sizes are the issue's (GP up to N = 2000, seed model up to
+105k parameters).
+
+========================  ================================================================
+regime                    models
+========================  ================================================================
+tiny                      ``eight_schools``
+mid-size GLMs             ``glm_linear``, ``glm_poisson``
+seed hierarchical logit   ``seed_small``, ``seed_mid``, ``seed_large``
+dense linear algebra      ``gp_N`` (marginal GP: a Cholesky of N x N per gradient)
+long sequential Scan      ``pk_scan`` (the pharmacokinetic recurrence c_t = K c_{t-1})
+funnel geometry           ``funnel`` (Neal's funnel, centred)
+========================  ================================================================
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+import pymc as pm
+import pytensor
+import pytensor.tensor as pt
+
+from pymc_accel.models import eight_schools, hierarchical_logistic
+
+
+def glm_linear(n: int = 2000, p: int = 10, seed: int = 1) -> pm.Model:
+    """Linear regression with ``p`` covariates and ``n`` rows."""
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, p))
+    y = X @ rng.normal(size=p) + 0.5 + rng.normal(0, 1.0, n)
+    with pm.Model() as model:
+        a = pm.Normal("a", 0, 5)
+        b = pm.Normal("b", 0, 1, shape=p)
+        s = pm.HalfNormal("s", 2)
+        pm.Normal("y", a + pm.math.dot(X, b), s, observed=y)
+    return model
+
+
+def glm_poisson(n: int = 5000, p: int = 20, seed: int = 2) -> pm.Model:
+    """Poisson regression with a log link."""
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, p)) / np.sqrt(p)
+    y = rng.poisson(np.exp(1.0 + X @ rng.normal(0, 0.5, p)))
+    with pm.Model() as model:
+        a = pm.Normal("a", 0, 2)
+        b = pm.Normal("b", 0, 1, shape=p)
+        pm.Poisson("y", pm.math.exp(a + pm.math.dot(X, b)), observed=y)
+    return model
+
+
+def gp_marginal(n: int = 200, seed: int = 3) -> pm.Model:
+    """Marginal GP regression: y ~ MvNormal(0, eta^2 k_ls(x, x) + sigma^2 I); every gradient
+    factorises the N x N covariance."""
+    rng = np.random.default_rng(seed)
+    x = np.sort(rng.uniform(0, 10, n))
+    y = np.sin(x) + rng.normal(0, 0.3, n)
+    d2 = (x[:, None] - x[None, :]) ** 2
+    with pm.Model() as model:
+        ls = pm.Gamma("ls", 2, 1)
+        eta = pm.HalfNormal("eta", 1)
+        sigma = pm.HalfNormal("sigma", 1)
+        cov = eta**2 * pt.exp(-0.5 * d2 / ls**2) + (sigma**2 + 1e-6) * pt.eye(n)
+        pm.MvNormal("y", mu=np.zeros(n), cov=cov, observed=y)
+    return model
+
+
+def pk_scan(subjects: int = 4, steps: int = 100, seed: int = 4) -> pm.Model:
+    """Three-compartment pharmacokinetics as a discretised linear ODE, c_t = K c_{t-1} per
+    subject (``../shared/seeds/pk-scan-parallelization-thread.txt``): a sequential Scan of
+    ``steps`` steps; the central compartment is observed with log-normal noise."""
+    rng = np.random.default_rng(seed)
+
+    def transition(k01, k12, k21, u):
+        zeros = pt.zeros_like(k01)
+        rows = [
+            pt.stack([1 - k01, k01, zeros], axis=-1),
+            pt.stack([zeros, 1 - k12 - u, k12], axis=-1),
+            pt.stack([zeros, k21, 1 - k21], axis=-1),
+        ]
+        return pt.stack(rows, axis=-2)  # (subjects, 3, 3)
+
+    def simulate(K, c0):
+        def step(c, K):
+            return pt.sum(K * c[:, None, :], axis=-1)
+
+        return pytensor.scan(step, outputs_info=[c0], non_sequences=[K], n_steps=steps,
+                             return_updates=False)
+
+    true = [rng.uniform(0.05, 0.2, subjects) for _ in range(3)] + [rng.uniform(0.01, 0.05, subjects)]
+    c0 = np.tile([10.0, 0.0, 0.0], (subjects, 1))
+    K_true = pytensor.function([], transition(*[pt.as_tensor(t) for t in true]))()
+    c = c0.copy()
+    central = []
+    for _ in range(steps):
+        c = np.einsum("sij,sj->si", K_true, c)
+        central.append(c[:, 1])
+    y = np.log(np.array(central) + 1e-3) + rng.normal(0, 0.1, (steps, subjects))
+    with pm.Model() as model:
+        k01 = pm.Beta("k01", 2, 10, shape=subjects)
+        k12 = pm.Beta("k12", 2, 10, shape=subjects)
+        k21 = pm.Beta("k21", 2, 10, shape=subjects)
+        u = pm.Beta("u", 1, 30, shape=subjects)
+        s = pm.HalfNormal("s", 0.5)
+        traj = simulate(transition(k01, k12, k21, u), pt.as_tensor(c0))
+        pm.Normal("y", pt.log(traj[:, :, 1] + 1e-3), s, observed=y)
+    return model
+
+
+def funnel(dim: int = 9) -> pm.Model:
+    """Neal's funnel, centred: v ~ N(0, 3), x_i ~ N(0, exp(v / 2)). No data; hard geometry."""
+    with pm.Model() as model:
+        v = pm.Normal("v", 0, 3)
+        pm.Normal("x", 0, pm.math.exp(v / 2), shape=dim)
+    return model
+
+
+def _seed(rows: int, groups: int, covariates: int) -> Callable[[], pm.Model]:
+    return lambda: hierarchical_logistic(rows, groups, covariates).model
+
+
+def zoo(quick: bool = False) -> dict[str, Callable[[], pm.Model]]:
+    """Name -> model factory, at quick or full sizes."""
+    models: dict[str, Callable[[], pm.Model]] = {
+        "eight_schools": eight_schools,
+        "glm_linear": glm_linear,
+        "glm_poisson": glm_poisson,
+        "funnel": funnel,
+        "pk_scan": lambda: pk_scan(4, 60 if quick else 200),
+    }
+    if quick:
+        models |= {
+            "seed_small": _seed(500, 20, 2),
+            "seed_mid": _seed(2000, 100, 5),
+            "seed_large": _seed(5000, 500, 10),
+            "gp_200": lambda: gp_marginal(200),
+        }
+    else:
+        models |= {
+            "seed_small": _seed(2000, 100, 5),
+            "seed_mid": _seed(5000, 500, 10),
+            "seed_large": _seed(50_000, 5_000, 20),
+            "gp_200": lambda: gp_marginal(200),
+            "gp_1000": lambda: gp_marginal(1000),
+            "gp_2000": lambda: gp_marginal(2000),
+        }
+    return models

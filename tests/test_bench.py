@@ -1,0 +1,60 @@
+"""The regret benchmark's zoo and arithmetic (the benchmark itself runs outside the tests)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+from pymc_accel.cli import bench_script, main
+from pymc_accel.profile import profile_model
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
+import bench_regret  # noqa: E402
+import zoo  # noqa: E402
+
+
+def test_zoo_spans_the_regimes():
+    models = zoo.zoo(quick=True)
+    assert len(models) >= 8
+    assert {"eight_schools", "glm_linear", "glm_poisson", "seed_small", "seed_mid", "seed_large",
+            "gp_200", "pk_scan", "funnel"} <= set(models)
+    full = zoo.zoo(quick=False)
+    assert {"gp_200", "gp_1000", "gp_2000"} <= set(full)
+
+
+def test_zoo_regime_models_have_their_structure():
+    pk = profile_model(zoo.pk_scan(3, 40))
+    assert pk.has_scan and pk.census.scans[0].n_steps == 40
+    gp = profile_model(zoo.gp_marginal(50))
+    assert any(d.op == "Cholesky" and d.operands == ((50, 50),) for d in gp.census.dense_linalg_operands)
+    assert profile_model(zoo.funnel(5)).n_free == 6
+
+
+def _row(label, walls, ess):
+    runs = [{"wall": w, "ess": ess, "ess_per_s": ess / w, "divergent": 0.0} for w in walls]
+    return bench_regret._summarise(label, runs, type("R", (), {"rows": []})())
+
+
+def test_regret_uses_warm_medians_and_reports_cold_and_the_spread():
+    best = _row("a", [10.0, 2.0, 4.0, 3.0], 100.0)  # cold 10 s, warm median 3 s
+    other = _row("b", [5.0, 5.0, 6.0, 4.0], 100.0)  # cold 5 s, warm median 5 s
+    assert best["warm_ess_per_s"] == pytest.approx(100 / 3)
+    assert best["cold_ess_per_s"] == pytest.approx(10.0)
+    r = bench_regret._regret([best, other], "b", selection_seconds=0.5)
+    assert r["regret_warm"] == pytest.approx(5 / 3)
+    assert r["regret_cold"] == 1.0  # cold, b was the faster one
+    lo, hi = r["regret_warm_range"]
+    assert lo <= r["regret_warm"] <= hi
+    assert r["overhead_warm"] == pytest.approx(0.1)
+    assert bench_regret._regret([best, other], "a", 0.5)["regret_warm"] == 1.0
+
+
+def test_bench_command_finds_the_script_and_passes_its_options(capsys):
+    assert bench_script() is not None and bench_script().name == "bench_regret.py"
+    with pytest.raises(SystemExit) as exit_:
+        bench_regret._parse(["--help"])
+    assert exit_.value.code == 0
+    assert "--quick" in capsys.readouterr().out
+    assert main(["bench", "--models", "no_such_model_xyz", "--repeats", "0"]) != 0
