@@ -27,6 +27,8 @@ import numpy as np
 LOGP_RTOL = 1e-4
 GRAD_RTOL = 1e-3
 JITTERED_POINTS = 3
+#: Seconds after which the check evaluates no further jittered points.
+CHECK_BUDGET_SECONDS = 10.0
 #: A float32 run whose share of divergent transitions exceeds this is re-run in float64.
 DIVERGENCE_FALLBACK_FRACTION = 0.1
 
@@ -178,6 +180,7 @@ def check_float32(
     grad_rtol: float = GRAD_RTOL,
     initvals: dict | None = None,
     seed: int = 0,
+    budget_seconds: float = CHECK_BUDGET_SECONDS,
 ) -> PrecisionCheck:
     """Compare the model's float32 log density and gradient with float64's.
 
@@ -193,6 +196,10 @@ def check_float32(
         Initial values, as given to ``pm.sample``.
     seed : int, default 0
         Seed of the jitter.
+    budget_seconds : float, default 10
+        Jittered points are evaluated only while the check has taken less than this (the
+        initial point always is), so a very large model's check stays bounded; ``points``
+        says how many were evaluated.
 
     Returns
     -------
@@ -217,7 +224,11 @@ def check_float32(
     problem = ""
     per_point = []
     points = _points(model, n_jittered, initvals, seed)
+    evaluated = 0
     for i, point in enumerate(points):
+        if i > 0 and time.perf_counter() - start > budget_seconds:
+            break
+        evaluated += 1
         where = "the initial point" if i == 0 else f"jittered point {i}"
         args = [point[v.name] for v in value_vars]
         lp64, *g64 = f64(*args)
@@ -252,7 +263,7 @@ def check_float32(
         problem = "float64 itself is not finite at any checked point; nothing to compare"
     return PrecisionCheck(
         safe=not problem,
-        points=len(points),
+        points=evaluated,
         logp_rel_error=logp_err,
         grad_rel_error=grad_err,
         logp_rtol=logp_rtol,

@@ -160,3 +160,8 @@ def test_a_named_backend_keeps_the_model_precision():
                     devices=CPU_ONLY)
     assert report.candidate.precision == "float64" and report.precision_check is None
     assert any("named explicitly" in r.reason for r in report.rows if r.precision == "float32")
+
+
+def test_the_check_stops_jittering_when_its_budget_is_spent():
+    check = check_float32(eight_schools(), budget_seconds=0.0)
+    assert check.points == 1 and check.safe  # the initial point is always evaluated
