@@ -45,3 +45,21 @@ def make_plugin(tmp_path, monkeypatch):
         return module
 
     return make
+
+
+@pytest.fixture
+def preimported():
+    """Import what an in-process ``pytester`` run of the conformance suite uses, first.
+
+    pytester's in-process runs drop modules first imported inside them; re-importing JAX's or
+    numba's native extensions afterwards aborts the process.
+    """
+    import arviz  # noqa: F401
+    import arviz_base  # noqa: F401
+    import pymc.backends.arviz  # noqa: F401
+
+    from pymc_accel.registry import build_registry
+    from pymc_accel.selection import select
+    from pymc_accel.testing import CPU_ONLY, reference_model
+
+    select(reference_model(), registry=build_registry(autoload=False), devices=CPU_ONLY)

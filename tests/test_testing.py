@@ -59,19 +59,9 @@ class TestExact(BackendConformance):
 '''
 
 
-@pytest.fixture(scope="module", autouse=True)
-def _import_before_pytester_snapshots():
-    """pytester's in-process runs drop modules first imported inside them; re-importing JAX's or
-    numba's native extensions then aborts the process. Import all of it here first."""
-    import arviz  # noqa: F401
-    import arviz_base  # noqa: F401
-    import pymc.backends.arviz  # noqa: F401
-
-    from pymc_accel.registry import build_registry
-    from pymc_accel.selection import select
-    from pymc_accel.testing import CPU_ONLY, reference_model
-
-    select(reference_model(), registry=build_registry(autoload=False), devices=CPU_ONLY)
+@pytest.fixture(autouse=True)
+def _preimported(preimported):
+    """See ``preimported`` in conftest.py."""
 
 
 def _run(pytester, flaw, *args):
