@@ -19,7 +19,7 @@ def test_discovered_with_its_distribution():
     assert reg.origins["nutpie_jax"] == f"pymc-accel-nutpie-jax {version('pymc-accel-nutpie-jax')}"
 
 
-def test_samples_with_low_rank_adaptation_and_a_jax_gradient(monkeypatch):
+def test_samples_with_low_rank_adaptation_and_a_jax_gradient_on_its_device(monkeypatch):
     import nutpie
 
     from pymc_accel.testing import reference_model
@@ -32,7 +32,9 @@ def test_samples_with_low_rank_adaptation_and_a_jax_gradient(monkeypatch):
         return compile_(model, **kw)
 
     def spy_sample(compiled, **kw):
-        seen["sample"] = kw
+        import jax
+
+        seen["sample"], seen["device"] = kw, jax.config.jax_default_device
         return sample_(compiled, **kw)
 
     monkeypatch.setattr(nutpie, "compile_pymc_model", spy_compile)
@@ -42,6 +44,12 @@ def test_samples_with_low_rank_adaptation_and_a_jax_gradient(monkeypatch):
     backend.sample(reference_model(), candidate, TestNutpieJax().request_for(draws=20, tune=20))
     assert seen["compile"]["backend"] == "jax" and seen["compile"]["gradient_backend"] == "jax"
     assert seen["sample"]["adaptation"] == "low_rank"
+    # the process-wide default device (nutpie's Rust threads call the gradient) is the
+    # candidate's while sampling, and restored afterwards
+    import jax
+
+    assert seen["device"] == jax.devices("cpu")[0]
+    assert jax.config.jax_default_device is None
 
 
 def _profile():

@@ -83,9 +83,13 @@ class NutpieJaxBackend(JaxNutsBackend):
             ) from None
         nuts = {"adaptation": "low_rank", "target_accept": request.target_accept,
                 **request.backend_kwargs}
-        compile_kwargs = {"gradient_backend": "jax",
-                          **request.pymc_kwargs.pop("compile_kwargs", {})}
-        with jax.enable_x64(candidate.precision == "float64"), jax.default_device(device):
+        pymc_kwargs = dict(request.pymc_kwargs)
+        compile_kwargs = {"gradient_backend": "jax", **pymc_kwargs.pop("compile_kwargs", {})}
+        # nutpie calls the gradient from its own Rust threads, where JAX's thread-local
+        # default_device context would not reach: set the process default while sampling.
+        previous = jax.config.jax_default_device
+        jax.config.update("jax_default_device", device)
+        try:
             idata = pm.sample(
                 draws=request.draws,
                 tune=request.tune,
@@ -104,8 +108,10 @@ class NutpieJaxBackend(JaxNutsBackend):
                 compile_kwargs=compile_kwargs,
                 nuts=nuts,
                 model=model,
-                **request.pymc_kwargs,
+                **pymc_kwargs,
             )
+        finally:
+            jax.config.update("jax_default_device", previous)
         rename_stats(idata)
         return idata
 
