@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import math
 import time
 from dataclasses import asdict, dataclass
@@ -131,6 +132,20 @@ def _logp_and_grad_census(model: pm.Model) -> tuple[OpCensus, str]:
     return census, note
 
 
+def _without_traces(fn):
+    """Run ``fn`` with PyTensor's stack traces off: PyTensor records a Python stack trace for
+    every variable it creates (``config.traceback__limit``), which was 85% of profiling eight
+    schools (0.33 s against 0.05 s); the profile's graph copies need none."""
+
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        with pytensor.config.change_flags(traceback__limit=0):
+            return fn(*args, **kwargs)
+
+    return wrapper
+
+
+@_without_traces
 def profile_model(model: pm.Model | None = None) -> ModelProfile:
     """Profile a PyMC model for sampler selection, without sampling or evaluating it.
 
