@@ -24,6 +24,7 @@ from pymc_accel.backends.numpyro_nuts import JaxNutsBackend
 from pymc_accel.devices import Devices, discover as discover_devices
 from pymc_accel.errors import (
     BackendUnavailableError,
+    DeviceOutOfMemoryError,
     DeviceUnavailableError,
     DiscreteVariablesError,
     NoCandidateError,
@@ -43,7 +44,8 @@ from pymc_accel.report import SelectionReport
 from pymc_accel.selection import select
 
 __all__ = [
-    "Backend", "BackendUnavailableError", "Candidate", "DeviceUnavailableError", "Devices",
+    "Backend", "BackendUnavailableError", "Candidate", "DeviceOutOfMemoryError",
+    "DeviceUnavailableError", "Devices",
     "DiscreteVariablesError", "Estimate", "Figure", "JaxNutsBackend", "MachineFigures", "ModelProfile",
     "NoCandidateError", "NonFiniteInitialPointError", "PluginError", "PrecisionCheck",
     "PrecisionWarning", "PymcAccelError", "Refusal", "DeviceFigures", "check_float32",

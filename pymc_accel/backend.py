@@ -183,6 +183,14 @@ class Backend(Protocol):
             # estimate with the timed figures labelled "measured". Return None without
             # compiling when the compile would not fit in budget_seconds (the seconds left of
             # the whole measurement budget); the selector then keeps the modelled estimate.
+
+    Optional method (device memory); a backend without it is never refused for memory::
+
+        def fit_memory(self, candidate, profile, devices, run) -> tuple[Candidate | Refusal, Figure | None]:
+            # Lay out run's chains (run is a SampleRequest: draws, tune, chains, var_names) so
+            # its memory fits the device (pymc_accel.memory): return the candidate with its
+            # layout in its options and the estimated peak memory (the Figure's note says what
+            # it holds; the report shows it), or a Refusal naming the figures and what to change.
     """
 
     name: str

@@ -28,6 +28,11 @@ class DeviceUnavailableError(PymcAccelError, RuntimeError):
     """A device (a GPU) was asked for and none is present."""
 
 
+class DeviceOutOfMemoryError(PymcAccelError, MemoryError):
+    """A device ran out of memory while sampling; the message names the estimate and what to
+    change (fewer chains at once, fewer draws, float32, another device)."""
+
+
 class NonFiniteInitialPointError(PymcAccelError, ValueError):
     """The model's log density is not finite at the initial point."""
 

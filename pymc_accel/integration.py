@@ -12,7 +12,12 @@ import pymc.sampling.mcmc as _mcmc
 
 from pymc_accel.backend import SampleRequest
 from pymc_accel.devices import cpu_cores
-from pymc_accel.errors import NonFiniteInitialPointError, PluginError, PymcAccelError
+from pymc_accel.errors import (
+    DeviceOutOfMemoryError,
+    NonFiniteInitialPointError,
+    PluginError,
+    PymcAccelError,
+)
 from pymc_accel.registry import BUILTIN_PLUGIN_NAME, get_registry
 from pymc_accel.report import ATTRS_KEY, SelectionReport
 from pymc_accel.selection import select
@@ -161,6 +166,7 @@ def sample(
         registry=registry,
         measure=measure,
         initvals=request.initvals if isinstance(request.initvals, dict) else None,
+        var_names=request.var_names,
     )
     check_initial_point(model, request.initvals if isinstance(request.initvals, dict) else None)
     if not request.quiet:
@@ -225,6 +231,14 @@ def _run_backend(model, report: SelectionReport, request: SampleRequest, registr
     start = time.perf_counter()
     try:
         idata = backend.sample(model, candidate, request)
+    except DeviceOutOfMemoryError as exc:
+        memory = report.estimate.memory_bytes if report.estimate is not None else None
+        if memory is None or not memory.note:
+            raise
+        raise DeviceOutOfMemoryError(
+            f"{exc}\npymc-accel estimated this run's peak at {memory.note}; the estimate was "
+            "short, so leave more margin than it suggests."
+        ) from exc
     except PymcAccelError:
         raise
     except Exception as exc:

@@ -40,6 +40,9 @@ class ModelProfile:
         Time spent building this profile.
     note : str
         What could not be profiled, if anything.
+    data_bytes : int
+        Bytes of the data the log density reads (observed values, data containers, constant
+        arrays of the graph), in the dtypes the model holds them: what a device keeps resident.
     """
 
     n_free: int
@@ -53,6 +56,7 @@ class ModelProfile:
     profile_seconds: float = 0.0
     note: str = ""
     model_name: str = ""
+    data_bytes: int = 0
 
     @property
     def has_discrete(self) -> bool:
@@ -114,9 +118,25 @@ def _model_float_dtype(model: pm.Model) -> str:
     return pytensor.config.floatX
 
 
-def _logp_and_grad_census(model: pm.Model) -> tuple[OpCensus, str]:
+def _constant_bytes(outputs: list) -> int:
+    """Bytes of the constant arrays and shared data that ``outputs`` read (their data)."""
+    from pytensor.compile.sharedvalue import SharedVariable
+    from pytensor.graph.basic import Constant
+    from pytensor.graph.traversal import graph_inputs
+
+    total = 0
+    for var in graph_inputs(outputs):
+        if isinstance(var, Constant):
+            total += int(getattr(var.data, "nbytes", 0))
+        elif isinstance(var, SharedVariable):
+            total += int(getattr(var.get_value(borrow=True), "nbytes", 0))
+    return total
+
+
+def _logp_and_grad_census(model: pm.Model) -> tuple[OpCensus, str, int]:
     """Census of logp + gradient, on a copy of the model with dims and data frozen so every
-    intermediate shape is static (PyMC's own ``freeze_dims_and_data``)."""
+    intermediate shape is static (PyMC's own ``freeze_dims_and_data``); with the bytes of the
+    data the graph reads."""
     from pymc.model.transform.optimization import freeze_dims_and_data
 
     note = ""
@@ -129,7 +149,7 @@ def _logp_and_grad_census(model: pm.Model) -> tuple[OpCensus, str]:
     census = census_of(list(frozen.value_vars), [logp, *grads])
     if census.unknown_shapes and not note:
         note = f"{census.unknown_shapes} intermediate shapes unknown; counted as 1 element each"
-    return census, note
+    return census, note, _constant_bytes([logp])
 
 
 def _without_traces(fn):
@@ -172,7 +192,7 @@ def profile_model(model: pm.Model | None = None) -> ModelProfile:
             data = value.get_value()
         n_observed += int(getattr(data, "size", 1))
     data_dtypes = sorted({str(getattr(d, "dtype", "")) for d in model.data_vars} - {""})
-    census, note = _logp_and_grad_census(model)
+    census, note, data_bytes = _logp_and_grad_census(model)
     return ModelProfile(
         n_free=n_free,
         free_vars=free_vars,
@@ -185,4 +205,5 @@ def profile_model(model: pm.Model | None = None) -> ModelProfile:
         profile_seconds=time.perf_counter() - start,
         note=note,
         model_name=model.name or "",
+        data_bytes=data_bytes,
     )

@@ -27,6 +27,8 @@ class Row:
     fixed_seconds: float | None = None
     sources: str = ""
     origin: str = ""
+    memory_bytes: float | None = None  # peak device memory of a backend's memory plan
+    memory: str = ""  # that plan: what the memory holds, and the chain layout
 
 
 @dataclass
@@ -124,6 +126,7 @@ class SelectionReport:
             ("s/grad", {"justify": "right"}),
             ("grads/draw", {"justify": "right"}),
             ("compile", {"justify": "right"}),
+            ("memory", {"justify": "right"}),
             ("s/grad is", {}),
             ("why", {"overflow": "fold"}),
         ):
@@ -137,6 +140,7 @@ class SelectionReport:
                 _fmt_s(r.seconds_per_gradient),
                 f"{r.gradients_per_draw:.0f}" if r.gradients_per_draw else "",
                 _fmt_s(r.fixed_seconds),
+                _fmt_bytes(r.memory_bytes),
                 _grad_source(r.sources),
                 escape(r.reason),
                 style=style.get(r.status, ""),
@@ -153,6 +157,9 @@ class SelectionReport:
         facts.add_row("machine figures", self.machine)
         facts.add_row("request", ", ".join(f"{k}={v}" for k, v in self.request.items()))
         facts.add_row("selection took", f"{self.selection_seconds:.2f} s")
+        chosen = next((r for r in self.rows if r.status == "chosen"), None)
+        if chosen is not None and chosen.memory:
+            facts.add_row("device memory", escape(chosen.memory))
         if self.precision_check:
             facts.add_row("float32 check", escape(_precision_line(self.precision_check)))
         if self.measurement:
@@ -200,6 +207,14 @@ def _precision_line(check: dict[str, Any]) -> str:
     from pymc_accel.precision import PrecisionCheck
 
     return PrecisionCheck(**check).summary()
+
+
+def _fmt_bytes(nbytes: float | None) -> str:
+    if nbytes is None:
+        return ""
+    from pymc_accel.memory import gib
+
+    return gib(nbytes)
 
 
 def _fmt_s(seconds: float | None) -> str:

@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import time
 import warnings
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
-from pymc_accel.backend import Candidate, Estimate, Refusal
+from pymc_accel.backend import Candidate, Estimate, Refusal, SampleRequest
 from pymc_accel.devices import Devices, discover
 from pymc_accel.errors import (
     BackendUnavailableError,
@@ -122,6 +122,7 @@ def select(
     measure: bool = False,
     measure_budget: float = DEFAULT_BUDGET_SECONDS,
     initvals: dict | None = None,
+    var_names: list[str] | None = None,
 ) -> SelectionReport:
     """Choose the backend, device and precision that should reach the draws soonest.
 
@@ -153,6 +154,8 @@ def select(
         is not measured and keeps its modelled figures.
     initvals : dict, optional
         Initial values, for the float32 check.
+    var_names : list of str, optional
+        Variables the run keeps (``pm.sample``'s ``var_names``), for memory estimates.
 
     Returns
     -------
@@ -204,7 +207,20 @@ def select(
             refusals.append(Refusal(c.backend, why, c.device, c.precision))
             continue
         try:
+            fitted, memory = _fit_memory(registry.backends[c.backend], c, profile, devices,
+                                         SampleRequest(draws=draws, tune=tune, chains=chains,
+                                                       var_names=var_names))
+        except Exception as exc:
+            refusals.append(Refusal(c.backend, f"fit_memory() raised {exc!r}", c.device, c.precision))
+            continue
+        if isinstance(fitted, Refusal):
+            refusals.append(fitted)
+            continue
+        c = fitted
+        try:
             est = registry.backends[c.backend].estimate(c, profile, machine)
+            if memory is not None:
+                est = replace(est, memory_bytes=memory)
             s = _Scored(c, est, 0.0, 0.0, needs_guard)
             s.rescore(tune + draws, draws, chains)
         except Exception as exc:
@@ -268,7 +284,8 @@ def select(
         request={"draws": draws, "tune": tune, "chains": chains,
                  **({"device": device} if device else {}),
                  **({"precision": precision} if precision else {}),
-                 **({"measure": True} if measure else {})},
+                 **({"measure": True} if measure else {}),
+                 **({"var_names": list(var_names)} if var_names is not None else {})},
         broken_plugins=[vars(b) for b in registry.broken],
         selection_seconds=time.perf_counter() - start,
         precision_check=check.to_dict() if check else None,
@@ -277,6 +294,16 @@ def select(
         estimate=chosen.estimate,
         model_profile=profile,
     )
+
+
+def _fit_memory(backend, candidate: Candidate, profile: ModelProfile, devices: Devices,
+                run: SampleRequest) -> tuple[Candidate | Refusal, Any]:
+    """A backend's optional ``fit_memory``: the candidate laid out to fit the device's memory
+    (or refused with the figures), and its memory figure; unchanged without the method."""
+    fit = getattr(backend, "fit_memory", None)
+    if fit is None:
+        return candidate, None
+    return fit(candidate, profile, devices, run)
 
 
 def _guard(model, initvals) -> tuple[PrecisionCheck | None, str | None]:
@@ -309,9 +336,12 @@ def _row(s: _Scored, chosen: _Scored, registry: Registry, check: PrecisionCheck 
         "grads/draw": e.gradients_per_draw.source,
         "compile": e.fixed_seconds.source,
     }
+    planned = bool(e.memory_bytes.note)  # a backend's memory plan, not the generic default
     return Row(
         s.candidate.label, s.candidate.backend, s.candidate.device, s.candidate.precision,
         status, reason, s.total, e.seconds_per_gradient.value, e.gradients_per_draw.value,
         e.fixed_seconds.value, ", ".join(f"{k} {v}" for k, v in sources.items()),
         registry.origins.get(s.candidate.backend, ""),
+        memory_bytes=e.memory_bytes.value if planned else None,
+        memory=e.memory_bytes.note if planned else "",
     )

@@ -7,10 +7,11 @@ and the chain method around it.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from pymc_accel import costmodel
-from pymc_accel.backend import Candidate, Estimate, Refusal, SampleRequest
+from pymc_accel.backend import Candidate, Estimate, Figure, Refusal, SampleRequest
 from pymc_accel.backends._common import (
     discrete_refusal,
     missing_module,
@@ -18,6 +19,7 @@ from pymc_accel.backends._common import (
     pymc_chain_seed,
 )
 from pymc_accel.devices import cpu_cores
+from pymc_accel.memory import out_of_memory_error, plan_chains
 
 if TYPE_CHECKING:
     from pymc_accel.devices import Devices
@@ -72,6 +74,8 @@ class JaxNutsBackend:
         if candidate.device == "gpu":
             grad = costmodel.gpu_gradient_seconds(profile, candidate.precision, machine)
             parallel = 4  # vectorized chains share the device
+            if candidate.option("chain_method") == "sequential":  # memory allows fewer at once
+                parallel = int(candidate.option("chains_at_once", 1))
         else:
             parallel = cpu_cores()
             grad = costmodel.cpu_gradient_seconds(
@@ -84,6 +88,39 @@ class JaxNutsBackend:
             chain_parallelism=parallel,
             memory_bytes=costmodel.state_memory_bytes(profile, candidate.precision, 4, 1000),
         )
+
+    def fit_memory(
+        self, candidate: Candidate, profile: ModelProfile, devices: Devices, run: SampleRequest
+    ) -> tuple[Candidate | Refusal, Figure | None]:
+        """Lay the run's chains out so that its memory fits the GPU (:mod:`pymc_accel.memory`):
+        every chain at once where it fits, fewer at once (draws streamed to the host) where not;
+        a refusal with the figures when not even one chain fits. CPU candidates are unchanged.
+
+        Returns
+        -------
+        (Candidate or Refusal, Figure or None)
+            The candidate with its chain layout in its options (or why it cannot run), and the
+            estimated peak memory of one device.
+        """
+        own_sampler = type(self).sample is JaxNutsBackend.sample and self.jax_sampler == "numpyro"
+        if candidate.device != "gpu" or not devices.gpus or not own_sampler:
+            return candidate, None  # the memory model is NumPyro's NUTS under sample_jax_nuts
+        limit = min((g.memory_bytes for g in devices.gpus if g.memory_bytes), default=None)
+        plan = plan_chains(
+            profile, candidate.precision, draws=run.draws, chains=run.chains,
+            limit_bytes=limit, devices=len(devices.gpus), var_names=run.var_names,
+        )
+        figure = Figure(plan.memory.total_bytes, "modelled", plan.describe())
+        if not plan.fits:
+            return Refusal(self.name, plan.reason, candidate.device, candidate.precision), figure
+        options: tuple = (("chain_method", plan.chain_method),)
+        if plan.chain_method == "sequential" or (
+            plan.chain_method == "parallel" and plan.chains_at_once * plan.devices < run.chains
+        ):
+            options += (("chains_at_once", plan.chains_at_once),)
+        if plan.draws_to_host:
+            options += (("draws_to_host", True),)
+        return replace(candidate, options=options), figure
 
     def measure(
         self, candidate: Candidate, model, profile: ModelProfile, machine: MachineFigures,
@@ -113,37 +150,102 @@ class JaxNutsBackend:
                 f"({exc}). Install 'pymc-accel[gpu]' on a CUDA machine, or use device='cpu'."
             ) from None
         kwargs = dict(request.backend_kwargs)
-        chain_method = runnable_chain_method(
-            kwargs.pop("chain_method", candidate.option("chain_method", "parallel")),
-            n_devices=len(jax.devices(platform)),
-            chains=request.chains,
-        )
-        with jax.enable_x64(candidate.precision == "float64"), jax.default_device(device):
-            return sample_jax_nuts(
-                draws=request.draws,
-                tune=request.tune,
-                chains=request.chains,
-                target_accept=request.target_accept,
-                random_seed=pymc_chain_seed(request.random_seed, request.chains),
-                initvals=request.initvals,
-                model=model,
-                var_names=request.var_names,
-                nuts_kwargs=kwargs,
-                progressbar=bool(request.progressbar),
-                quiet=request.quiet,
-                chain_method=chain_method,
-                postprocessing_backend=platform,
-                idata_kwargs=request.idata_kwargs,
-                compute_convergence_checks=request.compute_convergence_checks,
-                nuts_sampler=self.jax_sampler,
+        to_host = bool(kwargs.pop("draws_to_host", candidate.option("draws_to_host", False)))
+        requested = kwargs.pop("chain_method", candidate.option("chain_method", "parallel"))
+        at_once = kwargs.pop("chains_at_once", candidate.option("chains_at_once"))
+        if self.jax_sampler == "numpyro":
+            chain_method = numpyro_chain_method(
+                requested, platform=platform, chains=request.chains, chains_at_once=at_once,
+                draws_to_host=to_host,
             )
+        else:  # PyMC's BlackJAX path takes "parallel" (a device per chain) or "vectorized"
+            n_devices = len(jax.devices(platform))
+            chain_method = "vectorized" if n_devices < request.chains else requested
+            to_host = False
+        try:
+            with jax.enable_x64(candidate.precision == "float64"), jax.default_device(device):
+                return sample_jax_nuts(
+                    draws=request.draws,
+                    tune=request.tune,
+                    chains=request.chains,
+                    target_accept=request.target_accept,
+                    random_seed=pymc_chain_seed(request.random_seed, request.chains),
+                    initvals=request.initvals,
+                    model=model,
+                    var_names=request.var_names,
+                    nuts_kwargs=kwargs,
+                    # NumPyro's progress bar cannot run inside a custom chain map
+                    progressbar=bool(request.progressbar) and isinstance(chain_method, str),
+                    quiet=request.quiet,
+                    chain_method=chain_method,
+                    postprocessing_backend="cpu" if to_host else platform,
+                    idata_kwargs=request.idata_kwargs,
+                    compute_convergence_checks=request.compute_convergence_checks,
+                    nuts_sampler=self.jax_sampler,
+                )
+        except Exception as exc:
+            oom = out_of_memory_error(exc, self.name, candidate, request)
+            if oom is None:
+                raise
+            raise oom from exc
+
+
+def numpyro_chain_method(
+    requested: str, *, platform: str, chains: int, chains_at_once: int | None = None,
+    draws_to_host: bool = False,
+):
+    """The ``chain_method`` to give NumPyro for a candidate's chain layout.
+
+    NumPyro's own ``"vectorized"`` and ``"sequential"`` where they match the layout, and its
+    ``"parallel"`` where it maps over the right devices (the default backend is ``platform`` and
+    there is a device per chain); otherwise :func:`~pymc_accel.backends.chains.chain_map` over
+    ``jax.devices(platform)``: chains spread over the devices, vectorized in groups of
+    ``chains_at_once``, draws moved to the host after each group when ``draws_to_host``.
+
+    Parameters
+    ----------
+    requested : {"parallel", "vectorized", "sequential"}
+    platform : {"cpu", "gpu"}
+    chains : int
+    chains_at_once : int, optional
+        Chains a device runs at the same time (all of its share by default; 1 for sequential).
+    draws_to_host : bool, default False
+
+    Returns
+    -------
+    str or callable
+    """
+    import jax
+
+    from pymc_accel.backends.chains import chain_map
+
+    if requested not in ("parallel", "vectorized", "sequential"):
+        raise ValueError(
+            f"chain_method must be 'parallel', 'vectorized' or 'sequential', not {requested!r}"
+        )
+    devices = jax.devices(platform)
+    method = runnable_chain_method(requested, n_devices=len(devices), chains=chains)
+    if chains == 1:
+        return "sequential"
+    if not draws_to_host and chains_at_once is None:
+        if method in ("vectorized", "sequential"):
+            return method
+        if len(devices) >= chains and jax.default_backend() == platform:
+            return "parallel"  # NumPyro's pmap over the default backend's devices
+    if method == "parallel":
+        at_once = chains_at_once or -(-chains // len(devices))
+        return chain_map(devices, at_once, draws_to_host=draws_to_host)
+    if method == "sequential" and chains_at_once in (None, 1) and not draws_to_host:
+        return "sequential"
+    at_once = chains_at_once or (chains if method == "vectorized" else 1)
+    return chain_map(devices[:1], at_once, draws_to_host=draws_to_host)
 
 
 def runnable_chain_method(requested: str, *, n_devices: int, chains: int) -> str:
-    """``"parallel"`` maps chains over devices with pmap, which needs a device per chain
-    (BlackJAX fails without one, NumPyro silently runs chains one after another); use
-    ``"vectorized"`` when there are fewer devices than chains."""
-    if requested == "parallel" and chains > 1 and n_devices < chains:
+    """``"parallel"`` needs several devices: with one, chains are vectorized on it. With
+    fewer devices than chains (but more than one) it stays ``"parallel"``: the chains are split
+    into groups, one per device, vectorized within each (:func:`numpyro_chain_method`)."""
+    if requested == "parallel" and chains > 1 and n_devices < 2:
         return "vectorized"
     return requested
 
