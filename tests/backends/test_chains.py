@@ -1,0 +1,129 @@
+"""Chains over several devices: tested on CPU with XLA's forced host device count, in a fresh
+process (the flag must be set before JAX starts)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from pymc_accel.backends.chains import layout
+from pymc_accel.backends.numpyro_nuts import numpyro_chain_method
+
+
+def test_layout_splits_chains_over_devices_with_least_padding():
+    assert layout(8, 4, 8) == (4, 1, 2)  # two chains vectorized on each of four devices
+    assert layout(8, 4, 1) == (4, 2, 1)  # one at a time: two rounds per device
+    assert layout(4, 1, 3) == (1, 2, 2)  # three at once would pad to six; two rounds of two
+    assert layout(2, 4, 2) == (2, 1, 1)  # never more devices than chains
+    with pytest.raises(ValueError, match=">= 1"):
+        layout(4, 0, 1)
+
+
+def test_one_device_keeps_numpyros_own_methods():
+    assert numpyro_chain_method("vectorized", platform="cpu", chains=4) == "vectorized"
+    assert numpyro_chain_method("sequential", platform="cpu", chains=4) == "sequential"
+    assert callable(numpyro_chain_method("sequential", platform="cpu", chains=4,
+                                         chains_at_once=2))
+    with pytest.raises(ValueError, match="chain_method must be"):
+        numpyro_chain_method("pmap", platform="cpu", chains=4)
+
+
+def _run(code: str, devices: int = 4) -> dict:
+    env = {k: v for k, v in os.environ.items() if k != "XLA_FLAGS"}
+    env.update(JAX_PLATFORMS="cpu", XLA_FLAGS=f"--xla_force_host_platform_device_count={devices}",
+               PYMC_ACCEL_DISABLE_PLUGIN_AUTOLOAD="1")
+    out = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], capture_output=True,
+                         text=True, env=env, timeout=600)
+    assert out.returncode == 0, out.stderr[-3000:]
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+# Records the devices every pmap is asked to use and where its results live.
+SPY = """
+import json, jax
+import numpy as np
+used = []
+_pmap = jax.pmap
+def spy(fn, *a, **kw):
+    mapped = _pmap(fn, *a, **kw)
+    def call(*args):
+        out = mapped(*args)
+        leaf = jax.tree.leaves(out)[0]
+        used.append(sorted(d.id for d in leaf.sharding.device_set))
+        return out
+    return call
+jax.pmap = spy
+"""
+
+
+def test_chain_map_runs_groups_of_chains_on_every_device():
+    result = _run(SPY + """
+from pymc_accel.backends.chains import chain_map
+def one_chain(args):
+    key, x = args
+    return x * 2.0 + jax.random.uniform(key) * 0.0, jax.numpy.sum(x)
+keys = jax.random.split(jax.random.PRNGKey(0), 10)
+xs = jax.numpy.arange(30.0).reshape(10, 3)
+doubled, sums = chain_map(jax.devices("cpu"), 8)(one_chain)((keys, xs))
+streamed, _ = chain_map(jax.devices("cpu"), 1, draws_to_host=True)(one_chain)((keys, xs))
+print(json.dumps({"devices": jax.device_count(), "used": used,
+                  "ok": bool(np.allclose(doubled, xs * 2) and np.allclose(sums, xs.sum(1))),
+                  "streamed_ok": bool(np.allclose(streamed, xs * 2)),
+                  "streamed_type": type(streamed).__name__}))
+""")
+    assert result["devices"] == 4
+    assert result["used"][0] == [0, 1, 2, 3]  # ten chains: three per device, padded to twelve
+    assert len(result["used"]) == 1 + 3  # then one chain at a time: three rounds of four
+    assert result["ok"] and result["streamed_ok"] and result["streamed_type"] == "ndarray"
+
+
+def test_numpyro_spreads_more_chains_than_devices_over_all_of_them():
+    """Eight chains on four CPU devices: two vectorized per device, every device used, and the
+    posterior of a conjugate model right."""
+    result = _run(SPY + """
+import pymc_accel
+from pymc_accel.backend import Candidate, SampleRequest
+from pymc_accel.backends.numpyro_nuts import NumpyroBackend
+from pymc_accel.models import conjugate_normal
+ref = conjugate_normal()
+c = Candidate("numpyro", "cpu", "float64", (("chain_method", "parallel"),))
+idata = NumpyroBackend().sample(ref.model, c, SampleRequest(
+    draws=300, tune=300, chains=8, random_seed=3, progressbar=False, quiet=True,
+    compute_convergence_checks=False))
+mu = idata.posterior["mu"]
+print(json.dumps({"used": used, "chains": int(mu.sizes["chain"]),
+                  "mean": float(mu.mean()), "sd": float(mu.std()),
+                  "chain_means": [float(m) for m in mu.mean("draw")],
+                  "post_mean": ref.post_mean, "post_sd": ref.post_sd}))
+""")
+    assert result["used"] and all(u == [0, 1, 2, 3] for u in result["used"])
+    assert result["chains"] == 8
+    assert len(set(round(m, 6) for m in result["chain_means"])) == 8  # eight distinct chains
+    se = result["post_sd"] / (8 * 300 / 4) ** 0.5  # MC error with a generous ESS discount
+    assert abs(result["mean"] - result["post_mean"]) < 4 * se
+    assert result["sd"] == pytest.approx(result["post_sd"], rel=0.15)
+
+
+def test_draws_streamed_to_the_host_one_chain_at_a_time():
+    """The layout a GPU short of memory gets: one chain at a time, draws moved to the host
+    after each; the result is an ordinary, correct posterior."""
+    from pymc_accel.backend import Candidate, SampleRequest
+    from pymc_accel.backends.numpyro_nuts import NumpyroBackend
+    from pymc_accel.models import conjugate_normal
+
+    ref = conjugate_normal()
+    c = Candidate("numpyro", "cpu", "float64", (
+        ("chain_method", "sequential"), ("chains_at_once", 1), ("draws_to_host", True)))
+    idata = NumpyroBackend().sample(ref.model, c, SampleRequest(
+        draws=300, tune=300, chains=2, random_seed=5, progressbar=False, quiet=True,
+        compute_convergence_checks=False))
+    mu = idata.posterior["mu"]
+    assert mu.sizes["chain"] == 2 and mu.sizes["draw"] == 300
+    assert float(mu.sel(chain=0).mean()) != float(mu.sel(chain=1).mean())
+    assert abs(float(mu.mean()) - ref.post_mean) < 4 * ref.post_sd / (600 / 4) ** 0.5
+    assert set(idata.sample_stats) >= {"diverging", "step_size", "lp"}
