@@ -362,8 +362,8 @@ def out_of_memory_error(exc: BaseException, backend: str, candidate, request):
     said = str(exc).strip().splitlines()[0][:300] if str(exc).strip() else type(exc).__name__
     fixes = []
     if request.chains > 1:
-        fixes.append(f"fewer chains at once (nuts={{'chain_method': 'sequential'}}, or chains < "
-                     f"{request.chains})")
+        fixes.append(f"fewer chains at once (chains < {request.chains}; with numpyro, "
+                     "nuts={'chain_method': 'sequential'})")
     fixes.append(f"fewer draws (draws < {request.draws}; every kept draw stays on the device)")
     if candidate.precision == "float64":
         fixes.append("precision='float32' (half the memory)")

@@ -183,3 +183,49 @@ def test_out_of_memory_while_sampling_names_the_estimate(seed, monkeypatch):
     report.candidate = dataclasses.replace(report.candidate, device="cpu")
     with pytest.raises(DeviceOutOfMemoryError, match="estimated this run's peak at .*GiB"):
         integration._run_backend(model, report, request, reg)
+
+
+def _gpu_or_skip():
+    import jax
+
+    try:
+        return jax.devices("gpu")[0]
+    except RuntimeError:
+        pytest.skip("needs a GPU visible to JAX (run with JAX_PLATFORMS=cuda,cpu)")
+
+
+def _too_big_for(limit: float, draws: int):
+    import pymc as pm
+
+    n = int(2 * limit / (draws * 4))  # float32 draws alone: twice the device's memory
+    with pm.Model() as model:
+        pm.Normal("x", 0.0, 1.0, shape=n)
+    return model
+
+
+@pytest.mark.gpu
+def test_gpu_out_of_memory_is_caught_and_explained():
+    """A run whose draws cannot fit, forced past selection: XLA's out-of-memory error reaches
+    the user as DeviceOutOfMemoryError naming what to change."""
+    from pymc_accel.backends.numpyro_nuts import NumpyroBackend
+
+    gpu = _gpu_or_skip()
+    limit = (gpu.memory_stats() or {}).get("bytes_limit") or 80 * GIB
+    model = _too_big_for(limit, draws=1000)
+    c = Candidate("numpyro", "gpu", "float32", (("chain_method", "vectorized"),))
+    with pytest.raises(DeviceOutOfMemoryError, match="fewer draws"):
+        NumpyroBackend().sample(model, c, SampleRequest(draws=1000, tune=10, chains=1,
+                                                        progressbar=False, quiet=True))
+
+
+@pytest.mark.gpu
+def test_gpu_selection_refuses_what_the_gpu_cannot_hold():
+    from pymc_accel.devices import discover
+
+    gpu = _gpu_or_skip()
+    limit = (gpu.memory_stats() or {}).get("bytes_limit") or 80 * GIB
+    model = _too_big_for(limit, draws=1000)
+    report = select(model, devices=discover(), registry=build_registry(autoload=False),
+                    draws=1000, tune=10, chains=1, precision="float32")
+    rows = [r for r in report.rows if r.backend == "numpyro" and r.device == "gpu"]
+    assert rows and all(r.status == "refused" and "GiB" in r.reason for r in rows)

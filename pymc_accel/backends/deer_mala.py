@@ -155,7 +155,15 @@ class DeerMalaBackend:
         options = self._options(candidate, request)
         device = jax_device(self.name, candidate.device)
         with jax.enable_x64(candidate.precision == "float64"), jax.default_device(device):
-            return self._sample(model, candidate, request, options)
+            try:
+                return self._sample(model, candidate, request, options)
+            except Exception as exc:
+                from pymc_accel.memory import out_of_memory_error
+
+                oom = out_of_memory_error(exc, self.name, candidate, request)
+                if oom is None:
+                    raise
+                raise oom from exc
 
     def _options(self, candidate: Candidate, request: SampleRequest) -> dict[str, Any]:
         from pymc_accel.errors import PymcAccelError
