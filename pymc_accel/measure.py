@@ -11,6 +11,7 @@ from __future__ import annotations
 import statistics
 import time
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
 #: Default seconds measured mode may spend in all.
@@ -112,6 +113,8 @@ def measure_candidates(
             if est is None:
                 skip(s, f"its compile would not fit in the {left:.1f} s left of the budget")
                 continue
+            if s.estimate.memory_bytes.note and not est.memory_bytes.note:
+                est = replace(est, memory_bytes=s.estimate.memory_bytes)  # keep the memory plan
             s.estimate = est
             s.rescore(steps, draws, chains)
             s.measure_note = f"measured in {took:.2f} s"

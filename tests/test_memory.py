@@ -229,3 +229,22 @@ def test_gpu_selection_refuses_what_the_gpu_cannot_hold():
                     draws=1000, tune=10, chains=1, precision="float32")
     rows = [r for r in report.rows if r.backend == "numpyro" and r.device == "gpu"]
     assert rows and all(r.status == "refused" and "GiB" in r.reason for r in rows)
+
+
+def test_measured_mode_keeps_the_memory_plan(seed, monkeypatch):
+    from pymc_accel.backend import Estimate, Figure
+    from pymc_accel.backends.numpyro_nuts import NumpyroBackend
+
+    model, p = seed
+
+    def timed(self, candidate, model, profile, machine, budget_seconds):
+        return Estimate(Figure(1e-4, "measured"), Figure(10.0), Figure(1.0))
+
+    monkeypatch.setattr(NumpyroBackend, "measure", timed)
+    big = Devices(cpu_cores=2, gpus=(Gpu(0, "H100", 80 * GIB),), jax_installed=True)
+    report = select(model, profile=p, devices=big, registry=build_registry(autoload=False),
+                    precision="float32", device="gpu", backend="numpyro", measure=True)
+    row = next(r for r in report.rows if r.status == "chosen")
+    assert report.estimate.seconds_per_gradient.source == "measured"
+    assert row.memory_bytes == pytest.approx(
+        plan_chains(p, "float32", draws=1000, chains=4, limit_bytes=80 * GIB).memory.total_bytes)
