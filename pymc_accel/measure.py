@@ -4,6 +4,15 @@
 compile and time its gradient (the optional ``Backend.measure`` method), giving it the seconds
 left of the budget. A backend declines (returns ``None``) when its compile would not fit in what
 is left; a candidate not measured keeps its modelled figures, and the report says which is which.
+
+The budget is the whole of ``select(measure=True)``: the selector passes what profiling and
+estimating already took (``spent_before``) and what it keeps for the float32 guard after
+measuring (``reserve``), so measuring gets only the rest. A compile cannot be interrupted once
+started, so the built-in backends start one only when its predicted time (modelled, times the
+larger of a safety margin and the worst ratio of actual to modelled compile seen in this
+process, times the CPU's current load) fits in what is left. A backend that overruns what it was
+offered anyway ends measurement: no further candidate is offered anything, and the log records
+the overrun.
 """
 
 from __future__ import annotations
@@ -18,6 +27,8 @@ from typing import Any
 DEFAULT_BUDGET_SECONDS = 5.0
 #: Most seconds spent timing one candidate's calls (after its compile).
 TIMING_SECONDS = 0.5
+#: A candidate is offered measurement only when at least this much of the budget is left.
+MIN_OFFER_SECONDS = 0.05
 
 # Replaced by tests to check the budget mechanism without depending on machine speed.
 _clock: Callable[[], float] = time.perf_counter
@@ -61,6 +72,8 @@ def measure_candidates(
     steps: int,
     draws: int,
     chains: int,
+    spent_before: float = 0.0,
+    reserve: float = 0.0,
 ) -> dict[str, Any]:
     """Replace modelled estimates with measured ones, within ``budget`` seconds.
 
@@ -74,18 +87,28 @@ def measure_candidates(
     profile, machine, registry
         As for selection.
     budget : float
-        Seconds available in all.
+        Seconds the whole measured selection may take.
     steps, draws, chains : int
         The run being estimated, to rescore measured candidates.
+    spent_before : float, default 0
+        Seconds of the budget already spent (profiling, estimating).
+    reserve : float, default 0
+        Seconds of the budget kept for work after measuring (the float32 guard).
 
     Returns
     -------
     dict
-        ``budget_seconds``, ``spent_seconds``, ``measured`` (label, seconds taken, measured
-        seconds per gradient) and ``not_measured`` (label, why).
+        ``budget_seconds``, ``spent_before_seconds``, ``reserved_seconds``,
+        ``measuring_budget_seconds`` (what measuring itself was given), ``spent_seconds``
+        (what measuring took), ``measured`` (label, seconds taken, measured seconds per
+        gradient), ``not_measured`` (label, why) and ``overran_seconds`` (how far a backend
+        went past what it was offered; 0 when none did).
     """
     start = _clock()
-    log: dict[str, Any] = {"budget_seconds": budget, "spent_seconds": 0.0, "measured": [],
+    available = max(0.0, budget - spent_before - reserve)
+    log: dict[str, Any] = {"budget_seconds": budget, "spent_before_seconds": spent_before,
+                           "reserved_seconds": reserve, "measuring_budget_seconds": available,
+                           "spent_seconds": 0.0, "overran_seconds": 0.0, "measured": [],
                            "not_measured": []}
 
     def skip(s: Any, why: str) -> None:
@@ -95,12 +118,14 @@ def measure_candidates(
     for s in scored:
         backend = registry.backends[s.candidate.backend]
         fn = getattr(backend, "measure", None)
-        left = budget - (_clock() - start)
+        left = available - (_clock() - start)
         if model is None:
             skip(s, "select() was given a profile without its model")
         elif fn is None:
             skip(s, f"backend {s.candidate.backend!r} has no measure()")
-        elif left <= 0:
+        elif log["overran_seconds"] > 0:
+            skip(s, "an earlier measurement overran the budget")
+        elif left < MIN_OFFER_SECONDS:
             skip(s, f"the {budget:g} s measurement budget was spent")
         else:
             began = _clock()
@@ -110,6 +135,8 @@ def measure_candidates(
                 skip(s, f"measure() raised {type(exc).__name__}: {exc}")
                 continue
             took = _clock() - began
+            if took > left:
+                log["overran_seconds"] = took - left
             if est is None:
                 skip(s, f"its compile would not fit in the {left:.1f} s left of the budget")
                 continue

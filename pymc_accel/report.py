@@ -166,8 +166,11 @@ class SelectionReport:
             m = self.measurement
             facts.add_row(
                 "measured mode",
-                f"{len(m['measured'])} measured, {len(m['not_measured'])} modelled; "
-                f"{m['spent_seconds']:.2f} s of a {m['budget_seconds']:g} s budget",
+                f"{len(m['measured'])} measured, {len(m['not_measured'])} modelled; measuring "
+                f"took {m['spent_seconds']:.2f} s, selection before it "
+                f"{m.get('spent_before_seconds', 0.0):.2f} s, of a {m['budget_seconds']:g} s "
+                "budget" + (f" (overran by {m['overran_seconds']:.2f} s)"
+                            if m.get("overran_seconds") else ""),
             )
         for note in self.notes:
             facts.add_row("[yellow]note[/yellow]", escape(note))

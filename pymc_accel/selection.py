@@ -11,6 +11,7 @@ import warnings
 from dataclasses import dataclass, replace
 from typing import Any
 
+from pymc_accel import measure as _measure
 from pymc_accel.backend import Candidate, Estimate, Refusal, SampleRequest
 from pymc_accel.devices import Devices, discover
 from pymc_accel.errors import (
@@ -26,6 +27,11 @@ from pymc_accel.precision import PrecisionCheck, check_float32
 from pymc_accel.profile import ModelProfile, profile_model
 from pymc_accel.registry import BrokenPlugin, Registry, get_registry
 from pymc_accel.report import Row, SelectionReport
+
+
+#: Share of the measured-mode budget kept for the float32 guard (two FAST_COMPILE functions
+#: and a few evaluations) when a float32 candidate might be chosen.
+GUARD_RESERVE = 0.15
 
 
 @dataclass
@@ -150,8 +156,10 @@ def select(
         replacing modelled figures with measured ones, best modelled candidate first, within
         ``measure_budget`` seconds in all.
     measure_budget : float, default 5.0
-        Seconds measurement may take; a candidate whose compile would not fit in what is left
-        is not measured and keeps its modelled figures.
+        Seconds the whole selection may take with ``measure=True``: profiling and estimating
+        count against it, and a share is kept for the float32 guard when a float32 candidate
+        may need it; a candidate whose compile would not fit in what is left is not measured
+        and keeps its modelled figures (``report.measurement`` has the accounting).
     initvals : dict, optional
         Initial values, for the float32 check.
     var_names : list of str, optional
@@ -169,6 +177,7 @@ def select(
         When nothing can run; the message lists every refusal.
     """
     start = time.perf_counter()
+    budget_start = _measure._clock()  # measured mode's budget covers the whole selection
     registry = registry or get_registry()
     if backend in (None, "auto"):
         names, backend = registry.names(), None
@@ -233,15 +242,20 @@ def select(
 
     measurement = None
     if measure:
+        reserve = GUARD_RESERVE * measure_budget if any(s.needs_guard for s in scored) else 0.0
         measurement = measure_candidates(
             scored, model, profile, machine, registry, budget=measure_budget,
             steps=tune + draws, draws=draws, chains=chains,
+            spent_before=_measure._clock() - budget_start, reserve=reserve,
         )
         scored.sort(key=lambda s: s.key)
 
     check = None
     if scored[0].needs_guard:
-        check, why = _guard(model, initvals)
+        guard_budget = None
+        if measure:  # jittered points only in what is left of the measured-mode budget
+            guard_budget = max(0.0, measure_budget - (_measure._clock() - budget_start))
+        check, why = _guard(model, initvals, guard_budget)
         if why:
             refusals += [Refusal(s.candidate.backend, why, s.candidate.device, s.candidate.precision)
                          for s in scored if s.needs_guard]
@@ -306,14 +320,17 @@ def _fit_memory(backend, candidate: Candidate, profile: ModelProfile, devices: D
     return fit(candidate, profile, devices, run)
 
 
-def _guard(model, initvals) -> tuple[PrecisionCheck | None, str | None]:
-    """Run the float32 accuracy guard; return the check and, if float32 must be refused, why."""
+def _guard(model, initvals, budget_seconds: float | None = None
+           ) -> tuple[PrecisionCheck | None, str | None]:
+    """Run the float32 accuracy guard; return the check and, if float32 must be refused, why.
+    ``budget_seconds`` bounds its jittered points (the initial point is always checked)."""
     if model is None:
         return None, (
             "float32 accuracy not checked: select() was given a profile without its model; "
             "pass the model, or precision='float32' to use float32 unchecked"
         )
-    check = check_float32(model, initvals=initvals)
+    kwargs = {} if budget_seconds is None else {"budget_seconds": budget_seconds}
+    check = check_float32(model, initvals=initvals, **kwargs)
     if check.safe:
         return check, None
     return check, f"{check.summary()}; float64 is used instead"

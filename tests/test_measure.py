@@ -41,6 +41,8 @@ class _Timed:
 
     def measure(self, candidate, model, profile, machine, budget_seconds):
         self.budgets.append(budget_seconds)
+        if budget_seconds < 2.0:  # as the built-in backends do: no compile that cannot fit
+            return None
         self.clock.now += 2.0
         modelled = self.estimate(candidate, profile, machine)
         return Estimate(Figure(modelled.seconds_per_gradient.value / 4, "measured"),
@@ -66,18 +68,112 @@ def test_measurement_stops_when_the_budget_is_spent(monkeypatch):
     backend = _Timed(clock)
     report = select(conjugate_normal().model, registry=_registry(backend), devices=CPU_ONLY,
                     measure=True, measure_budget=5.0)
-    # each candidate is offered what is left: 5, 3, 1 seconds; the fourth finds none left
-    assert backend.budgets == [5.0, 3.0, 1.0]
+    # each candidate is offered what is left: 5, 3, then 1 second, too little for a 2 s
+    # compile, so the last two decline and the 5 s budget is never exceeded
+    assert backend.budgets == [5.0, 3.0, 1.0, 1.0]
     m = report.measurement
-    assert m["budget_seconds"] == 5.0 and m["spent_seconds"] == 6.0
-    assert len(m["measured"]) == 3
-    assert [n["why"] for n in m["not_measured"]] == ["the 5 s measurement budget was spent"]
+    assert m["budget_seconds"] == 5.0 and m["spent_seconds"] == 4.0
+    assert m["spent_before_seconds"] + m["spent_seconds"] <= m["budget_seconds"]
+    assert m["overran_seconds"] == 0
+    assert len(m["measured"]) == 2
+    assert all("would not fit" in n["why"] for n in m["not_measured"])
     by_label = {r.label: r for r in report.rows}
     assert "s/grad measured" in by_label["timed[cpu,float64,n=0]"].sources
     assert by_label["timed[cpu,float64,n=0]"].seconds_per_gradient == pytest.approx(1e-5 / 4)
     assert "s/grad modelled" in by_label["timed[cpu,float64,n=3]"].sources
-    assert "budget was spent" in by_label["timed[cpu,float64,n=3]"].reason
-    assert "3 measured, 1 modelled" in str(report)
+    assert "would not fit" in by_label["timed[cpu,float64,n=3]"].reason
+    assert "2 measured, 2 modelled" in str(report)
+
+
+class _SlowEstimates(_Timed):
+    """Estimating each candidate takes half a (fake) second: selection before measuring."""
+
+    def estimate(self, candidate, profile, machine):
+        self.clock.now += 0.5
+        return super().estimate(candidate, profile, machine)
+
+    def measure(self, candidate, model, profile, machine, budget_seconds):
+        self.budgets.append(budget_seconds)
+        if budget_seconds < 2.0:
+            return None
+        self.clock.now += 2.0
+        return Estimate(Figure(1e-6, "measured"), Figure(10.0), Figure(1.0))
+
+
+def test_the_budget_covers_the_selection_before_measuring(monkeypatch):
+    clock = _Clock()
+    monkeypatch.setattr(measure, "_clock", clock)
+    backend = _SlowEstimates(clock)
+    report = select(conjugate_normal().model, registry=_registry(backend), devices=CPU_ONLY,
+                    measure=True, measure_budget=5.0)
+    m = report.measurement
+    # four estimates took 2 s of the 5: measuring is offered 3, enough for one 2 s compile
+    assert m["spent_before_seconds"] == 2.0 and m["measuring_budget_seconds"] == 3.0
+    assert backend.budgets[0] == 3.0 and len(m["measured"]) == 1
+    assert m["spent_before_seconds"] + m["spent_seconds"] <= 5.0
+
+
+class _Overrunning(_Timed):
+    """A third-party backend that ignores its budget: every measure() takes 4 s."""
+
+    name = "overrun"
+
+    def measure(self, candidate, model, profile, machine, budget_seconds):
+        self.budgets.append(budget_seconds)
+        self.clock.now += 4.0
+        return Estimate(Figure(1e-6, "measured"), Figure(10.0), Figure(1.0))
+
+
+def test_an_overrun_ends_measurement_and_is_reported(monkeypatch):
+    clock = _Clock()
+    monkeypatch.setattr(measure, "_clock", clock)
+    backend = _Overrunning(clock)
+    report = select(conjugate_normal().model, registry=_registry(backend), devices=CPU_ONLY,
+                    measure=True, measure_budget=5.0)
+    m = report.measurement
+    # offered 5 s, then 1 s: the second took 4 and overran by 3; nothing more is offered
+    assert backend.budgets == [5.0, 1.0]
+    assert m["overran_seconds"] == 3.0
+    assert [n["why"] for n in m["not_measured"]] == ["an earlier measurement overran the budget"] * 2
+    assert "overran by 3.00 s" in str(report)
+
+
+def test_a_float32_candidate_keeps_a_share_of_the_budget_for_the_guard(monkeypatch):
+    from pymc_accel import selection
+
+    clock = _Clock()
+    monkeypatch.setattr(measure, "_clock", clock)
+
+    class _Float32(_Timed):
+        def candidates(self, profile, devices):
+            return [Candidate(self.name, "cpu", "float32", (("n", 0),))]
+
+    backend = _Float32(clock)
+    report = select(conjugate_normal().model, registry=_registry(backend), devices=CPU_ONLY,
+                    measure=True, measure_budget=5.0)
+    reserve = selection.GUARD_RESERVE * 5.0
+    assert report.measurement["reserved_seconds"] == pytest.approx(reserve)
+    assert backend.budgets == [pytest.approx(5.0 - reserve)]
+
+
+def test_a_compile_is_started_only_when_its_predicted_time_fits(monkeypatch):
+    from pymc_accel.backends import _measure
+
+    monkeypatch.setattr(_measure, "_COMPILE_RATIO", {})
+    monkeypatch.setattr(_measure, "load_factor", lambda: 1.0)
+    margin = _measure.COMPILE_MARGIN
+    assert _measure.fits("numba", 1.0, margin * 1.0 + _measure.MIN_TIMING_SECONDS)
+    assert not _measure.fits("numba", 1.0, margin * 1.0)
+    # a compile that took 3x its model here makes the next one be predicted 3x its model
+    _measure.record_compile("numba", modelled=1.0, actual=3.0)
+    assert _measure.predicted_compile_seconds("numba", 1.0) == pytest.approx(3.0)
+    assert _measure.predicted_compile_seconds("jax", 1.0) == pytest.approx(margin)
+    # on a loaded machine (4 runnable processes per core) the prediction grows with the load
+    monkeypatch.setattr(_measure, "load_factor", lambda: 4.0)
+    assert _measure.predicted_compile_seconds("jax", 1.0) == pytest.approx(4.0 * margin)
+    # a compile slowed by load is not held against an idle machine
+    _measure.record_compile("jax", modelled=1.0, actual=8.0, load=4.0)
+    assert _measure._COMPILE_RATIO["jax"] == pytest.approx(2.0)
 
 
 def test_backends_without_measure_keep_modelled_figures(monkeypatch):

@@ -8,6 +8,7 @@ sharing a gradient (numba's two drivers) are compiled and timed once.
 
 from __future__ import annotations
 
+import os
 import time
 import weakref
 from dataclasses import replace
@@ -24,8 +25,50 @@ if TYPE_CHECKING:
 
 # model -> {(kind, device, precision): (compile_seconds, kernel_seconds, calls)}
 _TIMINGS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
-#: Measurement declines when the modelled compile times this margin exceeds the budget left.
-COMPILE_MARGIN = 1.0
+#: Safety margin on a modelled compile time before one is started: measured on the 2-core
+#: machine, numba compiles took 1.1 to 3x their modelled time and JAX ones up to 4x under load
+#: (the quick regret run's measurement logs); the load factor and the learned ratio below
+#: cover most of that, the margin the rest.
+COMPILE_MARGIN = 1.5
+#: Seconds kept after a compile for timing calls; a compile is started only if it leaves this.
+MIN_TIMING_SECONDS = 0.05
+# kind ("numba", "jax") -> the latest (actual compile / (modelled compile x load factor)) seen in
+# this process: a machine slower to compile than modelled is predicted slower next time.
+_COMPILE_RATIO: dict[str, float] = {}
+
+
+def load_factor() -> float:
+    """How much slower a CPU-bound compile runs than on an idle machine: the one-minute load
+    average per core, at least 1 (other processes' work shares the cores)."""
+    from pymc_accel.devices import cpu_cores
+
+    try:
+        load = os.getloadavg()[0]
+    except (AttributeError, OSError):  # not on every platform
+        return 1.0
+    return max(1.0, load / max(1, cpu_cores()))
+
+
+def predicted_compile_seconds(kind: str, modelled: float) -> float:
+    """Seconds a compile of modelled ``modelled`` seconds is predicted to take here, now."""
+    return modelled * max(COMPILE_MARGIN, _COMPILE_RATIO.get(kind, 0.0)) * load_factor()
+
+
+def fits(kind: str, modelled: float, budget_seconds: float) -> bool:
+    """Whether a compile (and the shortest timing after it) fits in ``budget_seconds``."""
+    return predicted_compile_seconds(kind, modelled) + MIN_TIMING_SECONDS <= budget_seconds
+
+
+def record_compile(kind: str, modelled: float, actual: float, load: float = 1.0) -> None:
+    """Learn from a compile that took ``actual`` seconds against ``modelled`` at load ``load``."""
+    if modelled > 0:
+        _COMPILE_RATIO[kind] = actual / (modelled * max(1.0, load))
+
+
+def _timing_seconds(budget_seconds: float, compiled: float) -> float:
+    """Seconds left for timing calls after a compile: none when the compile used the budget
+    (``time_calls`` still makes its minimum number of calls)."""
+    return max(0.0, min(TIMING_SECONDS, budget_seconds - compiled))
 
 
 def _cached(model: Any, key: tuple) -> tuple[float, float, int] | None:
@@ -41,8 +84,8 @@ def _initial_args(model: Any) -> list[Any]:
     return [point[v.name] for v in model.value_vars]
 
 
-def time_numba_gradient(model: Any, budget_seconds: float, machine: MachineFigures
-                        ) -> tuple[float, float, int] | None:
+def time_numba_gradient(model: Any, budget_seconds: float, machine: MachineFigures,
+                        modelled_compile: float = 0.0) -> tuple[float, float, int] | None:
     """Compile logp and gradient with PyTensor's numba linker and time it.
 
     Returns ``(compile_seconds, kernel_seconds, calls)``, or ``None`` without compiling when
@@ -54,6 +97,7 @@ def time_numba_gradient(model: Any, budget_seconds: float, machine: MachineFigur
     hit = _cached(model, key)
     if hit is not None:
         return hit
+    load = load_factor()
     start = time.perf_counter()
     logp = model.logp()
     grads = pytensor.grad(logp, model.value_vars)
@@ -62,8 +106,9 @@ def time_numba_gradient(model: Any, budget_seconds: float, machine: MachineFigur
     args = _initial_args(model)
     fn(*args)
     compiled = time.perf_counter() - start
-    left = max(0.05, min(TIMING_SECONDS, budget_seconds - compiled))
-    call, calls = time_calls(lambda: fn(*args), left)
+    record_compile("numba", modelled_compile, compiled, load)
+    call, calls = time_calls(lambda: fn(*args), _timing_seconds(budget_seconds, compiled),
+                             min_calls=2)
     kernel = max(call - machine.cpu_call_seconds, 0.1 * call)
     _store(model, key, (compiled, kernel, calls))
     return compiled, kernel, calls
@@ -74,11 +119,13 @@ def numba_measure(
     budget_seconds: float, modelled: Estimate, runtime: costmodel.Runtime, parallel_chains: int,
 ) -> Estimate | None:
     """Measured estimate for a numba candidate (any driver), or ``None`` if over budget."""
-    if _cached(model, ("numba", "cpu", "model")) is None and (
-        COMPILE_MARGIN * costmodel.gradient_compile_seconds(profile, runtime) > budget_seconds
+    modelled_compile = costmodel.gradient_compile_seconds(profile, runtime)
+    if _cached(model, ("numba", "cpu", "model")) is None and not fits(
+        "numba", modelled_compile, budget_seconds
     ):
         return None
-    compiled, kernel, calls = time_numba_gradient(model, budget_seconds, machine)
+    compiled, kernel, calls = time_numba_gradient(model, budget_seconds, machine,
+                                                  modelled_compile)
     grad = costmodel.measured_cpu_gradient_seconds(
         kernel, profile, machine, candidate.precision, runtime, parallel_chains,
         note=f"numba gradient timed: {kernel * 1e6:.1f} µs median of {calls} calls "
@@ -87,8 +134,8 @@ def numba_measure(
     return replace(modelled, seconds_per_gradient=grad)
 
 
-def time_jax_gradient(model: Any, device: str, precision: str, budget_seconds: float
-                      ) -> tuple[float, float, int]:
+def time_jax_gradient(model: Any, device: str, precision: str, budget_seconds: float,
+                      modelled_compile: float = 0.0) -> tuple[float, float, int]:
     """jit-compile PyMC's JAX logp and gradient on ``device`` in ``precision`` and time it.
 
     Returns ``(compile_seconds, kernel_seconds, calls)``; the dispatch overhead of a trivial
@@ -103,17 +150,21 @@ def time_jax_gradient(model: Any, device: str, precision: str, budget_seconds: f
     from pymc.sampling.jax import get_jaxified_logp
 
     dev = jax.devices(device)[0]
+    load = load_factor()
     with jax.enable_x64(precision == "float64"), jax.default_device(dev):
         start = time.perf_counter()
         vg = jax.jit(jax.value_and_grad(get_jaxified_logp(model)))
         args = [jnp.asarray(a) for a in _initial_args(model)]
         jax.block_until_ready(vg(args))
         compiled = time.perf_counter() - start
-        left = max(0.05, min(TIMING_SECONDS, budget_seconds - compiled))
-        call, calls = time_calls(lambda: jax.block_until_ready(vg(args)), left * 0.8)
+        record_compile("jax", modelled_compile, compiled, load)
+        left = _timing_seconds(budget_seconds, compiled)
+        call, calls = time_calls(lambda: jax.block_until_ready(vg(args)), left * 0.8,
+                                 min_calls=2)
         trivial = jax.jit(lambda xs: xs[0])
         jax.block_until_ready(trivial(args))
-        dispatch, _ = time_calls(lambda: jax.block_until_ready(trivial(args)), left * 0.2)
+        dispatch, _ = time_calls(lambda: jax.block_until_ready(trivial(args)), left * 0.2,
+                                 min_calls=2)
     kernel = max(call - dispatch, 0.1 * call)
     _store(model, key, (compiled, kernel, calls))
     return compiled, kernel, calls
@@ -125,13 +176,11 @@ def jax_measure(
 ) -> Estimate | None:
     """Measured estimate for a JAX candidate, or ``None`` if its compile is over budget."""
     key = ("jax", candidate.device, candidate.precision)
-    if _cached(model, key) is None and (
-        COMPILE_MARGIN * costmodel.gradient_compile_seconds(profile, costmodel.JAX_CPU)
-        > budget_seconds
-    ):
+    modelled_compile = costmodel.gradient_compile_seconds(profile, costmodel.JAX_CPU)
+    if _cached(model, key) is None and not fits("jax", modelled_compile, budget_seconds):
         return None
     compiled, kernel, calls = time_jax_gradient(
-        model, candidate.device, candidate.precision, budget_seconds
+        model, candidate.device, candidate.precision, budget_seconds, modelled_compile
     )
     note = (f"JAX gradient timed on {candidate.device}: {kernel * 1e6:.1f} µs median of {calls} "
             f"calls (compiled in {compiled:.2f} s)")
