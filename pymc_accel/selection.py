@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import time
 import warnings
+import weakref
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -188,7 +189,7 @@ def select(
         import pymc as pm
 
         model = pm.modelcontext(None)
-    profile = profile or profile_model(model)
+    profile = profile or cached_profile(model)
     devices = devices or discover()
     if device not in (None, "cpu", "gpu"):
         raise ValueError(f"device must be 'cpu', 'gpu' or None, not {device!r}")
@@ -308,6 +309,48 @@ def select(
         estimate=chosen.estimate,
         model_profile=profile,
     )
+
+
+# model -> (fingerprint, profile): a model selected for again (explain() then sample(), a second
+# pm.sample in a notebook) is profiled once while its variables and data shapes are unchanged.
+_PROFILES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def _fingerprint(model) -> tuple:
+    """What a profile depends on: the model's variables (by identity), its data's shapes and
+    dtypes, its dimension lengths, its initial values and the float precision."""
+    import numpy as np
+    import pytensor
+
+    def data_of(v):
+        return v.get_value(borrow=True) if hasattr(v, "get_value") else getattr(v, "data", v)
+
+    def shape(v):
+        data = data_of(v)
+        return np.shape(data), str(getattr(data, "dtype", type(data).__name__))
+
+    dims = tuple(sorted((k, repr(data_of(v))) for k, v in model.dim_lengths.items()))
+    return (
+        tuple(map(id, model.free_RVs)), tuple(map(id, model.observed_RVs)),
+        tuple(map(id, model.potentials)), tuple(map(id, model.value_vars)),
+        tuple(shape(d) for d in model.data_vars), dims,
+        tuple((id(k), repr(v)) for k, v in model.rvs_to_initial_values.items()),
+        pytensor.config.floatX,
+    )
+
+
+def cached_profile(model) -> ModelProfile:
+    """:func:`profile_model`, reused for the same model while its fingerprint is unchanged."""
+    try:
+        key = _fingerprint(model)
+        hit = _PROFILES.get(model)
+    except TypeError:  # not weak-referenceable: profile every time
+        return profile_model(model)
+    if hit is not None and hit[0] == key:
+        return hit[1]
+    profile = profile_model(model)
+    _PROFILES[model] = (key, profile)
+    return profile
 
 
 def _fit_memory(backend, candidate: Candidate, profile: ModelProfile, devices: Devices,

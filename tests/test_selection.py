@@ -148,3 +148,27 @@ def test_missing_dependency_names_what_to_install(monkeypatch):
     with pytest.raises(BackendUnavailableError, match="pip install numpyro"):
         select(eight_schools(), backend="numpyro", devices=CPU_ONLY,
                registry=build_registry(autoload=False))
+
+
+def test_a_model_is_profiled_once_while_its_variables_and_data_shapes_are_unchanged():
+    import numpy as np
+    import pymc as pm
+
+    with pm.Model() as model:
+        x = pm.Data("x", np.zeros(5))
+        y = pm.Data("y", np.zeros(5))
+        mu = pm.Normal("mu")
+        pm.Normal("obs", mu + x, 1.0, observed=y, shape=x.shape)
+    reg = build_registry(autoload=False)
+    first = select(model, registry=reg, devices=CPU_ONLY)
+    again = select(model, registry=reg, devices=CPU_ONLY)
+    assert again.model_profile is first.model_profile  # explain() then sample(): profiled once
+    with model:
+        pm.set_data({"x": np.zeros(50), "y": np.zeros(50)})
+    resized = select(model, registry=reg, devices=CPU_ONLY)
+    assert resized.model_profile is not first.model_profile
+    assert resized.model_profile.n_observed == 50
+    with model:
+        pm.Normal("extra")
+    grown = select(model, registry=reg, devices=CPU_ONLY)
+    assert grown.model_profile.n_free == 2
