@@ -52,6 +52,47 @@ def min_bulk_ess(idata) -> float:
     return float(min(float(ess[v].min()) for v in ess.data_vars))
 
 
+def gradient_times(model, devices, budget_seconds: float = 6.0) -> list[dict]:
+    """Time one logp-and-gradient evaluation of ``model`` per device and precision.
+
+    JAX on each visible platform in float32 and float64 (compiled once, then the median of
+    repeated calls within the budget, dispatch overhead subtracted), and PyTensor's numba
+    backend on the CPU in the model's own precision: the blog's CPU-vs-GPU comparison.
+    """
+    from pymc_accel.backends._measure import time_jax_gradient, time_numba_gradient
+    from pymc_accel.machine import machine_figures
+
+    rows = []
+    platforms = (["gpu"] if devices.gpus else []) + ["cpu"]
+    for platform_name in platforms:
+        for precision in ("float32", "float64"):
+            try:
+                compiled, kernel, calls = time_jax_gradient(model, platform_name, precision,
+                                                            budget_seconds)
+            except Exception as exc:  # a bench keeps going; the row says what failed
+                rows.append({"runtime": "jax", "device": platform_name, "precision": precision,
+                             "error": f"{type(exc).__name__}: {exc}"[:300]})
+                continue
+            rows.append({"runtime": "jax", "device": platform_name, "precision": precision,
+                         "seconds": kernel, "calls": calls, "compile_seconds": compiled})
+    try:
+        compiled, kernel, calls = time_numba_gradient(model, budget_seconds, machine_figures())
+        rows.append({"runtime": "pytensor-numba", "device": "cpu",
+                     "precision": str(model.initial_point()[model.value_vars[0].name].dtype),
+                     "seconds": kernel, "calls": calls, "compile_seconds": compiled})
+    except Exception as exc:
+        rows.append({"runtime": "pytensor-numba", "device": "cpu",
+                     "error": f"{type(exc).__name__}: {exc}"[:300]})
+    for row in rows:
+        if "seconds" in row:
+            print(f"gradient: {row['runtime']} on {row['device']} in {row['precision']}: "
+                  f"{row['seconds'] * 1e3:.3f} ms (median of {row['calls']}, compiled in "
+                  f"{row['compile_seconds']:.1f} s)")
+        else:
+            print(f"gradient: {row['runtime']} on {row['device']}: {row['error']}")
+    return rows
+
+
 def parse(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rows", type=int, default=1_000_000)
@@ -67,6 +108,11 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--all-vars", action="store_true",
                         help="keep every variable (the blog kept only α, β, σ_α, σ_γ)")
     parser.add_argument("--measure", action="store_true", help="measured selection")
+    parser.add_argument("--gradients", action="store_true",
+                        help="also time one gradient: JAX on every device in float32 and "
+                             "float64, and PyTensor's numba backend on the CPU")
+    parser.add_argument("--no-sample", action="store_true",
+                        help="stop after selection (and --gradients): no sampling run")
     parser.add_argument("--out", default=None, help="write the results as JSON here")
     args = parser.parse_args(argv)
     for name in ("rows", "groups", "covariates", "draws", "chains"):
@@ -108,6 +154,9 @@ def main(argv: list[str] | None = None) -> dict:
           f"{profile.n_free} parameters, built in {args.dtype} ({results['build_seconds']:.1f} s)")
     print(f"profile: {profile.profile_seconds:.2f} s")
 
+    if args.gradients:
+        results["gradients"] = gradient_times(model, devices)
+
     var_names = None if args.all_vars else list(BLOG_VAR_NAMES)
     device = None if args.device == "auto" else args.device
     run = {"draws": args.draws, "tune": args.tune, "chains": args.chains}
@@ -127,6 +176,12 @@ def main(argv: list[str] | None = None) -> dict:
           f"chain method {chosen.option('chain_method', 'n/a')}, memory "
           f"{chosen_row.memory or 'not estimated (CPU candidate)'}")
 
+    if args.no_sample:
+        if args.out:
+            with open(args.out, "w") as f:
+                json.dump(results, f, indent=1, default=str)
+        return results
+
     start = time.perf_counter()
     idata = pymc_accel.sample(
         args.draws, model=model, nuts_sampler="auto", device=device, random_seed=args.seed,
@@ -136,6 +191,7 @@ def main(argv: list[str] | None = None) -> dict:
     wall = time.perf_counter() - start
     ess = min_bulk_ess(idata)
     beta = idata.posterior["β"].mean(dim=("chain", "draw")).to_numpy()
+    beta_sd = idata.posterior["β"].std(dim=("chain", "draw")).to_numpy()
     ran = pymc_accel.SelectionReport.from_idata(idata)
     results["run"] = {
         "candidate": ran.chosen, "wall_seconds": wall,
@@ -144,6 +200,11 @@ def main(argv: list[str] | None = None) -> dict:
         "beta_max_abs_error": float(np.max(np.abs(beta - seed.beta))),
         "beta_correlation": float(np.corrcoef(beta, seed.beta)[0, 1]) if beta.size > 1 else None,
         "notes": ran.notes,
+        "beta_mean": beta.tolist(), "beta_sd": beta_sd.tolist(),
+        "beta_true": np.asarray(seed.beta).tolist(),
+        "diverging": int(idata.sample_stats["diverging"].sum()),
+        "mean_tree_size": float(idata.sample_stats["n_steps"].mean())
+        if "n_steps" in idata.sample_stats else None,
     }
     full = (args.rows, args.groups, args.covariates) == (1_000_000, 100_000, 20)
     same_run = (args.tune, args.draws, args.chains) == (100, 100, 1)

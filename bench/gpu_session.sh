@@ -10,7 +10,7 @@
 #   bash bench/gpu_session.sh seed_full                 # the 2.1M-parameter seed model (issue 7)
 #
 # Steps: check, tests (pytest -m gpu), deer (bench/bench_deer.py), scan (bench/bench_scan.py),
-# seed_full (bench/bench_seed_full.py), regret (bench/bench_regret.py --quick).
+# seed_full, seed_full4 (bench/bench_seed_full.py, 1 and 4 chains), regret (bench/bench_regret.py --quick).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-gpu-out}
@@ -51,8 +51,12 @@ print(pymc_accel.discover_devices().summary())" ;;
       run deer 420 python3 bench/bench_deer.py --device gpu --out "$OUT/deer-gpu.json" ;;
     scan)
       [ -f bench/bench_scan.py ] && run scan 240 python3 bench/bench_scan.py --device gpu ;;
-    seed_full)
-      [ -f bench/bench_seed_full.py ] && run seed_full 560 python3 bench/bench_seed_full.py ;;
+    seed_full)  # the blog's run: 100 + 100 draws, one chain, with gradient timings
+      run seed_full 560 python3 bench/bench_seed_full.py --gradients \
+        --out "$OUT/seed-full-1chain.json" ;;
+    seed_full4)  # the same with 4 chains (issue 7: under twice the one-chain time)
+      run seed_full4 560 python3 bench/bench_seed_full.py --chains 4 \
+        --out "$OUT/seed-full-4chains.json" ;;
     regret)
       [ -f bench/bench_regret.py ] && run regret 400 python3 bench/bench_regret.py --quick ;;
     *) echo "unknown step $step" ;;
