@@ -36,11 +36,52 @@ _DECOMPOSITIONS = {
 
 @dataclass
 class ScanSummary:
-    """One sequential ``Scan`` in the graph."""
+    """One sequential ``Scan`` in the graph.
+
+    Attributes
+    ----------
+    n_steps : int or None
+        Steps, when the graph fixes them.
+    inner_ops : int
+        Nodes of the step's graph: kernels launched per step before fusion.
+    inner_flops : float
+        Flops of one step.
+    state_shape : tuple of int or None
+        Shape of the carried state (one carried state only; ``None`` otherwise).
+    affine : bool
+        Whether the step is ``c_t = A_t c_{t-1} + b_t`` with ``A_t, b_t`` free of the state
+        (:func:`pymc_accel.rewrites.affine_scan.scan_affine_step`): such a scan can run as a
+        parallel prefix of depth ``log2(n_steps)``.
+    kind : str
+        ``"mat"`` (matrix-vector) or ``"elem"`` (scalar, diagonal) for an affine step, else ``""``.
+    gradient : bool
+        A reverse-mode scan of the gradient (it carries the adjoints of a forward scan).
+    inner_kernels : int
+        Nodes of the step that do work (what the census counts as kernels, per step).
+    """
 
     n_steps: int | None
     inner_ops: int
     inner_flops: float
+    state_shape: tuple[int | None, ...] | None = None
+    affine: bool = False
+    kind: str = ""
+    gradient: bool = False
+    inner_kernels: int = 0
+
+    def describe(self) -> str:
+        """E.g. ``1000 steps, state 4x3, affine (matrix)``."""
+        if self.gradient and self.n_steps is None:
+            return "its reverse scan in the gradient"
+        text = f"{self.n_steps if self.n_steps is not None else 'unknown'} steps"
+        if self.state_shape is not None:
+            text += ", state " + ("x".join("?" if d is None else str(d) for d in self.state_shape)
+                                  or "scalar")
+        if self.gradient:
+            return text + ", reverse scan of the gradient"
+        if self.affine:
+            return text + f", affine ({'matrix' if self.kind == 'mat' else 'elementwise'})"
+        return text + ", not affine"
 
 
 @dataclass
@@ -183,6 +224,24 @@ def _constant_steps(var: Any) -> int | None:
         return None
 
 
+def _scan_summary(node: Any, n_steps: int | None, sub: OpCensus) -> ScanSummary:
+    """A Scan's size, carried state and whether its step is affine in that state."""
+    from pymc_accel.rewrites.affine_scan import scan_affine_step
+
+    info = node.op.info
+    gradient = info.n_mit_mot > 0
+    shape = None
+    if info.n_sit_sot == 1 and not (info.n_mit_sot or info.n_mit_mot):
+        shape = tuple(node.op.outer_sitsot(node.inputs)[0].type.shape[1:])
+    try:
+        step = None if gradient else scan_affine_step(node)
+    except Exception:  # the analysis gives up: the scan counts as not affine
+        step = None
+    return ScanSummary(n_steps, len(node.op.fgraph.apply_nodes), sub.flops, shape,
+                       step is not None, step.kind if step is not None else "", gradient,
+                       sub.kernels)
+
+
 def _account(node: Any, census: OpCensus) -> None:
     op = node.op
     name = type(op).__name__
@@ -192,7 +251,7 @@ def _account(node: Any, census: OpCensus) -> None:
         inner = op.fgraph
         sub = census_of(inner.inputs, inner.outputs)
         n_steps = _constant_steps(node.inputs[0])
-        census.scans.append(ScanSummary(n_steps, len(inner.apply_nodes), sub.flops))
+        census.scans.append(_scan_summary(node, n_steps, sub))
         census.add("scan", sub.flops * (n_steps or 1), sub.bytes * (n_steps or 1))
         census.kernels += sub.kernels * (n_steps or 1) - 1  # one launch per inner op per step
         return

@@ -86,3 +86,87 @@ def hierarchical_logistic(
         eta_ = a + (s_a * z_a)[group_idx] + pm.math.sum(X_data * (b + (s_g * z_g)[group_idx]), axis=1)
         pm.Bernoulli("Y", logit_p=eta_, observed=y, dims="obs")
     return SeedModel(model, alpha, beta, sigma_alpha, sigma_gamma)
+
+
+@dataclass(frozen=True)
+class PharmacokineticModel:
+    """A three-compartment pharmacokinetic model and the rates its data were simulated with."""
+
+    model: pm.Model
+    rates: dict[str, float]
+    sigma: float
+
+
+PK_RATES = {"ka": 0.8, "ke": 0.15, "k12": 0.1, "k21": 0.05}
+
+
+def _pk_transfer(ka, ke, k12, k21, dt, xp):
+    """Euler transfer matrices ``I + dt R`` (gut, central, peripheral), one per subject."""
+    z = xp.zeros_like(ke)
+    rows = [
+        [1 - dt * ka, z, z],
+        [dt * ka, 1 - dt * (ke + k12), dt * k21],
+        [z, dt * k12, 1 - dt * k21],
+    ]
+    return xp.stack([xp.stack(r, axis=-1) for r in rows], axis=-2)
+
+
+def pharmacokinetic(
+    n_subjects: int = 4, n_steps: int = 100, *, dt: float = 0.25, dose_every: int = 48,
+    sigma: float = 0.1, seed: int = 0,
+) -> PharmacokineticModel:
+    """The seed thread's model: masses c_t = K c_{t-1} + dose_t, a discretised first-order ODE.
+
+    Three compartments (gut, central, peripheral) per subject; the transfer matrix ``K`` of
+    each subject is the Euler step ``I + dt R`` of its rate matrix; a dose enters the gut every
+    ``dose_every`` steps; the central compartment is observed with log-normal error from the
+    second step on (it is empty at the first). The recurrence is written with
+    ``pytensor.scan`` over batched matrix-vector products, as users write it. Free
+    parameters: four log rates, one elimination effect per subject, and the noise scale.
+
+    Parameters
+    ----------
+    n_subjects, n_steps : int
+        Subjects (batched in one scan) and time steps.
+    dt, dose_every, sigma, seed
+        Step length, dosing interval, observation noise and the simulation's seed.
+
+    Returns
+    -------
+    PharmacokineticModel
+    """
+    import pytensor
+    import pytensor.tensor as pt
+
+    rng = np.random.default_rng(seed)
+    doses = np.zeros((n_steps, n_subjects, 3))
+    doses[::dose_every, :, 0] = 100.0
+    eta = rng.normal(0.0, 0.2, n_subjects)
+    r = PK_RATES
+    k_true = _pk_transfer(np.full(n_subjects, r["ka"]), r["ke"] * np.exp(eta),
+                          np.full(n_subjects, r["k12"]), np.full(n_subjects, r["k21"]), dt, np)
+    c, central = np.zeros((n_subjects, 3)), np.empty((n_steps, n_subjects))
+    for t in range(n_steps):
+        c = np.einsum("nij,nj->ni", k_true, c) + doses[t]
+        central[t] = c[:, 1]
+    # the central compartment is empty until the first dose has moved out of the gut
+    y = central[1:] * np.exp(rng.normal(0.0, sigma, central[1:].shape))
+
+    with pm.Model(coords={"subject": np.arange(n_subjects)}) as model:
+        log_rates = {
+            k: pm.Normal(f"log_{k}", np.log(v) + 0.2, 0.5) for k, v in PK_RATES.items()
+        }
+        eta_s = pm.Normal("eta", 0.0, 0.2, dims="subject")
+        ones = pt.ones(n_subjects)
+        K = _pk_transfer(pt.exp(log_rates["ka"]) * ones, pt.exp(log_rates["ke"] + eta_s),
+                         pt.exp(log_rates["k12"]) * ones, pt.exp(log_rates["k21"]) * ones, dt, pt)
+        masses = pytensor.scan(
+            lambda dose, c, K: (K @ c[..., None])[..., 0] + dose,
+            sequences=[pt.as_tensor(doses)],
+            outputs_info=[pt.zeros((n_subjects, 3))],
+            non_sequences=[K],
+            return_updates=False,
+        )
+        s = pm.HalfNormal("sigma", 0.5)
+        pm.LogNormal("y", pt.log(masses[1:, :, 1]), s, observed=y)
+    return PharmacokineticModel(model, dict(PK_RATES), sigma)

@@ -90,9 +90,7 @@ class ModelProfile:
                 if self.has_dense_linalg
                 else "none"
             ),
-            "sequential scans": (
-                ", ".join(f"{s.n_steps} steps" for s in c.scans) if c.scans else "none"
-            ),
+            "sequential scans": _scans_line(c) if c.scans else "none",
         }
 
     def to_dict(self) -> dict[str, Any]:
@@ -100,6 +98,32 @@ class ModelProfile:
         d = asdict(self)
         d["free_vars"] = {k: list(v) for k, v in self.free_vars.items()}
         return d
+
+
+def scan_launch_share(census: OpCensus) -> tuple[int, float]:
+    """Kernel launches the graph's Scans make one after another per gradient, and the share of
+    a datacenter GPU's modelled gradient time they take (:mod:`pymc_accel.costmodel`'s launch
+    latency and roofline): near 1 when the scans' per-step launches dominate."""
+    from pymc_accel import costmodel
+
+    launches = sum((s.n_steps or 1) * s.inner_kernels for s in census.scans) // 3  # ~1/3 fused
+    launch_s = launches * costmodel.GPU_LAUNCH_SECONDS
+    total = max(1, census.kernels // 3) * costmodel.GPU_LAUNCH_SECONDS + max(
+        census.bytes / costmodel.GPU_BANDWIDTH, census.flops / costmodel.GPU_FLOPS["float64"]
+    )
+    return launches, launch_s / total if total > 0 else 0.0
+
+
+def _scans_line(census: OpCensus) -> str:
+    """Each scan (steps, state, affine or not) and whether its launches dominate a GPU."""
+    text = "; ".join(s.describe() for s in census.scans)
+    launches, share = scan_launch_share(census)
+    if share > 0.5:
+        text += (f" -- {launches} sequential kernel launches per gradient, {share:.0%} of a GPU's"
+                 " modelled time: launch cost dominates on a GPU")
+        if any(s.affine for s in census.scans):
+            text += " unless the affine scans run as parallel prefixes"
+    return text
 
 
 def _dense_ops_line(census: OpCensus, most: int = 4) -> str:

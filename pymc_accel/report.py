@@ -56,7 +56,8 @@ class SelectionReport:
         With ``measure=True``: the budget, the time spent, which candidates were measured and
         why the others were not.
     notes : list of str
-        What happened after selection (e.g. a float32 run that diverged and was re-run).
+        What happened after selection (e.g. a float32 run that diverged and was re-run), and
+        the Scans the chosen backend runs as parallel prefixes.
     """
 
     chosen: str

@@ -305,10 +305,21 @@ def select(
         selection_seconds=time.perf_counter() - start,
         precision_check=check.to_dict() if check else None,
         measurement=measurement,
+        notes=_scan_notes(registry.backends[chosen.candidate.backend], chosen.candidate, profile),
         candidate=chosen.candidate,
         estimate=chosen.estimate,
         model_profile=profile,
     )
+
+
+def _scan_notes(backend, candidate: Candidate, profile: ModelProfile) -> list[str]:
+    """The scans the chosen backend runs as parallel prefixes (or keeps sequential, and why)."""
+    if not getattr(backend, "parallel_scans", False):
+        return []
+    from pymc_accel.rewrites.apply import describe_plan
+
+    line = describe_plan(profile, candidate.device)
+    return [line] if line else []
 
 
 # model -> (fingerprint, profile): a model selected for again (explain() then sample(), a second

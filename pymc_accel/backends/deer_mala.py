@@ -76,6 +76,8 @@ class DeerMalaBackend:
 
     name = "deer_mala"
     description = "DEER-MALA: MALA solved in parallel over time windows on JAX (CPU or GPU)"
+    #: Runs affine Scans as parallel prefixes where that pays off (:mod:`pymc_accel.rewrites.apply`).
+    parallel_scans = True
 
     def candidates(self, profile: ModelProfile, devices: Devices) -> list[Candidate | Refusal]:
         """CPU and (when present) GPU, in float64 and float32, with the default Jacobian mode."""
@@ -116,6 +118,9 @@ class DeerMalaBackend:
 
         Assumes as many tuning steps as draws (pm.sample's default) and four vectorized chains.
         """
+        from pymc_accel.rewrites.apply import with_parallel_scans
+
+        profile = with_parallel_scans(profile, candidate.device)
         jacobian = candidate.option("jacobian", default_jacobian(profile.n_free))
         window = candidate.option("window", DEFAULT_WINDOW)
         per_step = evaluations_per_step(jacobian, profile.n_free)
@@ -151,9 +156,11 @@ class DeerMalaBackend:
         import jax
 
         from pymc_accel.backends.jax_model import jax_device
+        from pymc_accel.rewrites.apply import rewrite_model
 
         options = self._options(candidate, request)
         device = jax_device(self.name, candidate.device)
+        model, _ = rewrite_model(model, candidate.device)  # affine scans -> parallel prefixes
         with jax.enable_x64(candidate.precision == "float64"), jax.default_device(device):
             try:
                 return self._sample(model, candidate, request, options)

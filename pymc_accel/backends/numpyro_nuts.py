@@ -38,6 +38,9 @@ class JaxNutsBackend:
         Which of PyMC's JAX NUTS implementations to drive.
     """
 
+    #: Runs affine Scans as parallel prefixes where that pays off (:mod:`pymc_accel.rewrites.apply`).
+    parallel_scans = True
+
     def __init__(self, name: str = "numpyro", jax_sampler: str = "numpyro") -> None:
         self.name = name
         self.jax_sampler = jax_sampler
@@ -70,7 +73,11 @@ class JaxNutsBackend:
     def estimate(
         self, candidate: Candidate, profile: ModelProfile, machine: MachineFigures
     ) -> Estimate:
-        """Roofline gradient time for JAX on the device; XLA compile of the whole sampler."""
+        """Roofline gradient time for JAX on the device; XLA compile of the whole sampler.
+        Affine scans the backend runs as parallel prefixes are costed as such."""
+        from pymc_accel.rewrites.apply import with_parallel_scans
+
+        profile = with_parallel_scans(profile, candidate.device)
         if candidate.device == "gpu":
             grad = costmodel.gpu_gradient_seconds(profile, candidate.precision, machine)
             parallel = 4  # vectorized chains share the device
@@ -140,8 +147,10 @@ class JaxNutsBackend:
         from pymc.sampling.jax import sample_jax_nuts
 
         from pymc_accel.errors import DeviceUnavailableError
+        from pymc_accel.rewrites.apply import rewrite_model
 
         platform = "gpu" if candidate.device == "gpu" else "cpu"
+        model, _ = rewrite_model(model, platform)  # affine scans -> parallel prefixes
         try:
             device = jax.devices(platform)[0]
         except RuntimeError as exc:
