@@ -88,3 +88,24 @@ def test_float32_request_samples_in_float32():
 def test_explain_does_not_sample():
     report = pymc_accel.explain(eight_schools(), chains=2)
     assert report.request["chains"] == 2 and report.candidate is not None
+
+
+def test_the_start_is_checked_once_pymc_s_own_nuts_checks_it_itself(monkeypatch):
+    from pymc_accel import integration
+
+    calls = []
+    real = integration.check_initial_point
+
+    def counted(*args, **kwargs):
+        calls.append(1)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(integration, "check_initial_point", counted)
+    idata = pymc_accel.sample(model=conjugate_normal().model, **FAST)
+    pymc_nuts = idata.attrs["pymc_accel_candidate"].startswith("numba[cpu,float64,driver=pymc")
+    # PyMC's NUTS evaluates the start itself: pymc-accel's check would be repeated work
+    assert calls == ([] if pymc_nuts else [1])
+    # a bad start still raises pymc-accel's error naming the variable, whichever sampler runs
+    for backend in ("auto", "numba", "numpyro"):
+        with pytest.raises(NonFiniteInitialPointError, match="y .*initvals"):
+            pymc_accel.sample(model=invalid_start_model(), nuts_sampler=backend, **FAST)
