@@ -2,7 +2,9 @@
 
 For each zoo model (``bench/zoo.py``): select as ``nuts_sampler="auto"`` would (and with
 ``measure=True``), then run every candidate side by side with the same draws, chains and seed,
-``--repeats`` times, each on a freshly built model. Per run: wall time including compilation,
+``--repeats`` times, each on a freshly built model, run ``i`` with seed ``--seed + i`` (the same
+seeds for every candidate: one seed's ESS is luck, up to 1.5x apart between seeds for the same
+sampler at these lengths). Per run: wall time including compilation,
 minimum bulk ESS over all posterior variables, ESS/s. The first run of a candidate is *cold*
 (the process starts with an empty PyTensor compile directory, so numba compiles from scratch,
 and JAX has not seen the function; other candidates run earlier on the same model may have
@@ -11,8 +13,14 @@ median with its range. ``select(measure=True)`` runs after the candidates (its c
 runs), so its choice is judged against the same rows but its own time is a warm-cache figure.
 If it chose a candidate not in the run set, its regret is not available.
 Regret = best ESS/s ÷ ESS/s of what ``auto`` chose (1.0 is perfect),
-with the range the warm runs' spread allows; selection overhead = selection seconds ÷ the
-chosen candidate's wall time.
+with the range the warm runs' spread allows; overhead = pymc-accel's own seconds (selection,
+plus ``pymc_accel.sample``'s initial-point check where the chosen sampler does not check its
+start itself) ÷ the chosen candidate's wall time. Short runs make the overhead look large, so
+``--default-run`` (on by default) also selects for the run a user gets from ``pm.sample()``
+with no arguments (1000 tune + 1000 draws, ``max(2, min(4, cores))`` chains) and runs
+``auto``'s choice once at those settings: its overhead is the same own seconds ÷ that run's
+wall time, both measured (runs predicted longer than ``--default-run-max-seconds`` are
+skipped and say so).
 
     python bench/bench_regret.py --quick --out docs/benchmarks-regret.json
     pymc-accel bench --quick            # the same, through the CLI
@@ -31,6 +39,7 @@ import statistics
 import sys
 import tempfile
 import time
+from dataclasses import replace
 from pathlib import Path
 
 BUILTIN = ("numba", "numpyro")
@@ -51,6 +60,11 @@ def _parse(argv):
                    help="a candidate whose cold run takes longer is not repeated")
     p.add_argument("--keep-compile-cache", action="store_true",
                    help="do not start with an empty PyTensor compile directory")
+    p.add_argument("--default-run", action=argparse.BooleanOptionalAction, default=True,
+                   help="also run auto's choice once at pm.sample's defaults, for the overhead "
+                        "a user sees (default: on)")
+    p.add_argument("--default-run-max-seconds", type=float, default=120.0,
+                   help="skip a default run predicted (from the short runs) to take longer")
     p.add_argument("--out", default=None, help="write the results as JSON here")
     p.add_argument("--markdown", default=None, help="write the results as a Markdown section here")
     p.add_argument("--report-only", default=None, metavar="JSON",
@@ -105,8 +119,16 @@ def bench_model(name, factory, args):
     request = SampleRequest(draws=args.draws, tune=args.tune, chains=args.chains,
                             cores=min(4, cpu_cores()), random_seed=args.seed, progressbar=False,
                             quiet=True, compute_convergence_checks=False)
-    report = pymc_accel.select(factory(), draws=args.draws, tune=args.tune, chains=args.chains)
+    from pymc_accel.integration import check_initial_point, checks_its_own_start
+
+    model = factory()
+    report = pymc_accel.select(model, draws=args.draws, tune=args.tune, chains=args.chains)
     selection_seconds = report.selection_seconds  # profile + selection; building the model excluded
+    check_seconds = 0.0
+    if not checks_its_own_start(report.candidate):  # pymc_accel.sample's own start check
+        t0 = time.perf_counter()
+        check_initial_point(model)
+        check_seconds = time.perf_counter() - t0
     candidates = _candidates_for(report, report.model_profile, {report.chosen}, args.candidates)
     rows = []
     for label, candidate in candidates.items():
@@ -114,16 +136,18 @@ def bench_model(name, factory, args):
         runs = []
         for i in range(args.repeats):
             model = factory()
+            seeded = replace(request, random_seed=args.seed + i)
             t0 = time.perf_counter()
             try:
-                idata = backend.sample(model, candidate, request)
+                idata = backend.sample(model, candidate, seeded)
             except Exception as exc:  # a failing candidate is a result, not a crash
                 runs.append({"error": f"{type(exc).__name__}: {exc}"[:300]})
                 break
             wall = time.perf_counter() - t0
             ess = min_bulk_ess(idata)
             div = float(idata.sample_stats["diverging"].mean()) if "diverging" in idata.sample_stats else None
-            runs.append({"wall": wall, "ess": ess, "ess_per_s": ess / wall, "divergent": div})
+            runs.append({"wall": wall, "ess": ess, "ess_per_s": ess / wall, "divergent": div,
+                         "seed": args.seed + i})
             print(f"  {name:14s} {label:52s} run {i + 1}: {wall:6.1f} s, min ESS {ess:7.1f}, "
                   f"ESS/s {ess / wall:8.2f}", flush=True)
             if i == 0 and wall > args.slow_run_seconds:
@@ -136,13 +160,73 @@ def bench_model(name, factory, args):
     ok = [r for r in rows if r["cold_ess_per_s"] is not None]
     result = {
         "model": name, "profile": report.profile, "selection_seconds": selection_seconds,
+        "start_check_seconds": check_seconds,
         "measured_selection_seconds": measured.selection_seconds,
         "measurement": measured.measurement, "chosen": chosen, "rows": rows,
     }
     for key, label in chosen.items():
-        result[key] = _regret(ok, label, selection_seconds if key == "auto"
-                              else measured.selection_seconds)
+        result[key] = _regret(ok, label, selection_seconds + check_seconds if key == "auto"
+                              else measured.selection_seconds + check_seconds)
+    if args.default_run:
+        result["default_run"] = default_run(factory, args, rows)
     return result
+
+
+def default_run(factory, args, rows):
+    """Select for ``pm.sample()``'s default run on a fresh model and run the choice once:
+    the overhead a user of ``pymc_accel.sample`` sees (selection, and the initial-point check
+    where the chosen sampler does not check its start itself), against that run's wall time.
+    Returns the record (``skipped`` when predicted too long)."""
+    import math
+
+    import pymc_accel
+    from pymc_accel.backend import SampleRequest
+    from pymc_accel.devices import cpu_cores
+    from pymc_accel.registry import get_registry
+
+    cores = min(4, cpu_cores())
+    chains, tune, draws = max(2, cores), 1000, 1000  # pm.sample's defaults
+    model = factory()
+    report = pymc_accel.select(model, draws=draws, tune=tune, chains=chains)
+    out = {"tune": tune, "draws": draws, "chains": chains, "chosen": report.chosen,
+           "selection_seconds": report.selection_seconds, "check_seconds": 0.0}
+    row = next((r for r in rows if r["candidate"] == report.chosen and r["warm_median_wall"]), None)
+    if row is not None:  # sampling scales with steps and chain rounds (compile does not: an upper bound)
+        predicted = (row["warm_median_wall"] * (tune + draws) / (args.tune + args.draws)
+                     * math.ceil(chains / cores) / math.ceil(args.chains / cores))
+        source = "the short runs' warm median, scaled"
+    else:
+        predicted, source = report.estimate.total_seconds(tune + draws, chains), "the cost model"
+    out["predicted_wall"], out["predicted_from"] = predicted, source
+    if predicted > args.default_run_max_seconds:
+        out["skipped"] = (f"predicted {predicted:.0f} s (from {source}) > "
+                          f"--default-run-max-seconds {args.default_run_max_seconds:g}")
+        print(f"  default run skipped: {out['skipped']}", flush=True)
+        return out
+    request = SampleRequest(draws=draws, tune=tune, chains=chains, cores=cores,
+                            random_seed=args.seed, progressbar=False, quiet=True,
+                            compute_convergence_checks=False)
+    from pymc_accel.integration import check_initial_point, checks_its_own_start
+
+    if not checks_its_own_start(report.candidate):  # as pymc_accel.sample does
+        t0 = time.perf_counter()
+        check_initial_point(model)
+        out["check_seconds"] = time.perf_counter() - t0
+    backend = get_registry().backends[report.candidate.backend]
+    t0 = time.perf_counter()
+    try:
+        idata = backend.sample(model, report.candidate, request)
+    except Exception as exc:
+        out["error"] = f"{type(exc).__name__}: {exc}"[:300]
+        return out
+    out["wall"] = time.perf_counter() - t0
+    out["ess"] = min_bulk_ess(idata)
+    own = report.selection_seconds + out["check_seconds"]
+    out["overhead"] = own / out["wall"]
+    print(f"  default run ({tune} + {draws} x {chains}) of {report.chosen}: {out['wall']:.1f} s, "
+          f"selection {report.selection_seconds:.2f} s + start check {out['check_seconds']:.2f} s "
+          f"= {out['overhead']:.1%}", flush=True)
+    return out
 
 
 def _summarise(label, runs, report):
@@ -189,28 +273,41 @@ def markdown(results) -> str:
     """The results as a Markdown section (summary table, then one table per model)."""
     out = [f"Command: `{results['command']}`; machine: {results['machine']}; "
            f"{results['tune']} tune + {results['draws']} draws × {results['chains']} chains, "
-           f"{results['repeats']} runs per candidate; total {results['seconds'] / 60:.0f} min.", "",
+           f"{results['repeats']} runs per candidate"
+           + (f" (run i seeded {results['seed']} + i)" if "seed" in results else "") + "; "
+           f"total {results['seconds'] / 60:.0f} min. The first selection in a process also "
+           f"pays one-off imports: {results.get('first_selection_in_process_seconds', 0):.2f} s "
+           "here (not in the overheads below).", "",
            "| model | free dim | `auto` chose | regret warm [range] | regret cold | best warm | "
-           "wall-time regret warm / cold | overhead warm / cold | `measure=True` chose | "
-           "its regret warm |",
-           "|---|---|---|---|---|---|---|---|---|---|"]
+           "wall-time regret warm / cold | overhead warm / cold | overhead at `pm.sample` "
+           "defaults (run) | `measure=True` chose | its regret warm | `measure=True` took |",
+           "|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for m in results["models"]:
         a, b = m["auto"], m["auto (measure=True)"]
         def f(x, fmt="{:.2f}"):
             return "–" if x is None else fmt.format(x)
         rng = a.get("regret_warm_range")
+        d = m.get("default_run") or {}
+        if "overhead" in d:
+            own = d["selection_seconds"] + d.get("check_seconds", 0.0)
+            dflt = f"{d['overhead']:.1%} ({own:.2f} s / {d['wall']:.0f} s)"
+        else:
+            dflt = "–" + (f" ({d.get('skipped') or d.get('error', '')})"[:60] if d else "")
         out.append(
             f"| {m['model']} | {m['profile']['free dimension']} | {a['chosen']} | "
             f"{f(a.get('regret_warm'))} [{f(rng[0]) if rng else '–'}–{f(rng[1]) if rng else '–'}] | "
             f"{f(a.get('regret_cold'))} | {a.get('best_warm', '–')} | "
             f"{f(a.get('wall_regret_warm'))} / {f(a.get('wall_regret_cold'))} | "
             f"{f(a.get('overhead_warm'), '{:.1%}')} / {f(a.get('overhead_cold'), '{:.1%}')} | "
-            f"{b['chosen']} | {f(b.get('regret_warm'))} |")
+            f"{dflt} | {b['chosen']} | {f(b.get('regret_warm'))} | "
+            f"{m['measured_selection_seconds']:.1f} s |")
     for m in results["models"]:
-        out += ["", f"#### {m['model']} (selection {m['selection_seconds']:.2f} s; with "
+        out += ["", f"#### {m['model']} (selection {m['selection_seconds']:.2f} s"
+                f" + start check {m.get('start_check_seconds', 0.0):.2f} s; with "
                 f"measure=True {m['measured_selection_seconds']:.2f} s)", "",
                 "| candidate | est. (s) | cold wall (s) | warm median wall (s) | cold ESS/s | "
-                "warm ESS/s median [range] | min bulk ESS | divergent |", "|---|---|---|---|---|---|---|---|"]
+                "warm ESS/s median [range] | min bulk ESS per run | divergent |",
+                "|---|---|---|---|---|---|---|---|"]
         for r in sorted(m["rows"], key=lambda r: -(r["warm_ess_per_s"] or 0)):
             if r["cold_wall"] is None:
                 out.append(f"| {r['candidate']} | | failed: {r.get('error', '')[:80]} | | | | | |")
@@ -221,7 +318,8 @@ def markdown(results) -> str:
             out.append(
                 f"| {r['candidate']}{tag} | {r['estimated_seconds']:.1f} | {r['cold_wall']:.1f} | "
                 f"{warm} | {r['cold_ess_per_s']:.1f} | {r['warm_ess_per_s']:.1f} "
-                f"[{r['warm_range'][0]:.1f}–{r['warm_range'][1]:.1f}] | {good[0]['ess']:.0f} | "
+                f"[{r['warm_range'][0]:.1f}–{r['warm_range'][1]:.1f}] | "
+                f"{' / '.join(f'{x['ess']:.0f}' for x in good)} | "
                 f"{(good[0]['divergent'] or 0):.1%} |")
     return "\n".join(out) + "\n"
 
@@ -235,7 +333,7 @@ def main(argv=None):
             ok = [r for r in m["rows"] if r["cold_ess_per_s"] is not None]
             for key, label in m["chosen"].items():
                 seconds = m["selection_seconds" if key == "auto" else "measured_selection_seconds"]
-                m[key] = _regret(ok, label, seconds)
+                m[key] = _regret(ok, label, seconds + m.get("start_check_seconds", 0.0))
         if args.out:
             Path(args.out).write_text(json.dumps(results, indent=1, default=str))
         text = markdown(results)
@@ -266,7 +364,7 @@ def main(argv=None):
                    f"Python {platform.python_version()}",
         "versions": {p: version(p) for p in ("pymc", "pytensor", "nutpie", "numpyro", "jax", "numba")},
         "compile_dir": compile_dir, "draws": args.draws, "tune": args.tune, "chains": args.chains,
-        "repeats": args.repeats, "candidates": args.candidates, "models": [],
+        "repeats": args.repeats, "seed": args.seed, "candidates": args.candidates, "models": [],
         "first_selection_in_process_seconds": first,
     }
     for name in names:

@@ -58,3 +58,17 @@ def test_bench_command_finds_the_script_and_passes_its_options(capsys):
     assert exit_.value.code == 0
     assert "--quick" in capsys.readouterr().out
     assert main(["bench", "--models", "no_such_model_xyz", "--repeats", "0"]) != 0
+
+
+def test_default_run_is_skipped_when_predicted_longer_than_its_limit():
+    import pymc_accel
+    from pymc_accel.models import eight_schools
+
+    report = pymc_accel.select(eight_schools(), draws=1000, tune=1000, chains=2)
+    # every candidate took 4 s for the short run's 200 + 200 draws: 20 s for pm.sample's 2000
+    rows = [{"candidate": r.label, "warm_median_wall": 4.0} for r in report.rows]
+    args = bench_regret._parse(["--quick", "--default-run-max-seconds", "10"])
+    out = bench_regret.default_run(eight_schools, args, rows)
+    assert (out["tune"], out["draws"]) == (1000, 1000) and out["chains"] >= 2
+    assert out["predicted_wall"] >= 20.0 and "skipped" in out and "wall" not in out
+    assert out["selection_seconds"] > 0
