@@ -38,8 +38,11 @@ class JaxNutsBackend:
         Which of PyMC's JAX NUTS implementations to drive.
     """
 
-    #: Runs affine Scans as parallel prefixes where that pays off (:mod:`pymc_accel.rewrites.apply`).
-    parallel_scans = True
+    @property
+    def parallel_scans(self) -> bool:
+        """Whether :meth:`sample` runs affine Scans as parallel prefixes where that pays off
+        (:mod:`pymc_accel.rewrites.apply`): true unless a subclass samples its own way."""
+        return type(self).sample is JaxNutsBackend.sample
 
     def __init__(self, name: str = "numpyro", jax_sampler: str = "numpyro") -> None:
         self.name = name
@@ -77,7 +80,8 @@ class JaxNutsBackend:
         Affine scans the backend runs as parallel prefixes are costed as such."""
         from pymc_accel.rewrites.apply import with_parallel_scans
 
-        profile = with_parallel_scans(profile, candidate.device)
+        if self.parallel_scans:
+            profile = with_parallel_scans(profile, candidate.device)
         if candidate.device == "gpu":
             grad = costmodel.gpu_gradient_seconds(profile, candidate.precision, machine)
             parallel = 4  # vectorized chains share the device

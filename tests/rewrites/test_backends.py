@@ -146,3 +146,13 @@ def test_numpyro_recovers_pharmacokinetic_rates_through_the_rewrite(monkeypatch)
         # within 3 posterior sd (plus a little) of the rate the data were simulated with
         assert abs(draws.mean() - np.log(rate)) < 3 * draws.std() + 0.05, (name, draws.mean())
     assert float(np.asarray(idata.sample_stats["diverging"]).mean()) < 0.05
+
+
+def test_a_subclass_that_samples_its_own_way_does_not_claim_the_rewrite():
+    from pymc_accel.backends.numpyro_nuts import JaxNutsBackend, NumpyroBackend
+
+    class OwnSampler(JaxNutsBackend):
+        def sample(self, model, candidate, request):
+            raise NotImplementedError
+
+    assert NumpyroBackend().parallel_scans and not OwnSampler("own").parallel_scans
