@@ -16,6 +16,7 @@ them; ``pymc-accel calibrate`` measures again.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -120,6 +121,29 @@ def _best_of(fn, repeats: int = 5) -> float:
     return best
 
 
+#: Changes when calibration measures something differently, so figures cached by an earlier
+#: calibration are measured again (2: matmul timed in one BLAS thread).
+CALIBRATION_VERSION = 2
+
+
+def one_blas_thread():
+    """Context in which NumPy's BLAS uses one thread (a no-op without threadpoolctl).
+
+    Matmul throughput is calibrated per core: a multi-chain CPU run gives each chain one core
+    (PyMC limits BLAS threads to match), and multi-threaded BLAS timed on a busy machine
+    collapses. Measured on the 2-core machine, 384x384 float64 matmul: 5.3e10 flop/s idle and
+    8.2e9 with two other busy processes multi-threaded, 4.9e10 and 4.6e10 in one thread; the
+    multi-threaded figures cached by earlier calibrations ranged from 4e9 to 2e11 flop/s, and
+    the 7.1e9 cached for both precisions made a GP's gradient (N = 500) modelled at 79 ms
+    against 16 ms measured (numba) and 23 ms (JAX).
+    """
+    try:
+        from threadpoolctl import threadpool_limits
+    except ImportError:
+        return contextlib.nullcontext()
+    return threadpool_limits(1, user_api="blas")
+
+
 def calibrate() -> MachineFigures:
     """Time NumPy kernels on this CPU (about 0.3 s) and return the figures."""
     start = time.perf_counter()
@@ -134,7 +158,8 @@ def calibrate() -> MachineFigures:
         big_out = np.empty_like(big)
         bandwidth[precision] = 3 * big.nbytes / _best_of(lambda: np.add(big, big, out=big_out), 3)
         m = rng.random((384, 384)).astype(dtype)
-        matmul[precision] = 2 * 384**3 / _best_of(lambda: m @ m)
+        with one_blas_thread():
+            matmul[precision] = 2 * 384**3 / _best_of(lambda: m @ m)
     return MachineFigures(
         cpu_flops=flops,
         cpu_bandwidth=bandwidth,
@@ -193,7 +218,7 @@ def machine_key() -> str:
     except OSError:
         pass
     libs = ",".join(f"{k} {v}" for k, v in library_versions(_CPU_LIBRARIES).items())
-    text = f"{platform.node()}|{cpu}|{os.cpu_count()}|{libs}"
+    text = f"{platform.node()}|{cpu}|{os.cpu_count()}|{libs}|calibration {CALIBRATION_VERSION}"
     return hashlib.sha1(text.encode()).hexdigest()[:16]
 
 

@@ -106,3 +106,23 @@ def test_calibrate_command_refreshes_and_prints(fresh_cache, capsys):
     out = capsys.readouterr().out
     assert "GFLOP/s" in out and "call" in out and str(fresh_cache) in out.replace("\n", "")
     assert list(fresh_cache.glob("machine-*.json"))
+
+
+def test_matmul_is_calibrated_in_one_blas_thread(fresh_cache, monkeypatch):
+    """Per-core matmul figures: multi-threaded BLAS timed on a busy machine collapses."""
+    threadpoolctl = pytest.importorskip("threadpoolctl")
+    limits = []
+    real = threadpoolctl.threadpool_limits
+
+    def recording(limits_arg=None, user_api=None):
+        limits.append((limits_arg, user_api))
+        return real(limits_arg, user_api=user_api)
+
+    monkeypatch.setattr(threadpoolctl, "threadpool_limits", recording)
+    figures = machine.calibrate()
+    assert limits == [(1, "blas")] * 2  # float32 and float64
+    assert min(figures.cpu_matmul_flops.values()) > 0
+    # figures cached by the earlier, multi-threaded calibration are not reused
+    key = machine.machine_key()
+    monkeypatch.setattr(machine, "CALIBRATION_VERSION", 1)
+    assert machine.machine_key() != key
