@@ -62,11 +62,20 @@ def check_initial_point(model: pm.Model, initvals: dict | None = None) -> None:
 
 def checks_its_own_start(candidate) -> bool:
     """Whether the candidate's sampler checks the initial point itself before sampling: PyMC's
-    own NUTS does (``pm.sample`` evaluates the jittered start and raises ``SamplingError``
-    naming the variables), so :func:`check_initial_point` would repeat its work on every run
-    (0.07 to 0.6 s on the zoo's models, more than selection itself); for it the check runs
-    only when PyMC raises, to turn its error into :class:`NonFiniteInitialPointError`."""
-    return candidate.backend == "numba" and candidate.option("driver") == "pymc"
+    own NUTS (``pm.sample``) and the built-in NumPyro backend (PyMC's ``sample_jax_nuts``) both
+    evaluate the jittered start and raise ``SamplingError`` naming the variables, so
+    :func:`check_initial_point` would repeat their work on every run (0.07 to 0.6 s on the
+    zoo's models, more than selection itself); for them the check runs only when PyMC raises,
+    to turn its error into :class:`NonFiniteInitialPointError`. Plugins' backends and nutpie
+    are checked first, as before."""
+    if candidate.backend == "numba":
+        return candidate.option("driver") == "pymc"
+    if candidate.backend == "numpyro":
+        from pymc_accel.backends.numpyro_nuts import JaxNutsBackend
+
+        backend = get_registry().backends.get("numpyro")
+        return type(backend).sample is JaxNutsBackend.sample  # not a replacement's sampler
+    return False
 
 
 def _request(draws: int, kwargs: dict[str, Any]) -> SampleRequest:
