@@ -274,7 +274,8 @@ def markdown(results) -> str:
     out = [f"Command: `{results['command']}`; machine: {results['machine']}; "
            f"{results['tune']} tune + {results['draws']} draws × {results['chains']} chains, "
            f"{results['repeats']} runs per candidate"
-           + (f" (run i seeded {results['seed']} + i)" if "seed" in results else "") + "; "
+           + (f" (seeds {results['seed']} to {results['seed'] + results['repeats'] - 1}, the same "
+              "for every candidate)" if "seed" in results else "") + "; "
            f"total {results['seconds'] / 60:.0f} min. The first selection in a process also "
            f"pays one-off imports: {results.get('first_selection_in_process_seconds', 0):.2f} s "
            "here (not in the overheads below).", "",

@@ -171,6 +171,11 @@ def test_a_compile_is_started_only_when_its_predicted_time_fits(monkeypatch):
     # on a loaded machine (4 runnable processes per core) the prediction grows with the load
     monkeypatch.setattr(_measure, "load_factor", lambda: 4.0)
     assert _measure.predicted_compile_seconds("jax", 1.0) == pytest.approx(4.0 * margin)
+    # the two timed calls are part of the cost: a 1 s gradient does not fit in 3 s after a
+    # compile predicted at 1.5 s
+    monkeypatch.setattr(_measure, "load_factor", lambda: 1.0)
+    assert _measure.fits("jax", 1.0, 3.0) and not _measure.fits("jax", 1.0, 3.0, call_seconds=1.0)
+    monkeypatch.setattr(_measure, "load_factor", lambda: 4.0)
     # a compile slowed by load is not held against an idle machine
     _measure.record_compile("jax", modelled=1.0, actual=8.0, load=4.0)
     assert _measure._COMPILE_RATIO["jax"] == pytest.approx(2.0)

@@ -54,9 +54,12 @@ def predicted_compile_seconds(kind: str, modelled: float) -> float:
     return modelled * max(COMPILE_MARGIN, _COMPILE_RATIO.get(kind, 0.0)) * load_factor()
 
 
-def fits(kind: str, modelled: float, budget_seconds: float) -> bool:
-    """Whether a compile (and the shortest timing after it) fits in ``budget_seconds``."""
-    return predicted_compile_seconds(kind, modelled) + MIN_TIMING_SECONDS <= budget_seconds
+def fits(kind: str, modelled: float, budget_seconds: float, call_seconds: float = 0.0) -> bool:
+    """Whether a compile and the shortest timing after it (at least ``MIN_TIMING_SECONDS``,
+    and the two calls ``time_calls`` always makes, each of about ``call_seconds``, predicted
+    like the compile) fit in ``budget_seconds``."""
+    timing = max(MIN_TIMING_SECONDS, 2 * call_seconds * max(COMPILE_MARGIN, 1.0) * load_factor())
+    return predicted_compile_seconds(kind, modelled) + timing <= budget_seconds
 
 
 def record_compile(kind: str, modelled: float, actual: float, load: float = 1.0) -> None:
@@ -121,7 +124,7 @@ def numba_measure(
     """Measured estimate for a numba candidate (any driver), or ``None`` if over budget."""
     modelled_compile = costmodel.gradient_compile_seconds(profile, runtime)
     if _cached(model, ("numba", "cpu", "model")) is None and not fits(
-        "numba", modelled_compile, budget_seconds
+        "numba", modelled_compile, budget_seconds, modelled.seconds_per_gradient.value
     ):
         return None
     compiled, kernel, calls = time_numba_gradient(model, budget_seconds, machine,
@@ -177,7 +180,9 @@ def jax_measure(
     """Measured estimate for a JAX candidate, or ``None`` if its compile is over budget."""
     key = ("jax", candidate.device, candidate.precision)
     modelled_compile = costmodel.gradient_compile_seconds(profile, costmodel.JAX_CPU)
-    if _cached(model, key) is None and not fits("jax", modelled_compile, budget_seconds):
+    if _cached(model, key) is None and not fits(
+        "jax", modelled_compile, budget_seconds, modelled.seconds_per_gradient.value
+    ):
         return None
     compiled, kernel, calls = time_jax_gradient(
         model, candidate.device, candidate.precision, budget_seconds, modelled_compile
