@@ -185,6 +185,7 @@ def sample(
         measure=measure,
         initvals=request.initvals if isinstance(request.initvals, dict) else None,
         var_names=request.var_names,
+        options=request.backend_kwargs,
     )
     initvals = request.initvals if isinstance(request.initvals, dict) else None
     pymc_checks = checks_its_own_start(report.candidate)

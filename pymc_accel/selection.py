@@ -130,6 +130,7 @@ def select(
     measure_budget: float = DEFAULT_BUDGET_SECONDS,
     initvals: dict | None = None,
     var_names: list[str] | None = None,
+    options: dict[str, Any] | None = None,
 ) -> SelectionReport:
     """Choose the backend, device and precision that should reach the draws soonest.
 
@@ -152,6 +153,10 @@ def select(
         Precomputed inputs (for tests and tools); computed when not given. With ``profile``
         and no ``model``, float32 candidates of a float64 model are refused (nothing to check
         them on) and ``measure`` measures nothing.
+    options : dict, optional
+        Backend options the caller passed (``pymc_accel.sample``'s extra keyword arguments):
+        a candidate whose own value of such an option differs is refused, so that, say,
+        ``nuts_sampler="deer_mala", method="deer"`` runs DEER and reports it as such.
     measure : bool, default False
         Compile the candidates' gradients and time them (backends with a ``measure`` method),
         replacing modelled figures with measured ones, best modelled candidate first, within
@@ -207,6 +212,12 @@ def select(
     for c in candidates:
         if device is not None and c.device != device:
             refusals.append(Refusal(c.backend, f"device={device!r} was requested", c.device, c.precision))
+            continue
+        clash = [k for k, v in (options or {}).items()
+                 if k in dict(c.options) and dict(c.options)[k] != v]
+        if clash:
+            asked = ", ".join(f"{k}={options[k]!r}" for k in clash)
+            refusals.append(Refusal(c.backend, f"{asked} was requested", c.device, c.precision))
             continue
         why, needs_guard = _precision_policy(c, profile, precision)
         if needs_guard and backend is not None:

@@ -35,10 +35,11 @@ OPTIONS = (
 )
 DEFAULT_WINDOW = 64
 FULL_JACOBIAN_MAX_DIM = 8
-# Newton iterations per window as a fraction of the window, modelled until measured: on the
-# logistic regressions of bench/bench_deer.py at the tuned step size, full Jacobians took about
-# a quarter of T and diagonal ones about half (docs/benchmarks.md, "DEER-MALA").
-ITERATIONS_PER_WINDOW = {"full": 0.25, "diag": 0.5, "stoch_diag": 0.5}
+# Newton iterations per window as a fraction of the window, measured by bench/bench_deer.py on
+# an H100 at T = 64 and the tuned step size (docs/benchmarks.md, "DEER-MALA"): full Jacobians
+# 22 of 64 (d = 10), exact diagonals 33 (d = 10), one Hutchinson probe 35 (d = 10) to 42
+# (the seed hierarchical model, d = 612).
+ITERATIONS_PER_WINDOW = {"full": 0.35, "diag": 0.5, "stoch_diag": 0.6}
 # Vectorized chains the estimate assumes (pm.sample's default of 4).
 ASSUMED_CHAINS = 4
 
@@ -86,12 +87,18 @@ class DeerMalaBackend:
             return [missing_refusal(self.name, missing)]
         if profile.has_discrete:
             return [discrete_refusal(self.name, profile)]
-        options = (("jacobian", default_jacobian(profile.n_free)), ("window", DEFAULT_WINDOW))
+        parallel = (("method", "deer"), ("jacobian", default_jacobian(profile.n_free)),
+                    ("window", DEFAULT_WINDOW))
+        # The same chain run step by step: where DEER's Newton iterations cannot pay for
+        # themselves (every model measured so far, docs/benchmarks.md) the selector can still
+        # choose MALA itself.
+        sequential = (("method", "sequential"),)
         out: list[Candidate | Refusal] = []
         for precision in ("float64", "float32"):
-            out.append(Candidate(self.name, "cpu", precision, options))
-            if devices.has_gpu:
-                out.append(Candidate(self.name, "gpu", precision, options))
+            for options in (parallel, sequential):
+                out.append(Candidate(self.name, "cpu", precision, options))
+                if devices.has_gpu:
+                    out.append(Candidate(self.name, "gpu", precision, options))
         if not devices.has_gpu:
             out.append(
                 Refusal(
@@ -121,25 +128,30 @@ class DeerMalaBackend:
         from pymc_accel.rewrites.apply import with_parallel_scans
 
         profile = with_parallel_scans(profile, candidate.device)
-        jacobian = candidate.option("jacobian", default_jacobian(profile.n_free))
-        window = candidate.option("window", DEFAULT_WINDOW)
-        per_step = evaluations_per_step(jacobian, profile.n_free)
         tune_step = self._gradient(_batched(profile, ASSUMED_CHAINS), machine, candidate)
-        iteration = self._gradient(
-            _batched(profile, ASSUMED_CHAINS * window * per_step), machine, candidate
-        ).value
-        iterations = ITERATIONS_PER_WINDOW[jacobian] * window
-        draw_cost = iterations * iteration / window / tune_step.value
-        return Estimate(
-            seconds_per_gradient=Figure(
-                tune_step.value, tune_step.source, f"{ASSUMED_CHAINS} chains batched; {tune_step.note}"
-            ),
-            gradients_per_draw=Figure(
+        if candidate.option("method", "deer") == "sequential":
+            per_draw = Figure(1.0, "modelled", "sequential MALA: 1 gradient per step")
+            jacobian, window = "diag", 1
+        else:
+            jacobian = candidate.option("jacobian", default_jacobian(profile.n_free))
+            window = candidate.option("window", DEFAULT_WINDOW)
+            per_step = evaluations_per_step(jacobian, profile.n_free)
+            iteration = self._gradient(
+                _batched(profile, ASSUMED_CHAINS * window * per_step), machine, candidate
+            ).value
+            iterations = ITERATIONS_PER_WINDOW[jacobian] * window
+            draw_cost = iterations * iteration / window / tune_step.value
+            per_draw = Figure(
                 0.5 * (1.0 + draw_cost),
                 "modelled",
                 f"tuning 1 gradient/step; sampling {iterations:.0f} Newton iterations per "
                 f"{window}-step window of {per_step:.0f} evaluations/step ({jacobian})",
+            )
+        return Estimate(
+            seconds_per_gradient=Figure(
+                tune_step.value, tune_step.source, f"{ASSUMED_CHAINS} chains batched; {tune_step.note}"
             ),
+            gradients_per_draw=per_draw,
             fixed_seconds=costmodel.compile_seconds(profile, costmodel.JAX_CPU),
             chain_parallelism=ASSUMED_CHAINS,
             memory_bytes=Figure(

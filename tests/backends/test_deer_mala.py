@@ -29,6 +29,7 @@ def scale_model() -> pm.Model:
 
 def _sample(model, **kw):
     base = dict(draws=1000, tune=600, chains=2, random_seed=7, progressbar=False, quiet=True,
+                method="deer",  # on a CPU the selector would run the cheaper sequential chain
                 compute_convergence_checks=False)
     return pymc_accel.sample(model=model, nuts_sampler="deer_mala", **{**base, **kw})
 
@@ -115,3 +116,33 @@ def test_auto_does_not_pick_deer_on_a_cpu_for_a_small_model():
     report = pymc_accel.explain(eight_schools())
     assert not report.chosen.startswith("deer_mala")
     assert any(r.backend == "deer_mala" for r in report.rows)
+
+
+def test_sequential_mala_is_a_candidate_estimated_below_deer_on_a_cpu():
+    # DEER must fall back to sequential MALA where it cannot win: both are candidates, and on
+    # a CPU (no parallel width to spend) the DEER window costs more gradients per draw.
+    from pymc_accel.backends.deer_mala import DeerMalaBackend
+    from pymc_accel.devices import Devices
+    from pymc_accel.machine import machine_figures
+    from pymc_accel.profile import profile_model
+
+    backend, profile = DeerMalaBackend(), profile_model(eight_schools())
+    cands = [c for c in backend.candidates(profile, Devices(cpu_cores=2, jax_installed=True))
+             if isinstance(c, pymc_accel.Candidate) and c.precision == "float64"]
+    by_method = {c.option("method", "deer"): c for c in cands}
+    assert set(by_method) == {"deer", "sequential"}
+    machine = machine_figures()
+    deer_cost, seq_cost = (backend.estimate(by_method[m], profile, machine) for m in ("deer", "sequential"))
+    assert seq_cost.gradients_per_draw.value == 1.0
+    assert deer_cost.gradients_per_draw.value > seq_cost.gradients_per_draw.value
+
+
+def test_a_requested_method_picks_its_candidate_and_the_report_says_so():
+    from pymc_accel.selection import select
+
+    model = scale_model()
+    chosen = {m: select(model, backend="deer_mala", options={"method": m}).chosen
+              for m in ("deer", "sequential")}
+    assert "method=deer" in chosen["deer"] and "method=sequential" in chosen["sequential"]
+    rows = select(model, backend="deer_mala", options={"method": "deer"}).rows
+    assert any(r.status == "refused" and "method='deer' was requested" in r.reason for r in rows)
