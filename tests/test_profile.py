@@ -76,3 +76,22 @@ def test_seed_blog_full_model_is_profiled_completely():
     assert p.n_free == 2 + 2 * 20 + 100_000 * 21 and p.n_observed == 1_000_000
     assert p.census.unknown_shapes == 0
     assert p.census.flops_by_category["indexing"] >= 1_000_000 * 20
+
+
+def test_free_shapes_come_from_the_frozen_graph_without_an_initial_point(monkeypatch):
+    import numpy as np
+    import pymc as pm
+
+    with pm.Model() as model:
+        x = pm.Data("x", np.zeros(7))
+        pm.Dirichlet("p", np.ones(4))  # simplex: its value variable has 3 entries
+        pm.HalfNormal("s", shape=x.shape)
+        pm.ZeroSumNormal("z", shape=5)
+    expected = {v.name: tuple(model.initial_point()[v.name].shape) for v in model.value_vars}
+
+    def no_initial_point(self, *args, **kwargs):
+        raise AssertionError("the profile compiled an initial-point function")
+
+    monkeypatch.setattr(pm.Model, "initial_point", no_initial_point)
+    profile = profile_model(model)
+    assert profile.free_vars == expected and profile.n_free == 3 + 7 + 4
