@@ -26,6 +26,9 @@ if TYPE_CHECKING:
     from pymc_accel.machine import MachineFigures
     from pymc_accel.profile import ModelProfile
 
+#: Seconds of NUTS bookkeeping per leapfrog step and free dimension on a GPU (see estimate()).
+NUTS_GPU_SECONDS_PER_DIMENSION = {"float32": 1.3e-10, "float64": 1.8e-10}
+
 
 class JaxNutsBackend:
     """A NUTS sampler of PyMC's JAX path (``nuts_sampler`` of ``sample_jax_nuts``).
@@ -84,6 +87,13 @@ class JaxNutsBackend:
             profile = with_parallel_scans(profile, candidate.device)
         if candidate.device == "gpu":
             grad = costmodel.gpu_gradient_seconds(profile, candidate.precision, machine)
+            # NumPyro's NUTS bookkeeping per leapfrog step (momentum, energy, U-turn checks over
+            # the whole state) on top of the gradient, measured on an H100 on the 2.1M-parameter
+            # seed model: 127 s for 204,600 leapfrogs with a 0.35 ms gradient in float32 and 225 s
+            # with 0.72 ms in float64, i.e. 1.3e-10 / 1.8e-10 s per dimension (docs/benchmarks.md).
+            per_dim = NUTS_GPU_SECONDS_PER_DIMENSION[candidate.precision]
+            grad = Figure(grad.value + per_dim * profile.n_free, grad.source,
+                          f"{grad.note} + NUTS steps {per_dim:.1e} s x {profile.n_free} dims")
             parallel = 4  # vectorized chains share the device
             if candidate.option("chain_method") == "sequential":  # memory allows fewer at once
                 parallel = int(candidate.option("chains_at_once", 1))
