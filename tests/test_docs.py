@@ -58,7 +58,7 @@ def installed_plugin(tmp_path, monkeypatch):
     return source
 
 
-def test_a_plugin_written_from_the_guide_works(installed_plugin, pytester, preimported,
+def test_a_plugin_written_from_the_guide_works(installed_plugin, preimported, pytester,
                                                 monkeypatch):
     import pymc_accel
     from pymc_accel.registry import build_registry
