@@ -185,6 +185,22 @@ def rewrite_model(
     mode = parallel_scans_mode(mode)
     if mode == "off" or (mode == "auto" and device != "gpu") or not _has_scan(model):
         return model, []
+    try:
+        return _rewritten_copy(model)
+    except Exception as exc:  # a model PyMC cannot copy, or a graph the rewrite trips on
+        import warnings
+
+        warnings.warn(
+            f"pymc-accel could not run this model's affine scans as parallel prefixes "
+            f"({type(exc).__name__}: {exc}); they run sequentially. Set {ENV_VAR}=off to skip "
+            "the attempt.",
+            RuntimeWarning,
+            stacklevel=3,
+        )
+        return model, []
+
+
+def _rewritten_copy(model: pm.Model) -> tuple[pm.Model, list[RewrittenScan]]:
     from pymc.model.fgraph import fgraph_from_model, model_from_fgraph
 
     fgraph, _ = fgraph_from_model(model, inlined_views=True)

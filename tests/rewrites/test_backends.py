@@ -156,3 +156,15 @@ def test_a_subclass_that_samples_its_own_way_does_not_claim_the_rewrite():
             raise NotImplementedError
 
     assert NumpyroBackend().parallel_scans and not OwnSampler("own").parallel_scans
+
+
+def test_a_model_that_cannot_be_rewritten_samples_sequentially_with_a_warning(monkeypatch):
+    import pymc.model.fgraph as pm_fgraph
+
+    def broken(*args, **kwargs):
+        raise NotImplementedError("an unusual model")
+
+    monkeypatch.setattr(pm_fgraph, "fgraph_from_model", broken)
+    model = pharmacokinetic(2, 20).model
+    with pytest.warns(RuntimeWarning, match="an unusual model.*run sequentially"):
+        assert rewrite_model(model, "gpu") == (model, [])
