@@ -227,7 +227,9 @@ def test_gpu_selection_refuses_what_the_gpu_cannot_hold():
     model = _too_big_for(limit, draws=1000)
     report = select(model, devices=discover(), registry=build_registry(autoload=False),
                     draws=1000, tune=10, chains=1, precision="float32")
-    rows = [r for r in report.rows if r.backend == "numpyro" and r.device == "gpu"]
+    # float32 was requested: the float64 row is refused for that, the float32 one for memory
+    rows = [r for r in report.rows
+            if r.backend == "numpyro" and r.device == "gpu" and r.precision == "float32"]
     assert rows and all(r.status == "refused" and "GiB" in r.reason for r in rows)
 
 
