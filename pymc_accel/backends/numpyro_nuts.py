@@ -151,6 +151,10 @@ class JaxNutsBackend:
         ``None`` when its modelled compile would not fit in ``budget_seconds``."""
         from pymc_accel.backends._measure import jax_measure
 
+        if self.parallel_scans:  # time the gradient sample() runs: affine scans rewritten
+            from pymc_accel.rewrites.apply import rewrite_model
+
+            model, _ = rewrite_model(model, candidate.device)
         modelled = self.estimate(candidate, profile, machine)
         return jax_measure(candidate, model, profile, machine, budget_seconds, modelled,
                            modelled.chain_parallelism)

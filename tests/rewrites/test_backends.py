@@ -168,3 +168,21 @@ def test_a_model_that_cannot_be_rewritten_samples_sequentially_with_a_warning(mo
     model = pharmacokinetic(2, 20).model
     with pytest.warns(RuntimeWarning, match="an unusual model.*run sequentially"):
         assert rewrite_model(model, "gpu") == (model, [])
+
+
+def test_measured_mode_times_the_rewritten_gradient(monkeypatch):
+    import pymc_accel.backends._measure as measure_module
+    from pymc_accel.backends.numpyro_nuts import NumpyroBackend
+    from pymc_accel.machine import machine_figures
+
+    seen = []
+    monkeypatch.setattr(measure_module, "jax_measure",
+                        lambda candidate, model, *args: seen.append(_scan_ops(model)))
+    model = pharmacokinetic(2, 30).model
+    profile = profile_model(model)
+    machine = machine_figures(devices=CPU_ONLY)
+    cpu = Candidate("numpyro", "cpu", "float64", (("chain_method", "parallel"),))
+    for mode in ("on", "auto"):
+        monkeypatch.setenv(ENV_VAR, mode)
+        NumpyroBackend().measure(cpu, model, profile, machine, 5.0)
+    assert seen == [["AffineScan"], ["Scan"]]  # auto keeps the CPU's scan sequential
