@@ -106,7 +106,8 @@ def describe_plan(profile: ModelProfile, device: str, mode: str | None = None) -
             f"{s.describe()} -> parallel prefix of depth {max(1, math.ceil(math.log2(s.n_steps)))}"
             for s in planned
         ]
-        return f"parallel scans ({device}): " + "; ".join(parts) + f" (set {ENV_VAR}=off to keep them sequential)"
+        return (f"parallel scans ({device}): " + "; ".join(parts)
+                + f" (set {ENV_VAR}=off to keep them sequential)")
     mode = parallel_scans_mode(mode)
     why = (f"{ENV_VAR}=off" if mode == "off"
            else "sequential is faster on a CPU" if device != "gpu"
