@@ -35,6 +35,16 @@ def discrete_refusal(backend: str, profile: ModelProfile) -> Refusal:
     )
 
 
+def no_gpu_refusal(backend: str, devices) -> Refusal:
+    """The GPU refusal of a JAX backend on a machine where JAX sees no GPU, naming the extra."""
+    return Refusal(
+        backend,
+        f"no GPU visible to JAX ({devices.note or 'none found'}); on a CUDA machine "
+        "install pip install 'pymc-accel[gpu]'",
+        device="gpu",
+    )
+
+
 def pymc_chain_seed(random_seed, chains: int) -> int:
     """The single JAX seed ``pm.sample`` derives from ``random_seed`` for its JAX samplers,
     so that a backend given the same seed draws exactly what ``pm.sample`` would."""

@@ -20,6 +20,7 @@ from pymc_accel.backends._common import (
     discrete_refusal,
     missing_module,
     missing_refusal,
+    no_gpu_refusal,
     pymc_chain_seed,
 )
 
@@ -100,14 +101,7 @@ class DeerMalaBackend:
                 if devices.has_gpu:
                     out.append(Candidate(self.name, "gpu", precision, options))
         if not devices.has_gpu:
-            out.append(
-                Refusal(
-                    self.name,
-                    f"no GPU visible to JAX ({devices.note or 'none found'}); on a CUDA machine "
-                    "install pip install 'pymc-accel[gpu]'",
-                    device="gpu",
-                )
-            )
+            out.append(no_gpu_refusal(self.name, devices))
         return out
 
     def _gradient(self, profile, machine, candidate) -> Figure:

@@ -16,6 +16,7 @@ from pymc_accel.backends._common import (
     discrete_refusal,
     missing_module,
     missing_refusal,
+    no_gpu_refusal,
     pymc_chain_seed,
 )
 from pymc_accel.devices import cpu_cores
@@ -66,14 +67,7 @@ class JaxNutsBackend:
                 method = "parallel" if len(devices.gpus) > 1 else "vectorized"
                 out.append(Candidate(self.name, "gpu", precision, (("chain_method", method),)))
         if not devices.has_gpu:
-            out.append(
-                Refusal(
-                    self.name,
-                    f"no GPU visible to JAX ({devices.note or 'none found'}); on a CUDA machine "
-                    "install pip install 'pymc-accel[gpu]'",
-                    device="gpu",
-                )
-            )
+            out.append(no_gpu_refusal(self.name, devices))
         return out
 
     def estimate(
