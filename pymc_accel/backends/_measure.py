@@ -152,9 +152,11 @@ def time_jax_gradient(model: Any, device: str, precision: str, budget_seconds: f
     import jax.numpy as jnp
     from pymc.sampling.jax import get_jaxified_logp
 
+    from pymc_accel.backends.jax_model import jax_precision
+
     dev = jax.devices(device)[0]
     load = load_factor()
-    with jax.enable_x64(precision == "float64"), jax.default_device(dev):
+    with jax_precision(precision), jax.default_device(dev):
         start = time.perf_counter()
         vg = jax.jit(jax.value_and_grad(get_jaxified_logp(model)))
         args = [jnp.asarray(a) for a in _initial_args(model)]

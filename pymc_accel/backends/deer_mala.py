@@ -161,13 +161,13 @@ class DeerMalaBackend:
         """Tune sequentially, sample by DEER, return ``pm.sample``-shaped InferenceData."""
         import jax
 
-        from pymc_accel.backends.jax_model import jax_device
+        from pymc_accel.backends.jax_model import jax_device, jax_precision
         from pymc_accel.rewrites.apply import rewrite_model
 
         options = self._options(candidate, request)
         device = jax_device(self.name, candidate.device)
         model, _ = rewrite_model(model, candidate.device)  # affine scans -> parallel prefixes
-        with jax.enable_x64(candidate.precision == "float64"), jax.default_device(device):
+        with jax_precision(candidate.precision), jax.default_device(device):
             try:
                 return self._sample(model, candidate, request, options)
             except Exception as exc:

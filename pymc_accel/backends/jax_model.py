@@ -10,6 +10,9 @@ the InferenceData with coords, dims, observed and constant data, exactly as
 
 from __future__ import annotations
 
+import contextlib
+import warnings
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any, Callable
 
@@ -17,6 +20,24 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pymc as pm
+
+
+@contextlib.contextmanager
+def jax_precision(precision: str) -> Iterator[None]:
+    """Run JAX in ``precision``: 64-bit types on for float64, off for float32.
+
+    A float64 PyMC graph run in float32 asks JAX for float64 accumulators (PyTensor's JAX
+    reductions cast to their float64 ``acc_dtype``); JAX truncates them to float32, which is what
+    float32 means here, and warns each time. That warning is silenced inside this context only.
+    """
+    with contextlib.ExitStack() as stack:
+        stack.enter_context(jax.enable_x64(precision == "float64"))
+        if precision == "float32":
+            stack.enter_context(warnings.catch_warnings())
+            warnings.filterwarnings(
+                "ignore", message="Explicitly requested dtype float64", category=UserWarning
+            )
+        yield
 
 
 def jax_device(backend: str, device: str):

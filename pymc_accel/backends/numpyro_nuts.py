@@ -158,6 +158,7 @@ class JaxNutsBackend:
         import jax
         from pymc.sampling.jax import sample_jax_nuts
 
+        from pymc_accel.backends.jax_model import jax_precision
         from pymc_accel.errors import DeviceUnavailableError
         from pymc_accel.rewrites.apply import rewrite_model
 
@@ -184,7 +185,7 @@ class JaxNutsBackend:
             chain_method = "vectorized" if n_devices < request.chains else requested
             to_host = False
         try:
-            with jax.enable_x64(candidate.precision == "float64"), jax.default_device(device):
+            with jax_precision(candidate.precision), jax.default_device(device):
                 return sample_jax_nuts(
                     draws=request.draws,
                     tune=request.tune,

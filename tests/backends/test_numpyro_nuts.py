@@ -47,3 +47,19 @@ def test_gpu_estimate_counts_nuts_bookkeeping_per_dimension():
         extra = est.seconds_per_gradient.value - gradient
         assert extra == pytest.approx(NUTS_GPU_SECONDS_PER_DIMENSION[precision] * profile.n_free)
         assert "NUTS steps" in est.seconds_per_gradient.note
+
+
+def test_float32_run_of_a_float64_model_does_not_warn_about_truncation():
+    # PyTensor's JAX reductions ask for float64 accumulators; in float32 JAX truncates them,
+    # which is the point, and must not warn on every run.
+    import warnings
+
+    import pymc_accel
+    from pymc_accel.models import eight_schools
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        pymc_accel.sample(20, tune=20, chains=1, model=eight_schools(), nuts_sampler="numpyro",
+                          precision="float32", progressbar=False, quiet=True,
+                          compute_convergence_checks=False)
+    assert not [w for w in caught if "Explicitly requested dtype float64" in str(w.message)]
