@@ -266,8 +266,8 @@ def _run_backend(model, report: SelectionReport, request: SampleRequest, registr
             f"{exc}\npymc-accel estimated this run's peak at {memory.note}; the estimate was "
             "short, so leave more margin than it suggests."
         ) from exc
-    except PymcAccelError:
-        raise
+    except (PymcAccelError, pm.exceptions.SamplingError):
+        raise  # about the model or the machine, not the backend: sample() explains it
     except Exception as exc:
         if origin.endswith("(built-in)") or BUILTIN_PLUGIN_NAME in origin:
             raise
