@@ -56,6 +56,7 @@ class AffineScan(SymbolicOp):
     __props__ = ("kind", "a_varies")
 
     def __init__(self, input_types=None, *, kind: str = "mat", a_varies: bool = True, **kwargs):
+        _register_jax()  # only once an AffineScan exists: the import costs 0.7 s of selection
         super().__init__(input_types, kind=kind, a_varies=a_varies, **kwargs)
 
     def build_inner_graph(self, a, b, c0):
@@ -79,7 +80,15 @@ class AffineScan(SymbolicOp):
         return [x]
 
 
+_JAX_REGISTERED = False
+
+
 def _register_jax() -> None:
+    """Teach PyTensor's JAX linker to lower an AffineScan to ``jax.lax.associative_scan``."""
+    global _JAX_REGISTERED
+    if _JAX_REGISTERED:
+        return
+    _JAX_REGISTERED = True
     try:
         from pytensor.link.jax.dispatch import jax_funcify
     except ImportError:  # JAX not installed: the PyTensor inner graph is the only lowering
@@ -104,9 +113,6 @@ def _register_jax() -> None:
             return jax.lax.associative_scan(combine, (a, x))[1]
 
         return affine_scan
-
-
-_register_jax()
 
 
 @dataclass(frozen=True)
