@@ -62,12 +62,18 @@ def _registry(*backends):
     return reg
 
 
-def test_measurement_stops_when_the_budget_is_spent(monkeypatch):
+def _select_on_a_fake_clock(monkeypatch, backend_cls, **kwargs):
+    """select(measure=True) over one ``backend_cls`` backend timed by a fake clock."""
     clock = _Clock()
     monkeypatch.setattr(measure, "_clock", clock)
-    backend = _Timed(clock)
+    backend = backend_cls(clock)
     report = select(conjugate_normal().model, registry=_registry(backend), devices=CPU_ONLY,
-                    measure=True, measure_budget=5.0)
+                    measure=True, **kwargs)
+    return backend, report
+
+
+def test_measurement_stops_when_the_budget_is_spent(monkeypatch):
+    backend, report = _select_on_a_fake_clock(monkeypatch, _Timed, measure_budget=5.0)
     # each candidate is offered what is left: 5, 3, then 1 second, too little for a 2 s
     # compile, so the last two decline and the 5 s budget is never exceeded
     assert backend.budgets == [5.0, 3.0, 1.0, 1.0]
@@ -101,11 +107,7 @@ class _SlowEstimates(_Timed):
 
 
 def test_the_budget_covers_the_selection_before_measuring(monkeypatch):
-    clock = _Clock()
-    monkeypatch.setattr(measure, "_clock", clock)
-    backend = _SlowEstimates(clock)
-    report = select(conjugate_normal().model, registry=_registry(backend), devices=CPU_ONLY,
-                    measure=True, measure_budget=5.0)
+    backend, report = _select_on_a_fake_clock(monkeypatch, _SlowEstimates, measure_budget=5.0)
     m = report.measurement
     # four estimates took 2 s of the 5: measuring is offered 3, enough for one 2 s compile
     assert m["spent_before_seconds"] == 2.0 and m["measuring_budget_seconds"] == 3.0
@@ -125,11 +127,7 @@ class _Overrunning(_Timed):
 
 
 def test_an_overrun_ends_measurement_and_is_reported(monkeypatch):
-    clock = _Clock()
-    monkeypatch.setattr(measure, "_clock", clock)
-    backend = _Overrunning(clock)
-    report = select(conjugate_normal().model, registry=_registry(backend), devices=CPU_ONLY,
-                    measure=True, measure_budget=5.0)
+    backend, report = _select_on_a_fake_clock(monkeypatch, _Overrunning, measure_budget=5.0)
     m = report.measurement
     # offered 5 s, then 1 s: the second took 4 and overran by 3; nothing more is offered
     assert backend.budgets == [5.0, 1.0]
@@ -182,10 +180,7 @@ def test_a_compile_is_started_only_when_its_predicted_time_fits(monkeypatch):
 
 
 def test_backends_without_measure_keep_modelled_figures(monkeypatch):
-    clock = _Clock()
-    monkeypatch.setattr(measure, "_clock", clock)
-    report = select(conjugate_normal().model, registry=_registry(_Unmeasurable(clock)),
-                    devices=CPU_ONLY, measure=True)
+    _, report = _select_on_a_fake_clock(monkeypatch, _Unmeasurable)
     assert not report.measurement["measured"]
     assert all("has no measure()" in n["why"] for n in report.measurement["not_measured"])
 
