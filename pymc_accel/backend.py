@@ -169,6 +169,25 @@ class SampleRequest:
         """Iterations per chain: tuning plus draws."""
         return self.tune + self.draws
 
+    def pm_sample_kwargs(self) -> dict[str, Any]:
+        """The request as keyword arguments of ``pm.sample``, for a backend that calls it.
+
+        The sampler's own settings (``nuts_sampler``, ``nuts``, ``target_accept``) and
+        ``pymc_kwargs`` are left to the backend, which knows how its driver takes them.
+
+        Returns
+        -------
+        dict
+        """
+        return {
+            "draws": self.draws, "tune": self.tune, "chains": self.chains, "cores": self.cores,
+            "random_seed": self.random_seed, "initvals": self.initvals,
+            "var_names": self.var_names, "progressbar": self.progressbar, "quiet": self.quiet,
+            "compute_convergence_checks": self.compute_convergence_checks,
+            "discard_tuned_samples": self.discard_tuned_samples,
+            "idata_kwargs": self.idata_kwargs,
+        }
+
 
 @runtime_checkable
 class Backend(Protocol):

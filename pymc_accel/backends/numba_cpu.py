@@ -125,18 +125,7 @@ class NumbaBackend:
     @staticmethod
     def _pm_sample(model, driver: str, request: SampleRequest, kwargs: dict):
         return pm.sample(
-            draws=request.draws,
-            tune=request.tune,
-            chains=request.chains,
-            cores=request.cores,
-            random_seed=request.random_seed,
-            initvals=request.initvals,
-            var_names=request.var_names,
-            progressbar=request.progressbar,
-            quiet=request.quiet,
-            compute_convergence_checks=request.compute_convergence_checks,
-            discard_tuned_samples=request.discard_tuned_samples,
-            idata_kwargs=request.idata_kwargs,
+            **request.pm_sample_kwargs(),
             nuts_sampler=driver,
             backend="numba",
             model=model,

@@ -71,16 +71,10 @@ class NutpieJaxBackend(JaxNutsBackend):
         import jax
         import pymc as pm
 
-        from pymc_accel import DeviceUnavailableError
+        from pymc_accel import jax_device
 
         platform = "gpu" if candidate.device == "gpu" else "cpu"
-        try:
-            device = jax.devices(platform)[0]
-        except RuntimeError as exc:
-            raise DeviceUnavailableError(
-                f"{self.name} was asked to run on {platform} but JAX has no such device ({exc}). "
-                "Install 'pymc-accel[gpu]' on a CUDA machine, or use device='cpu'."
-            ) from None
+        device = jax_device(self.name, platform)
         nuts = {"adaptation": "low_rank", "target_accept": request.target_accept,
                 **request.backend_kwargs}
         pymc_kwargs = dict(request.pymc_kwargs)
@@ -91,18 +85,7 @@ class NutpieJaxBackend(JaxNutsBackend):
         jax.config.update("jax_default_device", device)
         try:
             idata = pm.sample(
-                draws=request.draws,
-                tune=request.tune,
-                chains=request.chains,
-                cores=request.cores,
-                random_seed=request.random_seed,
-                initvals=request.initvals,
-                var_names=request.var_names,
-                progressbar=request.progressbar,
-                quiet=request.quiet,
-                compute_convergence_checks=request.compute_convergence_checks,
-                discard_tuned_samples=request.discard_tuned_samples,
-                idata_kwargs=request.idata_kwargs,
+                **request.pm_sample_kwargs(),
                 nuts_sampler="nutpie",
                 backend="jax",
                 compile_kwargs=compile_kwargs,
