@@ -106,3 +106,36 @@ def discover(*, refresh: bool = False) -> Devices:
         gpus, note = _jax_gpus()
     _CACHE = Devices(cpu_cores=cpu_cores(), gpus=gpus, jax_installed=jax_installed, note=note)
     return _CACHE
+
+
+def jax_device(backend: str, device: str):
+    """The first JAX device of platform ``device`` ("cpu" or "gpu"), or an error naming the fix.
+
+    For backends, built-in or plugin, that run JAX on a candidate's device.
+
+    Parameters
+    ----------
+    backend : str
+        The backend asking (named in the error).
+    device : {"cpu", "gpu"}
+
+    Returns
+    -------
+    jax.Device
+
+    Raises
+    ------
+    DeviceUnavailableError
+        JAX has no device of that platform.
+    """
+    import jax
+
+    from pymc_accel.errors import DeviceUnavailableError
+
+    try:
+        return jax.devices(device)[0]
+    except RuntimeError as exc:
+        raise DeviceUnavailableError(
+            f"{backend} was asked to run on {device} but JAX has no such device ({exc}). "
+            "Install 'pymc-accel[gpu]' on a CUDA machine, or use device='cpu'."
+        ) from None

@@ -21,6 +21,8 @@ import jax.numpy as jnp
 import numpy as np
 import pymc as pm
 
+from pymc_accel.devices import jax_device  # noqa: F401  (re-exported for the backends)
+
 
 @contextlib.contextmanager
 def jax_precision(precision: str) -> Iterator[None]:
@@ -38,35 +40,6 @@ def jax_precision(precision: str) -> Iterator[None]:
                 "ignore", message="Explicitly requested dtype float64", category=UserWarning
             )
         yield
-
-
-def jax_device(backend: str, device: str):
-    """The first JAX device of platform ``device`` ("cpu" or "gpu"), or an error naming the fix.
-
-    Parameters
-    ----------
-    backend : str
-        The backend asking (named in the error).
-    device : {"cpu", "gpu"}
-
-    Returns
-    -------
-    jax.Device
-
-    Raises
-    ------
-    DeviceUnavailableError
-        JAX has no device of that platform.
-    """
-    from pymc_accel.errors import DeviceUnavailableError
-
-    try:
-        return jax.devices(device)[0]
-    except RuntimeError as exc:
-        raise DeviceUnavailableError(
-            f"{backend} was asked to run on {device} but JAX has no such device ({exc}). "
-            "Install 'pymc-accel[gpu]' on a CUDA machine, or use device='cpu'."
-        ) from None
 
 
 @dataclass

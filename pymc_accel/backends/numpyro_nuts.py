@@ -159,18 +159,12 @@ class JaxNutsBackend:
         from pymc.sampling.jax import sample_jax_nuts
 
         from pymc_accel.backends.jax_model import jax_precision
-        from pymc_accel.errors import DeviceUnavailableError
+        from pymc_accel.devices import jax_device
         from pymc_accel.rewrites.apply import rewrite_model
 
         platform = "gpu" if candidate.device == "gpu" else "cpu"
         model, _ = rewrite_model(model, platform)  # affine scans -> parallel prefixes
-        try:
-            device = jax.devices(platform)[0]
-        except RuntimeError as exc:
-            raise DeviceUnavailableError(
-                f"{self.name} was asked to run on {platform} but JAX has no such device "
-                f"({exc}). Install 'pymc-accel[gpu]' on a CUDA machine, or use device='cpu'."
-            ) from None
+        device = jax_device(self.name, platform)
         kwargs = dict(request.backend_kwargs)
         to_host = bool(kwargs.pop("draws_to_host", candidate.option("draws_to_host", False)))
         requested = kwargs.pop("chain_method", candidate.option("chain_method", "parallel"))

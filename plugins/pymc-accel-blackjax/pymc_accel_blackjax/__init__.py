@@ -105,16 +105,10 @@ class BlackJaxMclmcBackend(JaxNutsBackend):
         """Run :func:`~pymc_accel_blackjax.mclmc.sample_mclmc` on the candidate's device."""
         import jax
 
-        from pymc_accel import DeviceUnavailableError
+        from pymc_accel import jax_device
 
         platform = "gpu" if candidate.device == "gpu" else "cpu"
-        try:
-            device = jax.devices(platform)[0]
-        except RuntimeError as exc:
-            raise DeviceUnavailableError(
-                f"{self.name} was asked to run on {platform} but JAX has no such device ({exc}). "
-                "Install 'pymc-accel[gpu]' on a CUDA machine, or use device='cpu'."
-            ) from None
+        device = jax_device(self.name, platform)
         options = dict(request.backend_kwargs)
         with jax.enable_x64(candidate.precision == "float64"), jax.default_device(device):
             return sample_mclmc(
