@@ -20,6 +20,7 @@ from pymc_accel.backend import (
     Refusal,
     SampleRequest,
 )
+from pymc_accel.backends._common import rename_nutpie_stats
 from pymc_accel.backends.numpyro_nuts import JaxNutsBackend
 from pymc_accel.devices import Devices, discover as discover_devices, jax_device
 from pymc_accel.errors import (
@@ -51,6 +52,6 @@ __all__ = [
     "PrecisionWarning", "PymcAccelError", "Refusal", "DeviceFigures", "check_float32",
     "Registry", "SampleRequest", "SelectionReport", "UnknownBackendError", "__version__",
     "build_registry", "disable", "discover_devices", "enable", "explain", "get_registry",
-    "hookimpl", "is_enabled", "jax_device", "machine_figures", "profile_model", "sample",
-    "select",
+    "hookimpl", "is_enabled", "jax_device", "machine_figures", "profile_model",
+    "rename_nutpie_stats", "sample", "select",
 ]

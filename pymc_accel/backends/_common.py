@@ -50,3 +50,23 @@ def pymc_chain_seed(random_seed, chains: int) -> int:
     so that a backend given the same seed draws exactly what ``pm.sample`` would."""
     rngs = get_random_generator(random_seed).spawn(chains)
     return int([rng.integers(2**30) for rng in rngs][0])
+
+
+#: nutpie's sample_stats names -> PyMC's.
+NUTPIE_TO_PYMC_STATS = {
+    "mean_tree_accept": "acceptance_rate",
+    "logp": "lp",
+    "depth": "tree_depth",
+    "maxdepth_reached": "reached_max_treedepth",
+}
+
+
+def rename_nutpie_stats(idata) -> None:
+    """Rename nutpie's sample_stats to PyMC's names in place (other stats are kept)."""
+    for group in ("sample_stats", "warmup_sample_stats"):
+        if group not in idata.children:
+            continue
+        ds = idata[group].to_dataset()
+        names = {k: v for k, v in NUTPIE_TO_PYMC_STATS.items() if k in ds and v not in ds}
+        if names:
+            idata[group] = ds.rename(names)

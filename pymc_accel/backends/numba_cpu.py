@@ -14,21 +14,13 @@ import pymc as pm
 
 from pymc_accel import costmodel
 from pymc_accel.backend import Candidate, Estimate, Refusal, SampleRequest
-from pymc_accel.backends._common import missing_module
+from pymc_accel.backends._common import missing_module, rename_nutpie_stats
 from pymc_accel.devices import cpu_cores
 
 if TYPE_CHECKING:
     from pymc_accel.devices import Devices
     from pymc_accel.machine import MachineFigures
     from pymc_accel.profile import ModelProfile
-
-# nutpie's sample_stats names -> PyMC's names (pm.sample's own NUTS).
-NUTPIE_TO_PYMC_STATS = {
-    "mean_tree_accept": "acceptance_rate",
-    "logp": "lp",
-    "depth": "tree_depth",
-    "maxdepth_reached": "reached_max_treedepth",
-}
 
 
 class NumbaBackend:
@@ -161,14 +153,3 @@ def _blas_limit(blas_cores, cores: int | None, chains: int):
     except ImportError:
         return contextlib.nullcontext()
     return threadpool_limits(blas_threads_per_chain(cores, chains), user_api="blas")
-
-
-def rename_nutpie_stats(idata) -> None:
-    """Rename nutpie's sample_stats to PyMC's names in place (other stats are kept)."""
-    for group in ("sample_stats", "warmup_sample_stats"):
-        if group not in idata.children:
-            continue
-        ds = idata[group].to_dataset()
-        names = {k: v for k, v in NUTPIE_TO_PYMC_STATS.items() if k in ds and v not in ds}
-        if names:
-            idata[group] = ds.rename(names)

@@ -4,19 +4,12 @@ from __future__ import annotations
 
 from importlib.util import find_spec
 
-from pymc_accel import Candidate, Estimate, Figure, JaxNutsBackend, Refusal
+from pymc_accel import Candidate, Estimate, Figure, JaxNutsBackend, Refusal, rename_nutpie_stats
 
 #: Seconds nutpie spends per gradient crossing from Rust into Python and dispatching a jitted JAX
 #: call (the GIL, argument conversion, a device sync), on top of the gradient itself. Modelled
 #: from the 2-core CPU machine of docs/benchmarks.md (20-40 µs per call there).
 CALLBACK_SECONDS = 30e-6
-#: nutpie's own settings names -> PyMC's sample_stats names.
-NUTPIE_TO_PYMC_STATS = {
-    "mean_tree_accept": "acceptance_rate",
-    "logp": "lp",
-    "depth": "tree_depth",
-    "maxdepth_reached": "reached_max_treedepth",
-}
 
 
 class NutpieJaxBackend(JaxNutsBackend):
@@ -95,16 +88,5 @@ class NutpieJaxBackend(JaxNutsBackend):
             )
         finally:
             jax.config.update("jax_default_device", previous)
-        rename_stats(idata)
+        rename_nutpie_stats(idata)
         return idata
-
-
-def rename_stats(idata) -> None:
-    """Rename nutpie's sample_stats to PyMC's names in place (other stats are kept)."""
-    for group in ("sample_stats", "warmup_sample_stats"):
-        if group not in idata.children:
-            continue
-        ds = idata[group].to_dataset()
-        names = {k: v for k, v in NUTPIE_TO_PYMC_STATS.items() if k in ds and v not in ds}
-        if names:
-            idata[group] = ds.rename(names)
