@@ -341,6 +341,8 @@ def main(argv=None):
         Path(args.markdown).write_text(text) if args.markdown else print(text)
         return results
     compile_dir = None if args.keep_compile_cache else _fresh_compile_dir()
+    # judge the first selection of each model: no run history of earlier benchmark runs
+    os.environ["PYMC_ACCEL_HISTORY"] = "off"
     import platform
     import warnings
     from importlib.metadata import version

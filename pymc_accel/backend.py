@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from pymc_accel.profile import ModelProfile
 
 Precision = Literal["float32", "float64"]
-Source = Literal["measured", "modelled"]
+Source = Literal["measured", "modelled", "observed"]
 
 
 @dataclass(frozen=True)
@@ -78,7 +78,8 @@ class Refusal:
 
 @dataclass(frozen=True)
 class Figure:
-    """A number with its provenance: ``measured`` on this machine, or ``modelled``."""
+    """A number with its provenance: ``measured`` on this machine, ``modelled``, or ``observed``
+    in an earlier run of the same model (:mod:`pymc_accel.history`)."""
 
     value: float
     source: Source = "modelled"
@@ -109,6 +110,9 @@ class Estimate:
         Memory needed on the device.
     relative_efficiency : Figure
         Effective draws per draw relative to NUTS.
+    extra_gradients : Figure
+        Gradient evaluations per chain beyond ``steps * gradients_per_draw``, paid once
+        whatever the run's length (a sampler whose early tuning takes deep trees).
     """
 
     seconds_per_gradient: Figure
@@ -117,13 +121,13 @@ class Estimate:
     chain_parallelism: int = 1
     memory_bytes: Figure = field(default_factory=lambda: Figure(0.0))
     relative_efficiency: Figure = field(default_factory=lambda: Figure(1.0))
+    extra_gradients: Figure = field(default_factory=lambda: Figure(0.0))
 
     def sampling_seconds(self, steps: int, chains: int) -> float:
         """Seconds spent sampling ``steps`` iterations of ``chains`` chains, compile excluded."""
         rounds = math.ceil(chains / max(1, self.chain_parallelism))
-        return (
-            steps * rounds * self.gradients_per_draw.value * self.seconds_per_gradient.value
-        )
+        gradients = steps * self.gradients_per_draw.value + self.extra_gradients.value
+        return rounds * gradients * self.seconds_per_gradient.value
 
     def total_seconds(self, steps: int, chains: int) -> float:
         """Estimated wall time: fixed costs plus sampling."""

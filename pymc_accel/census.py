@@ -118,6 +118,9 @@ class OpCensus:
         Each dense linear algebra op with the shapes of all its operands and its flops.
     largest_dense_operand : int
         Elements in the largest dense linear algebra operand (0 when there is none).
+    largest_array_bytes : float
+        Bytes of the largest array any kernel reads or writes: with the data and the sampler's
+        state, what bounds the working set one evaluation keeps in cache.
     scans : list of ScanSummary
     """
 
@@ -129,6 +132,7 @@ class OpCensus:
     dense_linalg_ops: list[tuple[str, tuple[int, ...]]] = field(default_factory=list)
     dense_linalg_operands: list[DenseOp] = field(default_factory=list)
     largest_dense_operand: int = 0
+    largest_array_bytes: float = 0.0
     scans: list[ScanSummary] = field(default_factory=list)
     unknown_shapes: int = 0
 
@@ -162,7 +166,9 @@ def _itemsize(var: Any) -> int:
 
 
 def _nbytes(node: Any, census: OpCensus) -> float:
-    return float(sum(_size(v, census) * _itemsize(v) for v in (*node.inputs, *node.outputs)))
+    sizes = [_size(v, census) * _itemsize(v) for v in (*node.inputs, *node.outputs)]
+    census.largest_array_bytes = max(census.largest_array_bytes, float(max(sizes, default=0)))
+    return float(sum(sizes))
 
 
 def _scalar_cost(scalar_op: Any) -> float:
@@ -254,6 +260,8 @@ def _account(node: Any, census: OpCensus) -> None:
         census.scans.append(_scan_summary(node, n_steps, sub))
         census.add("scan", sub.flops * (n_steps or 1), sub.bytes * (n_steps or 1))
         census.kernels += sub.kernels * (n_steps or 1) - 1  # one launch per inner op per step
+        _nbytes(node, census)  # the stacked outputs count towards the largest array
+        census.largest_array_bytes = max(census.largest_array_bytes, sub.largest_array_bytes)
         return
     core = _core_name(op)
     if _is_dense_linalg(core):

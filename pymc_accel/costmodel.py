@@ -28,14 +28,22 @@ class Runtime:
     per_dimension_seconds: float  # driver work per gradient per free dimension (vector ops)
     compile_seconds: float  # fixed compile (and start-up) cost
     compile_seconds_per_kernel: float
+    # XLA's CPU runtime spreads an op over a thread pool of every core, so chains side by side
+    # compete for the cores whatever their working set; numba's kernels run in the chain's thread.
+    threaded: bool = False
 
 
 # Fitted on the 2-core CPU machine to single gradients (split timing) and to whole runs side by
 # side (bench/bench_pipeline.py): docs/benchmarks.md, "cost model fit".
-NUMBA_NUTPIE = Runtime("numba+nutpie", 2.7, 4.0, 2e-6, 3e-8, 2.0, 0.025)
+# Driver work per leapfrog refitted once chains stopped being modelled as sharing bandwidth they
+# do not share (bandwidth_sharing): on the 5,522-parameter seed model, 200 against 1,600
+# iterations x 2 chains with every leapfrog counted, nutpie took 215 µs and PyMC's NUTS 400 µs
+# per leapfrog around a 142 µs gradient, i.e. 1.3e-8 and 3.8e-8 s per dimension over their
+# fixed per-step costs; nutpie's fixed cost was 7.1 s (compile) against 7.4 s modelled.
+NUMBA_NUTPIE = Runtime("numba+nutpie", 2.7, 4.0, 2e-6, 1.3e-8, 2.0, 0.025)
 # PyMC's Python NUTS: interpreter work on every leapfrog step, growing with the dimension.
-NUMBA_PYMC = Runtime("numba+pymc", 2.7, 4.0, 60e-6, 8e-8, 1.0, 0.008)
-JAX_CPU = Runtime("jax-cpu", 0.6, 1.0, 5e-6, 1e-9, 3.0, 0.010)
+NUMBA_PYMC = Runtime("numba+pymc", 2.7, 4.0, 60e-6, 3.8e-8, 1.0, 0.008)
+JAX_CPU = Runtime("jax-cpu", 0.6, 1.0, 5e-6, 1e-9, 3.0, 0.010, threaded=True)
 # One jitted value-and-grad, not the whole sampler: 0.44-0.67 s measured (docs/benchmarks.md).
 JAX_GRADIENT_COMPILE_SECONDS = 0.4
 JAX_GRADIENT_COMPILE_PER_KERNEL = 0.002
@@ -47,6 +55,8 @@ REFERENCE_CALL_SECONDS = 2.5e-6  # measured: 2.55 µs median on the 2-core fit m
 GPU_LAUNCH_SECONDS = 8e-6
 GPU_BANDWIDTH = 1.5e12
 GPU_FLOPS = {"float32": 3e13, "float64": 1e12}
+#: Last-level cache assumed when the operating system does not report one.
+DEFAULT_CACHE_BYTES = 8 * 2**20
 
 
 def _precision_bytes(profile: ModelProfile, precision: str) -> float:
@@ -95,10 +105,31 @@ def _cpu_roofline(
 ) -> float:
     c = profile.census
     dense = c.flops_by_category["dense_linalg"]
-    bandwidth = runtime.bandwidth_factor * machine.cpu_bandwidth[precision] / max(1, parallel_chains)
+    sharing = bandwidth_sharing(profile, machine, runtime, parallel_chains)
+    bandwidth = runtime.bandwidth_factor * machine.cpu_bandwidth[precision] / sharing
     stream = _precision_bytes(profile, precision) / bandwidth
     compute = (c.flops - dense) / (runtime.flops_factor * machine.cpu_flops[precision])
     return max(stream, compute) + dense / machine.cpu_matmul_flops[precision]
+
+
+def bandwidth_sharing(
+    profile: ModelProfile, machine: MachineFigures, runtime: Runtime, parallel_chains: int
+) -> int:
+    """How many chains share one chain's memory bandwidth: all of them when their working sets
+    together spill out of the last-level cache (or the runtime threads each op over every
+    core), none otherwise.
+
+    Measured on the 2-core machine: two processes evaluating the numba gradient of the
+    5,522-parameter seed model (a working set of about 1 MB, 10 MB of traffic per gradient)
+    side by side took 142 and 145 µs each against 141 µs alone; the model divided the
+    bandwidth by two and predicted 320 µs, so it ranked nutpie behind NumPyro where nutpie ran
+    in half NumPyro's time (docs/benchmarks.md, regret benchmark).
+    """
+    chains = max(1, parallel_chains)
+    if chains == 1 or runtime.threaded:
+        return chains
+    cache = getattr(machine, "cpu_cache_bytes", 0.0) or DEFAULT_CACHE_BYTES
+    return 1 if profile.working_set_bytes * chains <= cache else chains
 
 
 def driver_seconds(profile: ModelProfile, machine: MachineFigures, runtime: Runtime) -> float:
@@ -189,6 +220,23 @@ def nuts_gradients_per_draw(profile: ModelProfile) -> Figure:
     (step size of HMC shrinks as d^-1/4 for a fixed acceptance rate)."""
     steps = min(1023.0, max(3.0, 3.0 + 4.0 * profile.n_free**0.25))
     return Figure(steps, "modelled", "3 + 4 d^(1/4)")
+
+
+def pymc_tuning_extra_gradients(profile: ModelProfile) -> Figure:
+    """Gradients per chain PyMC's NUTS spends in its early tuning beyond what nutpie spends
+    (deep trees while its step size and mass matrix are far from adapted), about
+    ``3000 ln(d / 10)`` and independent of the run's length.
+
+    Fitted on the 2-core machine with every leapfrog counted (tuning included), 200 and 800
+    iterations per chain, PyMC's NUTS against nutpie on the same models: eight schools (d = 10)
+    about 0 more, Poisson GLM (21) 1.7k-1.9k, seed model at d = 66 4.7k-5.4k, d = 612 12k,
+    d = 5,522 17k-21k (bench/fit_tuning.py). It decided the 5,522-parameter model, where
+    PyMC's NUTS ran 28,100 leapfrogs per chain for 100 + 100 draws against nutpie's 6,691.
+    """
+    import math
+
+    extra = 3000.0 * math.log(max(1.0, profile.n_free / 10))
+    return Figure(extra, "modelled", "PyMC NUTS early tuning: 3000 ln(d/10) gradients per chain")
 
 
 def compile_seconds(profile: ModelProfile, runtime: Runtime) -> Figure:

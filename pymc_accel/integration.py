@@ -10,6 +10,7 @@ import numpy as np
 import pymc as pm
 import pymc.sampling.mcmc as _mcmc
 
+from pymc_accel import history
 from pymc_accel.backend import SampleRequest
 from pymc_accel.devices import cpu_cores
 from pymc_accel.errors import (
@@ -277,7 +278,10 @@ def _run_backend(model, report: SelectionReport, request: SampleRequest, registr
             f"{type(exc).__name__}: {exc}. Report it to the plugin's authors; meanwhile use "
             f"nuts_sampler='auto' with PYMC_ACCEL_BLOCK_PLUGINS, or one of {others}."
         ) from exc
-    idata.attrs["pymc_accel_wall_seconds"] = round(time.perf_counter() - start, 3)
+    wall = time.perf_counter() - start
+    idata.attrs["pymc_accel_wall_seconds"] = round(wall, 3)
+    if report.model_profile is not None:
+        history.record(report.model_profile, candidate, report.estimate, request, wall, idata)
     _match_pm_sample_groups(idata)
     return idata
 

@@ -48,6 +48,9 @@ class MachineFigures:
         ``measured`` (with the date) or ``cached``.
     cpu_call_seconds : float
         Overhead of one call of a compiled PyTensor function (numba mode) from Python.
+    cpu_cache_bytes : float
+        Size of the CPU's last-level cache (read from the operating system, not timed; 0 when
+        unknown).
     accelerators : dict of str to DeviceFigures
         Figures of each JAX device calibrated (``"gpu"``), absent when none was.
     versions : dict
@@ -61,6 +64,7 @@ class MachineFigures:
     key: str = ""
     calibration_seconds: float = 0.0
     cpu_call_seconds: float = 0.0
+    cpu_cache_bytes: float = 0.0
     accelerators: dict[str, DeviceFigures] = field(default_factory=dict)
     versions: dict[str, str] = field(default_factory=dict)
 
@@ -122,8 +126,8 @@ def _best_of(fn, repeats: int = 5) -> float:
 
 
 #: Changes when calibration measures something differently, so figures cached by an earlier
-#: calibration are measured again (2: matmul timed in one BLAS thread).
-CALIBRATION_VERSION = 2
+#: calibration are measured again (2: matmul timed in one BLAS thread; 3: the last-level cache size).
+CALIBRATION_VERSION = 3
 
 
 def one_blas_thread():
@@ -168,8 +172,26 @@ def calibrate() -> MachineFigures:
         key=machine_key(),
         calibration_seconds=time.perf_counter() - start,
         cpu_call_seconds=call_overhead_seconds(),
+        cpu_cache_bytes=last_level_cache_bytes(),
         versions=library_versions(_CPU_LIBRARIES),
     )
+
+
+def last_level_cache_bytes() -> float:
+    """Size in bytes of the largest CPU cache the operating system reports (Linux sysfs), or
+    0.0 when it reports none."""
+    sizes = []
+    for path in Path("/sys/devices/system/cpu/cpu0/cache").glob("index*/size"):
+        try:
+            text = path.read_text().strip().upper()
+        except OSError:
+            continue
+        scale = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}.get(text[-1:], 1)
+        try:
+            sizes.append(float(text.rstrip("KMG")) * scale)
+        except ValueError:
+            continue
+    return max(sizes, default=0.0)
 
 
 def call_overhead_seconds(calls: int = 2000) -> float:

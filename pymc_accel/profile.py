@@ -69,6 +69,17 @@ class ModelProfile:
         return bool(self.census.dense_linalg_ops)
 
     @property
+    def working_set_bytes(self) -> float:
+        """Bytes one chain's gradient evaluation keeps live: the data, a few arrays the size
+        of the largest one a kernel touches (an operand, its result and its adjoint) and the
+        sampler's state vectors (position, momentum, gradient and a NUTS tree's ends). While
+        the working sets of the chains running side by side fit in the CPU's last-level cache,
+        they do not compete for memory bandwidth."""
+        itemsize = 4 if self.float_dtype == "float32" else 8
+        return float(self.data_bytes + 3 * self.census.largest_array_bytes
+                     + 8 * self.n_free * itemsize)
+
+    @property
     def has_scan(self) -> bool:
         """True when the graph has a sequential Scan."""
         return bool(self.census.scans)

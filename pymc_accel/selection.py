@@ -12,6 +12,7 @@ import weakref
 from dataclasses import dataclass, replace
 from typing import Any
 
+from pymc_accel import history
 from pymc_accel import measure as _measure
 from pymc_accel.backend import Candidate, Estimate, Refusal, SampleRequest
 from pymc_accel.devices import Devices, discover
@@ -240,6 +241,7 @@ def select(
         c = fitted
         try:
             est = registry.backends[c.backend].estimate(c, profile, machine)
+            est = history.apply(est, profile, c)  # what an earlier run of this model observed
             if memory is not None:
                 est = replace(est, memory_bytes=memory)
             s = _Scored(c, est, 0.0, 0.0, needs_guard)
@@ -413,6 +415,9 @@ def _row(s: _Scored, chosen: _Scored, registry: Registry, check: PrecisionCheck 
                    "; float32 accuracy is checked only when float32 would be chosen")
     if s.measure_note:
         reason += f"; {s.measure_note}"
+    if e.fixed_seconds.source == "observed" or e.gradients_per_draw.source == "observed":
+        reason += (f"; observed: {e.gradients_per_draw.value:.0f} grads/draw and "
+                   f"{e.fixed_seconds.value:.1f} s fixed ({e.fixed_seconds.note})")
     sources: dict[str, Any] = {
         "s/grad": e.seconds_per_gradient.source,
         "grads/draw": e.gradients_per_draw.source,

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from dataclasses import replace
 
 import pytest
@@ -126,3 +127,48 @@ def test_matmul_is_calibrated_in_one_blas_thread(fresh_cache, monkeypatch):
     key = machine.machine_key()
     monkeypatch.setattr(machine, "CALIBRATION_VERSION", 1)
     assert machine.machine_key() != key
+
+
+def test_last_level_cache_is_read_from_the_operating_system():
+    size = machine.last_level_cache_bytes()
+    if not Path("/sys/devices/system/cpu/cpu0/cache").exists():
+        pytest.skip("no sysfs cache information here")
+    assert size >= 2**16  # at least 64 KiB: a real cache, in bytes, not KiB
+
+
+def test_chains_share_bandwidth_only_when_their_working_sets_spill_out_of_cache():
+    profile = profile_model(hierarchical_logistic(500, 20, 2).model)
+    ws = profile.working_set_bytes
+    assert profile.data_bytes < ws < profile.census.bytes  # data + a few arrays, not all traffic
+    roomy = _machine(cpu_cache_bytes=4 * ws)
+    tight = _machine(cpu_cache_bytes=1.5 * ws)
+    numba = costmodel.NUMBA_NUTPIE
+    assert costmodel.bandwidth_sharing(profile, roomy, numba, 2) == 1
+    assert costmodel.bandwidth_sharing(profile, tight, numba, 2) == 2
+    # XLA's CPU runtime threads its ops over every core: chains always share them
+    assert costmodel.bandwidth_sharing(profile, roomy, costmodel.JAX_CPU, 2) == 2
+    one = costmodel.cpu_gradient_seconds(profile, roomy, "float64", numba, parallel_chains=1)
+    two_fit = costmodel.cpu_gradient_seconds(profile, roomy, "float64", numba, parallel_chains=2)
+    two_spill = costmodel.cpu_gradient_seconds(profile, tight, "float64", numba, parallel_chains=2)
+    assert two_fit.value == pytest.approx(one.value)
+    assert two_spill.value > one.value
+
+
+def test_pymc_nuts_pays_for_its_early_tuning_and_nutpie_does_not():
+    from pymc_accel.backend import Candidate
+    from pymc_accel.backends.numba_cpu import NumbaBackend
+
+    small = profile_model(eight_schools())
+    large = profile_model(hierarchical_logistic(500, 20, 2).model)
+    assert costmodel.pymc_tuning_extra_gradients(small).value < 1000
+    assert costmodel.pymc_tuning_extra_gradients(large).value > 3000
+    backend, m = NumbaBackend(), _machine()
+    pymc = backend.estimate(Candidate("numba", "cpu", "float64", (("driver", "pymc"),)), large, m)
+    nutpie = backend.estimate(Candidate("numba", "cpu", "float64", (("driver", "nutpie"),)), large, m)
+    assert pymc.extra_gradients.value > 3000 and nutpie.extra_gradients.value == 0
+    # the extra gradients are paid once, whatever the run's length
+    rounds = -(-2 // max(1, pymc.chain_parallelism))
+    longer = pymc.sampling_seconds(2000, 2) - pymc.sampling_seconds(1000, 2)
+    assert longer == pytest.approx(
+        rounds * 1000 * pymc.gradients_per_draw.value * pymc.seconds_per_gradient.value)
+    assert pymc.sampling_seconds(1000, 2) > longer

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 import pymc as pm
 
 from pymc_accel import costmodel
-from pymc_accel.backend import Candidate, Estimate, Refusal, SampleRequest
+from pymc_accel.backend import Candidate, Estimate, Figure, Refusal, SampleRequest
 from pymc_accel.backends._common import missing_module, rename_nutpie_stats
 from pymc_accel.devices import cpu_cores
 
@@ -76,6 +76,8 @@ class NumbaBackend:
             costmodel.NUMBA_PYMC if candidate.option("driver") == "pymc" else costmodel.NUMBA_NUTPIE
         )
         cores = cpu_cores()
+        extra = (costmodel.pymc_tuning_extra_gradients(profile)
+                 if candidate.option("driver") == "pymc" else Figure(0.0))
         return Estimate(
             seconds_per_gradient=costmodel.cpu_gradient_seconds(
                 profile, machine, candidate.precision, runtime, parallel_chains=cores
@@ -84,6 +86,7 @@ class NumbaBackend:
             fixed_seconds=costmodel.compile_seconds(profile, runtime),
             chain_parallelism=cores,
             memory_bytes=costmodel.state_memory_bytes(profile, candidate.precision, 4, 1000),
+            extra_gradients=extra,
         )
 
     def measure(

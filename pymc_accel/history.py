@@ -1,0 +1,152 @@
+"""Run history: what earlier runs of the same model took on this machine, per candidate.
+
+The cost model's priors cannot know two things a finished run shows: how many leapfrog steps
+per draw the sampler needs on this posterior, and what the run pays before its first draw once
+the compiled artefacts (PyTensor's numba cache, nutpie's compiled model) already exist. After
+every :func:`pymc_accel.sample` run the ledger keeps, per model structure and candidate, the
+observed leapfrogs per draw and the wall time not spent on gradients; the next selection for
+the same model structure uses them in place of the modelled figures, labelled ``observed``.
+This is how selection knows that a model's compile is cached: a model run before with a
+candidate is warm for that candidate.
+
+The ledger is a JSON file per machine in :func:`pymc_accel.machine.cache_dir`; set
+``PYMC_ACCEL_HISTORY=off`` to neither read nor write it (benchmarks judging first selections do).
+Written by hand: no library keeps per-model sampler timings.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import os
+import time
+from dataclasses import replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from pymc_accel.backend import Figure
+
+if TYPE_CHECKING:
+    from pymc_accel.backend import Candidate, Estimate, SampleRequest
+    from pymc_accel.profile import ModelProfile
+
+#: Entries kept per ledger file (the most recent ones).
+MAX_ENTRIES = 500
+
+
+def enabled() -> bool:
+    """Whether the ledger is read and written (``PYMC_ACCEL_HISTORY`` is not ``off``)."""
+    return os.environ.get("PYMC_ACCEL_HISTORY", "on").strip().lower() not in ("off", "0", "no")
+
+
+def model_key(profile: ModelProfile) -> str:
+    """A stable key for the model's structure and sizes: the same model built again (in
+    another process, from the same code and data shapes) has the same key."""
+    c = profile.census
+    text = json.dumps([
+        sorted((k, list(v)) for k, v in profile.free_vars.items()), profile.n_observed,
+        profile.float_dtype, profile.data_bytes, round(c.flops), round(c.bytes), c.kernels,
+        [s.n_steps for s in c.scans],
+    ])
+    return hashlib.sha1(text.encode()).hexdigest()[:16]
+
+
+def _path() -> Path:
+    from pymc_accel.machine import cache_dir, machine_key
+
+    return cache_dir() / f"history-{machine_key()}.json"
+
+
+def _load() -> dict[str, Any]:
+    try:
+        data = json.loads(_path().read_text())
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def lookup(profile: ModelProfile, candidate: Candidate) -> dict[str, Any] | None:
+    """The latest recorded run of ``candidate`` on this model structure, or ``None``."""
+    if not enabled():
+        return None
+    entry = _load().get(f"{model_key(profile)}|{candidate.label}")
+    return entry if isinstance(entry, dict) else None
+
+
+def observed_leapfrogs_per_draw(idata: Any) -> float | None:
+    """Mean leapfrog steps per kept draw (``sample_stats.n_steps``), or ``None`` when the
+    sampler does not report them."""
+    stats = getattr(idata, "sample_stats", None)
+    if stats is None or "n_steps" not in stats:
+        return None
+    value = float(stats["n_steps"].mean())
+    return value if math.isfinite(value) and value > 0 else None
+
+
+def record(
+    profile: ModelProfile, candidate: Candidate, estimate: Estimate | None,
+    request: SampleRequest, wall_seconds: float, idata: Any,
+) -> None:
+    """Keep what a finished run took (never raises: the ledger is advice, not a result).
+
+    Parameters
+    ----------
+    profile : ModelProfile
+    candidate : Candidate
+    estimate : Estimate or None
+        The selection's estimate for the run; its seconds per gradient split the wall time
+        into gradient work and the rest (compile, start-up, conversion).
+    request : SampleRequest
+    wall_seconds : float
+        Wall time of the backend's ``sample``.
+    idata : InferenceData or DataTree
+    """
+    if not enabled() or estimate is None:
+        return
+    try:
+        per_draw = observed_leapfrogs_per_draw(idata)
+        gradients_per_draw = per_draw or estimate.gradients_per_draw.value
+        rounds = math.ceil(request.chains / max(1, estimate.chain_parallelism))
+        gradients = request.steps * gradients_per_draw + estimate.extra_gradients.value
+        gradient_seconds = rounds * gradients * estimate.seconds_per_gradient.value
+        entry = {
+            "candidate": candidate.label, "recorded": time.strftime("%Y-%m-%d %H:%M:%S"),
+            "steps": request.steps, "chains": request.chains, "wall_seconds": wall_seconds,
+            "leapfrogs_per_draw": per_draw,
+            "fixed_seconds": max(0.0, wall_seconds - gradient_seconds),
+        }
+        data = _load()
+        data.pop(f"{model_key(profile)}|{candidate.label}", None)
+        data[f"{model_key(profile)}|{candidate.label}"] = entry
+        while len(data) > MAX_ENTRIES:
+            data.pop(next(iter(data)))
+        path = _path()
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_suffix(f".{os.getpid()}.tmp")
+        tmp.write_text(json.dumps(data))
+        tmp.replace(path)  # atomic: a concurrent reader sees the old or the new ledger
+    except Exception:  # a read-only cache or an odd idata must not fail a finished run
+        return
+
+
+def apply(estimate: Estimate, profile: ModelProfile, candidate: Candidate) -> Estimate:
+    """``estimate`` with the figures an earlier run of this model observed, if there was one:
+    leapfrogs per draw, and the fixed seconds (compile, start-up) of a run whose compiled
+    artefacts are now cached. Unchanged without a recorded run."""
+    entry = lookup(profile, candidate)
+    if entry is None:
+        return estimate
+    when = entry.get("recorded", "an earlier run")
+    out = estimate
+    per_draw = entry.get("leapfrogs_per_draw")
+    if isinstance(per_draw, (int, float)) and per_draw > 0:
+        out = replace(out, gradients_per_draw=Figure(
+            float(per_draw), "observed", f"leapfrogs per draw of this model's run at {when}"))
+    fixed = entry.get("fixed_seconds")
+    if isinstance(fixed, (int, float)) and fixed >= 0:
+        out = replace(out, fixed_seconds=Figure(
+            float(fixed), "observed",
+            f"run at {when}: {entry.get('wall_seconds', 0):.1f} s, less its gradients; compiled "
+            "artefacts cached since"))
+    return out

@@ -1,0 +1,96 @@
+"""The run history: what an earlier run of the same model observed replaces modelled figures."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import xarray as xr
+
+import pymc_accel
+from pymc_accel import history
+from pymc_accel.backend import Candidate, Estimate, Figure, SampleRequest
+from pymc_accel.models import eight_schools, hierarchical_logistic
+from pymc_accel.profile import profile_model
+from pymc_accel.report import SelectionReport
+
+PYMC_NUTS = Candidate("numba", "cpu", "float64", (("driver", "pymc"),))
+
+
+@pytest.fixture
+def ledger(tmp_path, monkeypatch):
+    monkeypatch.setenv("PYMC_ACCEL_CACHE_DIR", str(tmp_path))
+    monkeypatch.delenv("PYMC_ACCEL_HISTORY", raising=False)
+    return tmp_path
+
+
+class _Result:
+    """The part of an InferenceData the ledger reads."""
+
+    def __init__(self, leapfrogs: float):
+        self.sample_stats = xr.Dataset({"n_steps": (("chain", "draw"), np.full((2, 50), leapfrogs))})
+
+
+def _estimate() -> Estimate:
+    return Estimate(Figure(1e-4), Figure(20.0), Figure(3.0), chain_parallelism=2,
+                    extra_gradients=Figure(500.0))
+
+
+def test_the_key_is_the_models_structure_not_the_python_object():
+    a = profile_model(eight_schools())
+    b = profile_model(eight_schools())
+    c = profile_model(hierarchical_logistic(500, 20, 2).model)
+    assert history.model_key(a) == history.model_key(b) != history.model_key(c)
+
+
+def test_a_recorded_run_replaces_leapfrogs_and_fixed_seconds(ledger):
+    profile = profile_model(eight_schools())
+    request = SampleRequest(draws=100, tune=100, chains=2)
+    assert history.apply(_estimate(), profile, PYMC_NUTS) == _estimate()  # nothing recorded yet
+    history.record(profile, PYMC_NUTS, _estimate(), request, 2.5, _Result(7.0))
+    assert list(ledger.glob("history-*.json"))
+    seen = history.apply(_estimate(), profile, PYMC_NUTS)
+    assert seen.gradients_per_draw == Figure(7.0, "observed", seen.gradients_per_draw.note)
+    assert seen.fixed_seconds.source == "observed"
+    # the observed figures reproduce the recorded run's wall time at its length ...
+    assert seen.total_seconds(request.steps, 2) == pytest.approx(2.5)
+    # ... and extrapolate to other lengths with the modelled seconds per gradient
+    assert seen.total_seconds(2 * request.steps, 2) == pytest.approx(2.5 + 200 * 7.0 * 1e-4)
+    # another candidate, or another model, has no history
+    other = Candidate("numba", "cpu", "float64", (("driver", "nutpie"),))
+    assert history.apply(_estimate(), profile, other) == _estimate()
+
+
+def test_the_history_can_be_switched_off(ledger, monkeypatch):
+    profile = profile_model(eight_schools())
+    monkeypatch.setenv("PYMC_ACCEL_HISTORY", "off")
+    history.record(profile, PYMC_NUTS, _estimate(), SampleRequest(draws=10, tune=10, chains=2),
+                   1.0, _Result(5.0))
+    assert not list(ledger.glob("history-*.json"))
+    monkeypatch.setenv("PYMC_ACCEL_HISTORY", "on")
+    assert history.lookup(profile, PYMC_NUTS) is None
+
+
+def test_a_corrupt_ledger_is_ignored_and_replaced(ledger):
+    profile = profile_model(eight_schools())
+    history.record(profile, PYMC_NUTS, _estimate(), SampleRequest(draws=10, tune=10, chains=2),
+                   1.0, _Result(5.0))
+    path = next(ledger.glob("history-*.json"))
+    path.write_text("{not json")
+    assert history.lookup(profile, PYMC_NUTS) is None
+    history.record(profile, PYMC_NUTS, _estimate(), SampleRequest(draws=10, tune=10, chains=2),
+                   1.0, _Result(5.0))
+    assert history.lookup(profile, PYMC_NUTS)["leapfrogs_per_draw"] == 5.0
+
+
+def test_a_second_sample_of_the_same_model_is_selected_with_what_the_first_observed(ledger):
+    kwargs = dict(nuts_sampler="numba", driver="pymc", draws=60, tune=60, chains=2,
+                  random_seed=1, progressbar=False, quiet=True, compute_convergence_checks=False)
+    first = SelectionReport.from_idata(pymc_accel.sample(model=eight_schools(), **kwargs))
+    assert "observed" not in first.rows[0].sources
+    idata = pymc_accel.sample(model=eight_schools(), **kwargs)  # rebuilt: a new Python object
+    second = SelectionReport.from_idata(idata)
+    chosen = next(r for r in second.rows if r.status == "chosen")
+    assert "grads/draw observed" in chosen.sources and "compile observed" in chosen.sources
+    assert "observed:" in chosen.reason
+    assert chosen.gradients_per_draw == pytest.approx(float(idata.sample_stats["n_steps"].mean()),
+                                                      rel=0.5)
