@@ -88,6 +88,30 @@ def _jax_gpus() -> tuple[tuple[Gpu, ...], str]:
     return tuple(gpus), ""
 
 
+#: Distributions that give JAX a non-CPU platform (a PJRT plugin, or jaxlib's TPU runtime).
+_ACCELERATOR_DISTRIBUTIONS = ("jax-cuda", "jax_cuda", "jax-rocm", "jax_rocm", "jax-metal",
+                              "libtpu")
+
+
+def _no_accelerator_reason() -> str:
+    """Why JAX cannot see a GPU, decided without importing JAX (about a second and a half of a
+    process's first selection otherwise), or ``""`` when only JAX itself can tell.
+
+    ``JAX_PLATFORMS`` naming no accelerator platform, or no accelerator plugin installed:
+    JAX's CPU-only wheel has no GPU platform to find.
+    """
+    platforms = os.environ.get("JAX_PLATFORMS", "").strip().lower()
+    if platforms and not any(p in platforms for p in ("cuda", "gpu", "rocm", "tpu", "metal")):
+        return f"JAX_PLATFORMS={platforms}"
+    from importlib.metadata import distributions
+
+    for dist in distributions():
+        name = (dist.metadata["Name"] or "").lower()
+        if name.startswith(_ACCELERATOR_DISTRIBUTIONS):
+            return ""
+    return "no JAX GPU plugin installed"
+
+
 _CACHE: Devices | None = None
 
 
@@ -103,7 +127,10 @@ def discover(*, refresh: bool = False) -> Devices:
     gpus: tuple[Gpu, ...] = ()
     note = "JAX is not installed" if not jax_installed else ""
     if jax_installed:
-        gpus, note = _jax_gpus()
+        _ask_for_host_devices()  # for whenever JAX starts, here or in a backend
+        note = _no_accelerator_reason()
+        if not note:
+            gpus, note = _jax_gpus()
     _CACHE = Devices(cpu_cores=cpu_cores(), gpus=gpus, jax_installed=jax_installed, note=note)
     return _CACHE
 

@@ -52,18 +52,34 @@ def model_key(profile: ModelProfile) -> str:
     return hashlib.sha1(text.encode()).hexdigest()[:16]
 
 
+_MACHINE_KEY: str | None = None
+# (path, modification time, contents) of the ledger last read: one read per selection, not one
+# per candidate
+_READ: tuple[Path, int, dict[str, Any]] | None = None
+
+
 def _path() -> Path:
     from pymc_accel.machine import cache_dir, machine_key
 
-    return cache_dir() / f"history-{machine_key()}.json"
+    global _MACHINE_KEY
+    if _MACHINE_KEY is None:  # library versions are looked up once per process (2.5 ms each)
+        _MACHINE_KEY = machine_key()
+    return cache_dir() / f"history-{_MACHINE_KEY}.json"
 
 
 def _load() -> dict[str, Any]:
+    global _READ
+    path = _path()
     try:
-        data = json.loads(_path().read_text())
+        stamp = path.stat().st_mtime_ns
+        if _READ is not None and _READ[0] == path and _READ[1] == stamp:
+            return _READ[2]
+        data = json.loads(path.read_text())
     except (OSError, ValueError):
         return {}
-    return data if isinstance(data, dict) else {}
+    data = data if isinstance(data, dict) else {}
+    _READ = (path, stamp, data)
+    return data
 
 
 def lookup(profile: ModelProfile, candidate: Candidate) -> dict[str, Any] | None:
@@ -116,7 +132,7 @@ def record(
             "leapfrogs_per_draw": per_draw,
             "fixed_seconds": max(0.0, wall_seconds - gradient_seconds),
         }
-        data = _load()
+        data = dict(_load())
         data.pop(f"{model_key(profile)}|{candidate.label}", None)
         data[f"{model_key(profile)}|{candidate.label}"] = entry
         while len(data) > MAX_ENTRIES:
