@@ -27,6 +27,11 @@ skipped and say so).
     python bench/bench_regret.py --quick --out docs/benchmarks-regret.json
     pymc-accel bench --quick            # the same, through the CLI
 
+``--history`` (on by default) then runs ``pymc_accel.sample(nuts_sampler="auto")`` once per
+model, which records the run history (``pymc_accel.history``: leapfrogs per draw and fixed
+seconds observed), and selects again: the choice a user's second run of the model gets, judged
+against the same rows. First selections are made with the history off.
+
 ``--candidates builtin`` (the default with ``--quick``) runs the built-in backends' candidates
 (PyMC's NUTS and nutpie on the numba gradient; NumPyro on JAX in float64 and float32) plus
 whatever ``auto`` chose; ``all`` runs every registered backend's candidates.
@@ -67,6 +72,9 @@ def _parse(argv):
                         "a user sees (default: on)")
     p.add_argument("--default-run-max-seconds", type=float, default=120.0,
                    help="skip a default run predicted (from the short runs) to take longer")
+    p.add_argument("--history", action=argparse.BooleanOptionalAction, default=True,
+                   help="also run auto's choice once through pymc_accel.sample, which records "
+                        "the run history, and judge the next selection of the model (default: on)")
     p.add_argument("--out", default=None, help="write the results as JSON here")
     p.add_argument("--markdown", default=None, help="write the results as a Markdown section here")
     p.add_argument("--report-only", default=None, metavar="JSON",
@@ -85,6 +93,46 @@ def _fresh_compile_dir() -> str:
     flags = os.environ.get("PYTENSOR_FLAGS", "")
     os.environ["PYTENSOR_FLAGS"] = f"{flags},compiledir={path}".strip(",")
     return path
+
+
+def _private_history_dir() -> str:
+    """Point pymc-accel's cache at a new directory holding only this machine's cached figures,
+    so that the history step sees the history of this benchmark's own runs."""
+    import shutil
+
+    from pymc_accel.machine import cache_dir
+
+    source, path = cache_dir(), tempfile.mkdtemp(prefix="pymc-accel-bench-cache-")
+    for figures in list(source.glob("machine-*.json")) + list(source.glob("device-*.json")):
+        shutil.copy(figures, path)
+    os.environ["PYMC_ACCEL_CACHE_DIR"] = path
+    return path
+
+
+def with_history(factory, args, rows, request):
+    """Run ``pymc_accel.sample(nuts_sampler="auto")`` once on a fresh model (recording its run
+    history), then select again for another fresh model: the choice a user's second run of the
+    model gets. Returns the record, with the second choice's regret against ``rows``."""
+    import pymc_accel
+
+    os.environ["PYMC_ACCEL_HISTORY"] = "on"
+    try:
+        t0 = time.perf_counter()
+        idata = pymc_accel.sample(model=factory(), draws=args.draws, tune=args.tune,
+                                  chains=args.chains, cores=request.cores,
+                                  random_seed=args.seed, progressbar=False, quiet=True,
+                                  compute_convergence_checks=False)
+        wall = time.perf_counter() - t0
+        first = pymc_accel.SelectionReport.from_idata(idata).chosen
+        second = pymc_accel.select(factory(), draws=args.draws, tune=args.tune,
+                                   chains=args.chains)
+    except Exception as exc:
+        return {"error": f"{type(exc).__name__}: {exc}"[:300]}
+    finally:
+        os.environ["PYMC_ACCEL_HISTORY"] = "off"
+    chosen = next(r for r in second.rows if r.status == "chosen")
+    return {"first_run": first, "first_run_wall": wall, "chosen": second.chosen,
+            "selection_seconds": second.selection_seconds, "why": chosen.reason}
 
 
 def min_bulk_ess(idata) -> float:
@@ -166,9 +214,15 @@ def bench_model(name, factory, args):
         "measured_selection_seconds": measured.selection_seconds,
         "measurement": measured.measurement, "chosen": chosen, "rows": rows,
     }
+    if args.history:
+        result["history"] = with_history(factory, args, rows, request)
+        if "chosen" in result["history"]:
+            chosen["auto (second run, history)"] = result["history"]["chosen"]
     for key, label in chosen.items():
-        result[key] = _regret(ok, label, selection_seconds + check_seconds if key == "auto"
-                              else measured.selection_seconds + check_seconds)
+        own = {"auto": selection_seconds,
+               "auto (measure=True)": measured.selection_seconds}.get(
+            key, (result.get("history") or {}).get("selection_seconds", 0.0))
+        result[key] = _regret(ok, label, own + check_seconds)
     if args.default_run:
         result["default_run"] = default_run(factory, args, rows)
     return result
@@ -294,10 +348,12 @@ def markdown(results) -> str:
            "| model | free dim | `auto` chose | regret warm [range] | regret warm, pooled | "
            "regret cold | best warm | "
            "wall-time regret warm / cold | overhead warm / cold | overhead at `pm.sample` "
-           "defaults (run) | `measure=True` chose | its regret warm | `measure=True` took |",
-           "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+           "defaults (run) | `measure=True` chose | its regret warm | `measure=True` took | "
+           "second run (history) chose | its regret warm, median / pooled |",
+           "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for m in results["models"]:
         a, b = m["auto"], m["auto (measure=True)"]
+        h = m.get("auto (second run, history)") or {}
         def f(x, fmt="{:.2f}"):
             return "–" if x is None else fmt.format(x)
         rng = a.get("regret_warm_range")
@@ -314,7 +370,8 @@ def markdown(results) -> str:
             f"{f(a.get('wall_regret_warm'))} / {f(a.get('wall_regret_cold'))} | "
             f"{f(a.get('overhead_warm'), '{:.1%}')} / {f(a.get('overhead_cold'), '{:.1%}')} | "
             f"{dflt} | {b['chosen']} | {f(b.get('regret_warm'))} | "
-            f"{m['measured_selection_seconds']:.1f} s |")
+            f"{m['measured_selection_seconds']:.1f} s | {h.get('chosen', '–')} | "
+            f"{f(h.get('regret_warm'))} / {f(h.get('regret_warm_pooled'))} |")
     for m in results["models"]:
         out += ["", f"#### {m['model']} (selection {m['selection_seconds']:.2f} s"
                 f" + start check {m.get('start_check_seconds', 0.0):.2f} s; with "
@@ -346,7 +403,9 @@ def main(argv=None):
         for m in results["models"]:
             ok = [r for r in m["rows"] if r["cold_ess_per_s"] is not None]
             for key, label in m["chosen"].items():
-                seconds = m["selection_seconds" if key == "auto" else "measured_selection_seconds"]
+                seconds = {"auto": m["selection_seconds"],
+                           "auto (measure=True)": m["measured_selection_seconds"]}.get(
+                    key, (m.get("history") or {}).get("selection_seconds", 0.0))
                 m[key] = _regret(ok, label, seconds + m.get("start_check_seconds", 0.0))
         if args.out:
             Path(args.out).write_text(json.dumps(results, indent=1, default=str))
@@ -354,8 +413,10 @@ def main(argv=None):
         Path(args.markdown).write_text(text) if args.markdown else print(text)
         return results
     compile_dir = None if args.keep_compile_cache else _fresh_compile_dir()
-    # judge the first selection of each model: no run history of earlier benchmark runs
+    # judge the first selection of each model: no run history of earlier benchmark runs; the
+    # history step records into a history of this run only (machine figures copied)
     os.environ["PYMC_ACCEL_HISTORY"] = "off"
+    _private_history_dir()
     import platform
     import warnings
     from importlib.metadata import version

@@ -94,21 +94,29 @@ _ACCELERATOR_DISTRIBUTIONS = ("jax-cuda", "jax_cuda", "jax-rocm", "jax_rocm", "j
 
 
 def _no_accelerator_reason() -> str:
-    """Why JAX cannot see a GPU, decided without importing JAX (about a second and a half of a
+    """Why JAX cannot see a GPU, decided without importing JAX (about a third of a second of a
     process's first selection otherwise), or ``""`` when only JAX itself can tell.
 
-    ``JAX_PLATFORMS`` naming no accelerator platform, or no accelerator plugin installed:
-    JAX's CPU-only wheel has no GPU platform to find.
+    ``JAX_PLATFORMS`` set without an accelerator platform, or, when it is unset, no accelerator
+    plugin installed (JAX's CPU-only wheels have no GPU platform to find). ``JAX_PLATFORMS``
+    naming an accelerator is always put to JAX.
     """
     platforms = os.environ.get("JAX_PLATFORMS", "").strip().lower()
-    if platforms and not any(p in platforms for p in ("cuda", "gpu", "rocm", "tpu", "metal")):
+    if platforms:
+        if any(p in platforms for p in ("cuda", "gpu", "rocm", "tpu", "metal")):
+            return ""
         return f"JAX_PLATFORMS={platforms}"
-    from importlib.metadata import distributions
+    from importlib.metadata import PackageNotFoundError, distributions, version
 
     for dist in distributions():
         name = (dist.metadata["Name"] or "").lower()
         if name.startswith(_ACCELERATOR_DISTRIBUTIONS):
             return ""
+    try:  # jaxlib wheels that bundle CUDA or ROCm (before JAX's plugins)
+        if any(t in version("jaxlib") for t in ("cuda", "rocm")):
+            return ""
+    except PackageNotFoundError:
+        pass
     return "no JAX GPU plugin installed"
 
 

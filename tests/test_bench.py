@@ -72,3 +72,32 @@ def test_default_run_is_skipped_when_predicted_longer_than_its_limit():
     assert (out["tune"], out["draws"]) == (1000, 1000) and out["chains"] >= 2
     assert out["predicted_wall"] >= 20.0 and "skipped" in out and "wall" not in out
     assert out["selection_seconds"] > 0
+
+
+def test_pooled_regret_weighs_each_seed_by_its_run():
+    # a: one lucky short run among slow ones; b: steady. Median of ratios favours a, pooled b.
+    a = bench_regret._summarise("a", [
+        {"wall": 1.0, "ess": 10.0, "ess_per_s": 10.0, "divergent": 0.0},
+        {"wall": 1.0, "ess": 60.0, "ess_per_s": 60.0, "divergent": 0.0},
+        {"wall": 1.0, "ess": 50.0, "ess_per_s": 50.0, "divergent": 0.0},
+        {"wall": 10.0, "ess": 5.0, "ess_per_s": 0.5, "divergent": 0.0},
+    ], type("R", (), {"rows": []})())
+    b = _row("b", [2.0, 2.0, 2.0, 2.0], 40.0)
+    assert a["warm_pooled_ess_per_s"] == pytest.approx(115 / 12)
+    r = bench_regret._regret([a, b], "b", 0.1)
+    assert r["regret_warm"] == pytest.approx(50 / 20)  # median: a's lucky runs
+    assert r["regret_warm_pooled"] == 1.0  # pooled: b's 20 ESS/s beat a's 9.6
+
+
+def test_history_step_selects_the_second_run_with_what_the_first_observed(tmp_path, monkeypatch):
+    from pymc_accel.backend import SampleRequest
+    from pymc_accel.models import eight_schools
+
+    monkeypatch.setenv("PYMC_ACCEL_CACHE_DIR", str(tmp_path))
+    monkeypatch.setenv("PYMC_ACCEL_HISTORY", "off")  # as the benchmark runs (restored after)
+    args = bench_regret._parse(["--quick", "--draws", "50", "--tune", "50"])
+    out = bench_regret.with_history(eight_schools, args, [], SampleRequest(cores=2))
+    assert "error" not in out, out
+    assert out["first_run"] and out["first_run_wall"] > 0
+    assert "observed" in out["why"]  # the second selection used the first run's figures
+    assert bench_regret.os.environ["PYMC_ACCEL_HISTORY"] == "off"  # first selections stay blind

@@ -102,9 +102,18 @@ def test_the_start_is_checked_once_pymc_s_own_nuts_checks_it_itself(monkeypatch)
 
     monkeypatch.setattr(integration, "check_initial_point", counted)
     idata = pymc_accel.sample(model=conjugate_normal().model, **FAST)
-    pymc_nuts = idata.attrs["pymc_accel_candidate"].startswith("numba[cpu,float64,driver=pymc")
+    checks_itself = idata.attrs["pymc_accel_candidate"].split("[")[0] in ("numba", "numpyro")
     # PyMC's NUTS evaluates the start itself: pymc-accel's check would be repeated work
-    assert calls == ([] if pymc_nuts else [1])
+    assert calls == ([] if checks_itself else [1])
+    # so does nutpie: it refuses a non-finite start ("All initialization points failed")
+    calls.clear()
+    pymc_accel.sample(model=conjugate_normal().model, nuts_sampler="numba", driver="nutpie",
+                      **FAST)
+    assert calls == []
+    with pytest.raises(NonFiniteInitialPointError, match="y .*initvals"):
+        pymc_accel.sample(model=invalid_start_model(), nuts_sampler="numba", driver="nutpie",
+                          **FAST)
+    assert calls == [1]  # checked after nutpie refused, to name the variable
     # a bad start still raises pymc-accel's error naming the variable, whichever sampler runs
     for backend in ("auto", "numba", "numpyro"):
         with pytest.raises(NonFiniteInitialPointError, match="y .*initvals"):

@@ -108,8 +108,10 @@ class NumbaBackend:
         """Call ``pm.sample`` with the candidate's driver and the numba backend."""
         driver = candidate.option("driver", "nutpie")
         kwargs = dict(request.pymc_kwargs)
-        if request.backend_kwargs:
-            kwargs["nuts"] = dict(request.backend_kwargs)
+        # driver= picked the candidate (selection's options); the samplers do not take it
+        sampler_kwargs = {k: v for k, v in request.backend_kwargs.items() if k != "driver"}
+        if sampler_kwargs:
+            kwargs["nuts"] = sampler_kwargs
         kwargs.setdefault("nuts", {}).setdefault("target_accept", request.target_accept)
         with _blas_limit(kwargs.get("blas_cores", "auto"), request.cores, request.chains):
             idata = self._pm_sample(model, driver, request, kwargs)
