@@ -22,6 +22,9 @@ warnings.filterwarnings("ignore", category=UserWarning)
 @pytest.fixture(autouse=True, scope="session")
 def _private_cache(tmp_path_factory):
     os.environ["PYMC_ACCEL_CACHE_DIR"] = str(tmp_path_factory.mktemp("pymc-accel-cache"))
+    # one test's runs must not change another's selection through the run history; the tests
+    # of the history switch it on themselves
+    os.environ["PYMC_ACCEL_HISTORY"] = "off"
 
 
 @pytest.fixture

@@ -156,6 +156,12 @@ class BackendConformance:
         if "candidate" in metafunc.fixturenames:
             metafunc.parametrize("candidate", _candidates(self.backend, self.precisions))
 
+    @pytest.fixture(autouse=True)
+    def _no_run_history(self, monkeypatch):
+        """Selections judge the estimates alone: earlier runs recorded in the machine's run
+        history (:mod:`pymc_accel.history`) would replace them with observed figures."""
+        monkeypatch.setenv("PYMC_ACCEL_HISTORY", "off")
+
     # -- helpers ---------------------------------------------------------------------------
 
     def request_for(self, **overrides: Any) -> SampleRequest:
