@@ -40,7 +40,7 @@ def no_gpu_refusal(backend: str, devices) -> Refusal:
     return Refusal(
         backend,
         f"no GPU visible to JAX ({devices.note or 'none found'}); on a CUDA machine "
-        "install pip install 'pymc-accel[gpu]'",
+        "run: pip install 'pymc-accel[gpu]'",
         device="gpu",
     )
 
