@@ -105,6 +105,31 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_history(args: argparse.Namespace) -> int:
+    """List the run history selection learns from (or forget it with ``--clear``)."""
+    from pymc_accel import history
+
+    if args.clear:
+        removed = history.clear()
+        console.print(f"forgot {escape(str(removed))}" if removed else "no run history to forget")
+        return 0
+    rows = history.entries()
+    table = Table(title=escape(f"Run history ({history.ledger_path()})"), title_justify="left")
+    for col in ("model", "candidate", "recorded", "steps x chains", "wall", "leapfrogs/draw",
+                "fixed"):
+        table.add_column(col)
+    for r in rows:
+        lpd = r.get("leapfrogs_per_draw")
+        table.add_row(escape(r["model"]), escape(str(r.get("candidate", ""))),
+                      escape(str(r.get("recorded", ""))), f"{r.get('steps')} x {r.get('chains')}",
+                      f"{r.get('wall_seconds', 0.0):.1f} s", "–" if lpd is None else f"{lpd:.1f}",
+                      f"{r.get('fixed_seconds', 0.0):.1f} s")
+    console.print(table if rows else "no runs recorded yet (pymc_accel.sample records each run)")
+    if not history.enabled():
+        console.print("PYMC_ACCEL_HISTORY is off: selection neither reads nor writes it")
+    return 0
+
+
 def bench_script() -> Path | None:
     """``bench/bench_regret.py`` of the source checkout this package runs from (or of the
     current directory), or ``None`` when neither has one."""
@@ -183,6 +208,8 @@ def build_parser() -> argparse.ArgumentParser:
     cal = sub.add_parser("calibrate", help="measure this machine's figures again and cache them")
     cal.add_argument("--device", choices=["cpu", "gpu", "all"], default="all",
                      help="cpu only, or also every GPU JAX sees (default: all)")
+    hist = sub.add_parser("history", help="the run history selection learns from")
+    hist.add_argument("--clear", action="store_true", help="forget every recorded run")
     sub.add_parser("bench", help="selection-regret benchmark on the model zoo "
                    "(`pymc-accel bench --help` for its options, e.g. --quick)", add_help=False)
     demo = sub.add_parser("demo", help="profile, explain and sample the seed blog's model")
@@ -204,7 +231,7 @@ def main(argv: list[str] | None = None) -> int:
         return cmd_bench(argv[1:])
     args = build_parser().parse_args(argv)
     handler = {"backends": cmd_backends, "explain": cmd_explain, "demo": cmd_demo,
-               "calibrate": cmd_calibrate}[args.command]
+               "calibrate": cmd_calibrate, "history": cmd_history}[args.command]
     try:
         return handler(args)
     except Exception as exc:

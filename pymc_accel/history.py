@@ -166,3 +166,24 @@ def apply(estimate: Estimate, profile: ModelProfile, candidate: Candidate) -> Es
             f"run at {when}: {entry.get('wall_seconds', 0):.1f} s, less its gradients; compiled "
             "artefacts cached since"))
     return out
+
+
+def entries() -> list[dict[str, Any]]:
+    """Every recorded run on this machine, oldest first, each with its ``model`` key."""
+    return [{"model": key.split("|", 1)[0], **value} for key, value in _load().items()
+            if isinstance(value, dict)]
+
+
+def clear() -> Path | None:
+    """Forget every recorded run on this machine; returns the ledger removed, if there was one."""
+    path = _path()
+    try:
+        path.unlink()
+    except FileNotFoundError:
+        return None
+    return path
+
+
+def ledger_path() -> Path:
+    """Where this machine's run history is kept."""
+    return _path()

@@ -46,3 +46,31 @@ def test_demo_runs_end_to_end_at_small_size():
     )
     assert out.returncode == 0, out.stderr[-2000:]
     assert "Selection:" in out.stdout and "Fixed-effect recovery" in out.stdout
+
+
+def test_history_lists_and_forgets_recorded_runs(tmp_path, monkeypatch, capsys):
+    import numpy as np
+    import xarray as xr
+
+    from pymc_accel import history
+    from pymc_accel.backend import Candidate, Estimate, Figure, SampleRequest
+    from pymc_accel.models import eight_schools
+    from pymc_accel.profile import profile_model
+
+    monkeypatch.setenv("PYMC_ACCEL_CACHE_DIR", str(tmp_path))
+    monkeypatch.setenv("PYMC_ACCEL_HISTORY", "on")
+    monkeypatch.setattr(history, "_MACHINE_KEY", None)
+    assert main(["history"]) == 0
+    assert "no runs recorded yet" in capsys.readouterr().out
+    result = type("R", (), {"sample_stats": xr.Dataset(
+        {"n_steps": (("chain", "draw"), np.full((2, 10), 7.0))})})()
+    history.record(profile_model(eight_schools()), Candidate("numba", "cpu", "float64"),
+                   Estimate(Figure(1e-5), Figure(9.0), Figure(1.0)),
+                   SampleRequest(draws=10, tune=10, chains=2), 1.5, result)
+    assert main(["history"]) == 0
+    out = capsys.readouterr().out
+    assert "numba[cpu,float64]" in out and "7.0" in out and "1.5 s" in out
+    assert main(["history", "--clear"]) == 0
+    assert "forgot" in capsys.readouterr().out and not list(tmp_path.glob("history-*.json"))
+    assert main(["history", "--clear"]) == 0
+    assert "no run history to forget" in capsys.readouterr().out
