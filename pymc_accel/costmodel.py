@@ -10,6 +10,7 @@ priors, not promises; ``measure=True`` (a later release) replaces them with timi
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from pymc_accel.backend import Figure
@@ -233,8 +234,6 @@ def pymc_tuning_extra_gradients(profile: ModelProfile) -> Figure:
     d = 5,522 17k-21k (bench/fit_tuning.py). It decided the 5,522-parameter model, where
     PyMC's NUTS ran 28,100 leapfrogs per chain for 100 + 100 draws against nutpie's 6,691.
     """
-    import math
-
     extra = 3000.0 * math.log(max(1.0, profile.n_free / 10))
     return Figure(extra, "modelled", "PyMC NUTS early tuning: 3000 ln(d/10) gradients per chain")
 
