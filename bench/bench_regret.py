@@ -109,10 +109,10 @@ def _private_history_dir() -> str:
     return path
 
 
-def with_history(factory, args, rows, request):
+def with_history(factory, args, request):
     """Run ``pymc_accel.sample(nuts_sampler="auto")`` once on a fresh model (recording its run
     history), then select again for another fresh model: the choice a user's second run of the
-    model gets. Returns the record, with the second choice's regret against ``rows``."""
+    model gets (its regret is judged with the other choices'). Returns the record."""
     import pymc_accel
 
     os.environ["PYMC_ACCEL_HISTORY"] = "on"
@@ -215,14 +215,11 @@ def bench_model(name, factory, args):
         "measurement": measured.measurement, "chosen": chosen, "rows": rows,
     }
     if args.history:
-        result["history"] = with_history(factory, args, rows, request)
+        result["history"] = with_history(factory, args, request)
         if "chosen" in result["history"]:
             chosen["auto (second run, history)"] = result["history"]["chosen"]
     for key, label in chosen.items():
-        own = {"auto": selection_seconds,
-               "auto (measure=True)": measured.selection_seconds}.get(
-            key, (result.get("history") or {}).get("selection_seconds", 0.0))
-        result[key] = _regret(ok, label, own + check_seconds)
+        result[key] = _regret(ok, label, _own_seconds(result, key) + check_seconds)
     if args.default_run:
         result["default_run"] = default_run(factory, args, rows)
     return result
@@ -295,21 +292,40 @@ def _summarise(label, runs, report):
         row["error"] = runs[-1].get("error") if runs else "not run"
         return row
     row["cold_wall"], row["cold_ess_per_s"] = good[0]["wall"], good[0]["ess_per_s"]
-    warm = good[1:] or good[:1]
+    warm = _warm_runs(runs)
     row["warm_median_wall"] = statistics.median(r["wall"] for r in warm)
     row["warm_ess_per_s"] = statistics.median(r["ess_per_s"] for r in warm)
     row["warm_range"] = [min(r["ess_per_s"] for r in warm), max(r["ess_per_s"] for r in warm)]
     row["warm_runs"] = len(warm) if good[1:] else 0
-    # all warm runs' effective draws over all their seconds: one seed's luck weighs by its length
-    row["warm_pooled_ess_per_s"] = sum(r["ess"] for r in warm) / sum(r["wall"] for r in warm)
+    row["warm_pooled_ess_per_s"] = _pooled_ess_per_s(warm)
     return row
+
+
+def _warm_runs(runs):
+    """The runs after the first (cold) one that did not fail; the cold one if it ran alone."""
+    good = [r for r in runs if "error" not in r]
+    return good[1:] or good[:1]
+
+
+def _pooled_ess_per_s(warm) -> float:
+    """All warm runs' effective draws over all their seconds: one seed's luck weighs by the
+    length of its run."""
+    return sum(r["ess"] for r in warm) / sum(r["wall"] for r in warm)
 
 
 def _pooled(row) -> float:
     if "warm_pooled_ess_per_s" not in row:  # results written before the pooled figure existed
-        warm = [r for r in row["runs"] if "error" not in r][1:] or row["runs"][:1]
-        row["warm_pooled_ess_per_s"] = sum(r["ess"] for r in warm) / sum(r["wall"] for r in warm)
+        row["warm_pooled_ess_per_s"] = _pooled_ess_per_s(_warm_runs(row["runs"]))
     return row["warm_pooled_ess_per_s"]
+
+
+def _own_seconds(result, key) -> float:
+    """Seconds of selection behind one of a model's choices (``result["chosen"]``'s keys)."""
+    if key == "auto":
+        return result["selection_seconds"]
+    if key == "auto (measure=True)":
+        return result["measured_selection_seconds"]
+    return (result.get("history") or {}).get("selection_seconds", 0.0)
 
 
 def _regret(rows, label, selection_seconds):
@@ -403,10 +419,8 @@ def main(argv=None):
         for m in results["models"]:
             ok = [r for r in m["rows"] if r["cold_ess_per_s"] is not None]
             for key, label in m["chosen"].items():
-                seconds = {"auto": m["selection_seconds"],
-                           "auto (measure=True)": m["measured_selection_seconds"]}.get(
-                    key, (m.get("history") or {}).get("selection_seconds", 0.0))
-                m[key] = _regret(ok, label, seconds + m.get("start_check_seconds", 0.0))
+                m[key] = _regret(ok, label,
+                                 _own_seconds(m, key) + m.get("start_check_seconds", 0.0))
         if args.out:
             Path(args.out).write_text(json.dumps(results, indent=1, default=str))
         text = markdown(results)

@@ -132,9 +132,10 @@ def record(
             "leapfrogs_per_draw": per_draw,
             "fixed_seconds": max(0.0, wall_seconds - gradient_seconds),
         }
+        key = f"{model_key(profile)}|{candidate.label}"
         data = dict(_load())
-        data.pop(f"{model_key(profile)}|{candidate.label}", None)
-        data[f"{model_key(profile)}|{candidate.label}"] = entry
+        data.pop(key, None)  # re-inserted last: the oldest entries are dropped first
+        data[key] = entry
         while len(data) > MAX_ENTRIES:
             data.pop(next(iter(data)))
         path = _path()

@@ -96,7 +96,7 @@ def test_history_step_selects_the_second_run_with_what_the_first_observed(tmp_pa
     monkeypatch.setenv("PYMC_ACCEL_CACHE_DIR", str(tmp_path))
     monkeypatch.setenv("PYMC_ACCEL_HISTORY", "off")  # as the benchmark runs (restored after)
     args = bench_regret._parse(["--quick", "--draws", "50", "--tune", "50"])
-    out = bench_regret.with_history(eight_schools, args, [], SampleRequest(cores=2))
+    out = bench_regret.with_history(eight_schools, args, SampleRequest(cores=2))
     assert "error" not in out, out
     assert out["first_run"] and out["first_run_wall"] > 0
     assert "observed" in out["why"]  # the second selection used the first run's figures
