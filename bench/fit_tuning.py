@@ -1,13 +1,18 @@
-"""Leapfrogs and wall time of the numba backend's two drivers, tuning included: the data the
-cost model's per-leapfrog driver costs and PyMC's early-tuning gradients were fitted to
-(``pymc_accel.costmodel``: ``NUMBA_NUTPIE``, ``NUMBA_PYMC``, ``pymc_tuning_extra_gradients``).
+"""Leapfrogs and wall time of sampler candidates, tuning included: the data the cost model's
+per-leapfrog driver costs, PyMC's early-tuning gradients and the fixed costs were fitted to
+(``pymc_accel.costmodel``: ``NUMBA_NUTPIE``, ``NUMBA_PYMC``, ``JAX_CPU``,
+``pymc_tuning_extra_gradients``).
 
-For each zoo model and each run length ``n`` (``n`` tune + ``n`` draws, 2 chains, seed 1) it
-runs nutpie and PyMC's NUTS on the numba gradient, keeps the tuning draws, and prints one JSON
-line per run: wall time and leapfrogs per chain (tuning and draws). Two lengths separate a
-driver's fixed cost from its cost per leapfrog; the first run of a model is cold.
+For each zoo model, candidate and run length ``n`` (``n`` tune + ``n`` draws, 2 chains, seed 1)
+it samples and prints one JSON line per run: wall time and leapfrogs per chain (tuning
+included where the sampler keeps its tuning draws' statistics; NumPyro's do not, and its lines
+say ``"tuning_counted": false``). Two lengths separate a candidate's fixed cost from its cost
+per leapfrog; very short runs (``--lengths 10,10,10``) time the fixed cost alone; the first run
+of a model is cold.
 
     JAX_PLATFORMS=cpu python bench/fit_tuning.py --models seed_large --lengths 100,800
+    JAX_PLATFORMS=cpu python bench/fit_tuning.py --lengths 10,10,10 \
+        --candidates "numpyro[cpu,float64,chain_method=parallel],nutpie_jax[cpu,float64]"
 """
 
 from __future__ import annotations
@@ -26,18 +31,32 @@ def main(argv=None) -> None:
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--models", default="eight_schools,glm_poisson,seed_small,seed_mid,seed_large")
     p.add_argument("--lengths", default="100,400", help="comma-separated n (n tune + n draws)")
-    p.add_argument("--drivers", default="nutpie,pymc")
+    p.add_argument("--candidates",
+                   default="numba[cpu,float64,driver=nutpie],numba[cpu,float64,driver=pymc]",
+                   help="comma-separated candidate labels, as the selection report writes them")
     args = p.parse_args(argv)
 
     import zoo
 
     from pymc_accel.backend import Candidate, SampleRequest
+    from pymc_accel.devices import discover
+    from pymc_accel.profile import profile_model
     from pymc_accel.registry import get_registry
 
-    numba = get_registry().backends["numba"]
+    registry = get_registry()
+    wanted = _split_labels(args.candidates)
     for name in args.models.split(","):
-        for driver in args.drivers.split(","):
-            candidate = Candidate("numba", "cpu", "float64", (("driver", driver),))
+        offered = {}
+        for backend in registry.backends.values():
+            for c in backend.candidates(profile_model(zoo.zoo(quick=True)[name]()), discover()):
+                if isinstance(c, Candidate):
+                    offered[c.label] = c
+        for label in wanted:
+            if label not in offered:
+                print(json.dumps({"model": name, "candidate": label, "skipped": "not offered"}))
+                continue
+            candidate = offered[label]
+            backend = registry.backends[candidate.backend]
             for n in map(int, args.lengths.split(",")):
                 request = SampleRequest(draws=n, tune=n, chains=2, cores=2, random_seed=1,
                                         progressbar=False, quiet=True,
@@ -45,13 +64,31 @@ def main(argv=None) -> None:
                                         discard_tuned_samples=False)
                 model = zoo.zoo(quick=True)[name]()
                 start = time.perf_counter()
-                idata = numba.sample(model, candidate, request)
+                idata = backend.sample(model, candidate, request)
                 wall = time.perf_counter() - start
-                leapfrogs = float(idata.warmup_sample_stats["n_steps"].sum()
-                                  + idata.sample_stats["n_steps"].sum()) / request.chains
+                tuned = "warmup_sample_stats" in idata
+                leapfrogs = float(idata.sample_stats["n_steps"].sum()) / request.chains
+                if tuned:
+                    leapfrogs += float(idata.warmup_sample_stats["n_steps"].sum()) / request.chains
                 print(json.dumps({"model": name, "candidate": candidate.label, "n": n,
-                                  "wall": round(wall, 2), "leapfrogs_per_chain": leapfrogs}),
+                                  "wall": round(wall, 2), "leapfrogs_per_chain": leapfrogs,
+                                  "tuning_counted": tuned}),
                       flush=True)
+
+
+def _split_labels(text: str) -> list[str]:
+    """Split a comma-separated list of candidate labels, whose brackets hold commas too."""
+    labels, depth, current = [], 0, ""
+    for ch in text:
+        depth += {"[": 1, "]": -1}.get(ch, 0)
+        if ch == "," and depth == 0:
+            labels.append(current.strip())
+            current = ""
+        else:
+            current += ch
+    if current.strip():
+        labels.append(current.strip())
+    return labels
 
 
 if __name__ == "__main__":
