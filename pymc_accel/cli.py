@@ -115,15 +115,18 @@ def cmd_history(args: argparse.Namespace) -> int:
         return 0
     rows = history.entries()
     table = Table(title=escape(f"Run history ({history.ledger_path()})"), title_justify="left")
-    for col in ("model", "candidate", "recorded", "steps x chains", "wall", "leapfrogs/draw",
-                "fixed"):
+    for col in ("model", "candidate", "runs", "recorded", "steps x chains", "wall",
+                "leapfrogs/draw", "fixed"):
         table.add_column(col)
     for r in rows:
         lpd = r.get("leapfrogs_per_draw")
+        fixed = f"{r.get('fixed_seconds', 0.0):.1f} s"
+        if not (isinstance(r.get("runs"), int) and r["runs"] >= 2):
+            fixed += " (first run: compiled, not used)"
         table.add_row(escape(r["model"]), escape(str(r.get("candidate", ""))),
-                      escape(str(r.get("recorded", ""))), f"{r.get('steps')} x {r.get('chains')}",
+                      str(r.get("runs", 1)), escape(str(r.get("recorded", ""))), f"{r.get('steps')} x {r.get('chains')}",
                       f"{r.get('wall_seconds', 0.0):.1f} s", "–" if lpd is None else f"{lpd:.1f}",
-                      f"{r.get('fixed_seconds', 0.0):.1f} s")
+                      fixed)
     console.print(table if rows else "no runs recorded yet (pymc_accel.sample records each run)")
     if not history.enabled():
         console.print("PYMC_ACCEL_HISTORY is off: selection neither reads nor writes it")

@@ -6,8 +6,9 @@ the compiled artefacts (PyTensor's numba cache, nutpie's compiled model) already
 every :func:`pymc_accel.sample` run the ledger keeps, per model structure and candidate, the
 observed leapfrogs per draw and the wall time not spent on gradients; the next selection for
 the same model structure uses them in place of the modelled figures, labelled ``observed``.
-This is how selection knows that a model's compile is cached: a model run before with a
-candidate is warm for that candidate.
+A model's first run with a candidate compiles what later runs load from caches, so its fixed
+seconds are kept but not used: the observed fixed seconds replace the modelled ones from the
+second recorded run on, when they are what a run of the model pays once compiled.
 
 The ledger is a JSON file per machine in :func:`pymc_accel.machine.cache_dir`; set
 ``PYMC_ACCEL_HISTORY=off`` to neither read nor write it (benchmarks judging first selections do).
@@ -122,9 +123,10 @@ def record(
         return
     try:
         per_draw = observed_leapfrogs_per_draw(idata)
-        gradients_per_draw = per_draw or estimate.gradients_per_draw.value
+        seen = estimate if per_draw is None else replace(
+            estimate, gradients_per_draw=Figure(per_draw, "observed"))
         rounds = math.ceil(request.chains / max(1, estimate.chain_parallelism))
-        gradients = request.steps * gradients_per_draw + estimate.extra_gradients.value
+        gradients = seen.gradients_per_chain(request.steps)
         gradient_seconds = rounds * gradients * estimate.seconds_per_gradient.value
         entry = {
             "candidate": candidate.label, "recorded": time.strftime("%Y-%m-%d %H:%M:%S"),
@@ -134,7 +136,9 @@ def record(
         }
         key = f"{model_key(profile)}|{candidate.label}"
         data = dict(_load())
-        data.pop(key, None)  # re-inserted last: the oldest entries are dropped first
+        previous = data.pop(key, None)  # re-inserted last: the oldest entries are dropped first
+        runs = previous.get("runs", 1) if isinstance(previous, dict) else 0
+        entry["runs"] = (runs if isinstance(runs, int) else 1) + 1
         data[key] = entry
         while len(data) > MAX_ENTRIES:
             data.pop(next(iter(data)))
@@ -149,8 +153,9 @@ def record(
 
 def apply(estimate: Estimate, profile: ModelProfile, candidate: Candidate) -> Estimate:
     """``estimate`` with the figures an earlier run of this model observed, if there was one:
-    leapfrogs per draw, and the fixed seconds (compile, start-up) of a run whose compiled
-    artefacts are now cached. Unchanged without a recorded run."""
+    leapfrogs per draw, and, once the model has run more than once with the candidate, the
+    fixed seconds (compile, start-up) of its latest run, which found its compiled artefacts
+    cached. Unchanged without a recorded run."""
     entry = lookup(profile, candidate)
     if entry is None:
         return estimate
@@ -161,7 +166,8 @@ def apply(estimate: Estimate, profile: ModelProfile, candidate: Candidate) -> Es
         out = replace(out, gradients_per_draw=Figure(
             float(per_draw), "observed", f"leapfrogs per draw of this model's run at {when}"))
     fixed = entry.get("fixed_seconds")
-    if isinstance(fixed, (int, float)) and fixed >= 0:
+    warm = isinstance(entry.get("runs"), int) and entry["runs"] >= 2
+    if warm and isinstance(fixed, (int, float)) and fixed >= 0:
         out = replace(out, fixed_seconds=Figure(
             float(fixed), "observed",
             f"run at {when}: {entry.get('wall_seconds', 0):.1f} s, less its gradients; compiled "

@@ -415,9 +415,13 @@ def _row(s: _Scored, chosen: _Scored, registry: Registry, check: PrecisionCheck 
                    "; float32 accuracy is checked only when float32 would be chosen")
     if s.measure_note:
         reason += f"; {s.measure_note}"
-    if e.fixed_seconds.source == "observed" or e.gradients_per_draw.source == "observed":
-        reason += (f"; observed: {e.gradients_per_draw.value:.0f} grads/draw and "
-                   f"{e.fixed_seconds.value:.1f} s fixed ({e.fixed_seconds.note})")
+    seen = []
+    if e.gradients_per_draw.source == "observed":
+        seen.append(f"{e.gradients_per_draw.value:.0f} grads/draw ({e.gradients_per_draw.note})")
+    if e.fixed_seconds.source == "observed":
+        seen.append(f"{e.fixed_seconds.value:.1f} s fixed ({e.fixed_seconds.note})")
+    if seen:
+        reason += "; observed: " + " and ".join(seen)
     sources: dict[str, Any] = {
         "s/grad": e.seconds_per_gradient.source,
         "grads/draw": e.gradients_per_draw.source,

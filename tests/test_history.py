@@ -32,7 +32,7 @@ class _Result:
 
 def _estimate() -> Estimate:
     return Estimate(Figure(1e-4), Figure(20.0), Figure(3.0), chain_parallelism=2,
-                    extra_gradients=Figure(500.0))
+                    extra_gradients=Figure(500.0), draw_start_gradients=Figure(1.0))
 
 
 def test_the_key_is_the_models_structure_not_the_python_object():
@@ -46,15 +46,20 @@ def test_a_recorded_run_replaces_leapfrogs_and_fixed_seconds(ledger):
     profile = profile_model(eight_schools())
     request = SampleRequest(draws=100, tune=100, chains=2)
     assert history.apply(_estimate(), profile, PYMC_NUTS) == _estimate()  # nothing recorded yet
-    history.record(profile, PYMC_NUTS, _estimate(), request, 2.5, _Result(7.0))
+    history.record(profile, PYMC_NUTS, _estimate(), request, 9.0, _Result(7.0))
     assert list(ledger.glob("history-*.json"))
     seen = history.apply(_estimate(), profile, PYMC_NUTS)
     assert seen.gradients_per_draw == Figure(7.0, "observed", seen.gradients_per_draw.note)
+    # the first run compiled: its fixed seconds are not what the next run pays
+    assert seen.fixed_seconds == _estimate().fixed_seconds
+    history.record(profile, PYMC_NUTS, _estimate(), request, 2.5, _Result(7.0))
+    seen = history.apply(_estimate(), profile, PYMC_NUTS)
     assert seen.fixed_seconds.source == "observed"
     # the observed figures reproduce the recorded run's wall time at its length ...
     assert seen.total_seconds(request.steps, 2) == pytest.approx(2.5)
-    # ... and extrapolate to other lengths with the modelled seconds per gradient
-    assert seen.total_seconds(2 * request.steps, 2) == pytest.approx(2.5 + 200 * 7.0 * 1e-4)
+    # ... and extrapolate to other lengths with the modelled seconds per gradient (7 leapfrogs
+    # and the draw's start per draw)
+    assert seen.total_seconds(2 * request.steps, 2) == pytest.approx(2.5 + 200 * 8.0 * 1e-4)
     # another candidate, or another model, has no history
     other = Candidate("numba", "cpu", "float64", (("driver", "nutpie"),))
     assert history.apply(_estimate(), profile, other) == _estimate()
@@ -87,9 +92,13 @@ def test_a_second_sample_of_the_same_model_is_selected_with_what_the_first_obser
                   random_seed=1, progressbar=False, quiet=True, compute_convergence_checks=False)
     first = SelectionReport.from_idata(pymc_accel.sample(model=eight_schools(), **kwargs))
     assert "observed" not in first.rows[0].sources
-    idata = pymc_accel.sample(model=eight_schools(), **kwargs)  # rebuilt: a new Python object
-    second = SelectionReport.from_idata(idata)
+    second = SelectionReport.from_idata(pymc_accel.sample(model=eight_schools(), **kwargs))
     chosen = next(r for r in second.rows if r.status == "chosen")
+    # the model is rebuilt (a new Python object); its first run's compile is not reused
+    assert "grads/draw observed" in chosen.sources and "compile modelled" in chosen.sources
+    idata = pymc_accel.sample(model=eight_schools(), **kwargs)
+    third = SelectionReport.from_idata(idata)
+    chosen = next(r for r in third.rows if r.status == "chosen")
     assert "grads/draw observed" in chosen.sources and "compile observed" in chosen.sources
     assert "observed:" in chosen.reason
     assert chosen.gradients_per_draw == pytest.approx(float(idata.sample_stats["n_steps"].mean()),
