@@ -91,8 +91,8 @@ class Estimate:
     """A backend's estimate of what running a candidate costs.
 
     The wall time to the requested draws is
-    ``fixed_seconds + steps * gradients_per_draw * seconds_per_gradient * chain_rounds``
-    where ``steps = tune + draws`` and ``chain_rounds`` is how many times the chains must run
+    ``fixed_seconds + (steps * (gradients_per_draw + draw_start_gradients) + extra_gradients)
+    * seconds_per_gradient * chain_rounds`` where ``steps = tune + draws`` and ``chain_rounds`` is how many times the chains must run
     one after another given the device's parallelism. ``relative_efficiency`` scales effective
     draws per draw against NUTS (1.0 for any NUTS); samplers with worse mixing report less.
 
@@ -113,6 +113,9 @@ class Estimate:
     extra_gradients : Figure
         Gradient evaluations per chain beyond ``steps * gradients_per_draw``, paid once
         whatever the run's length (a sampler whose early tuning takes deep trees).
+    draw_start_gradients : Figure
+        Gradient evaluations per draw besides its leapfrog steps: PyMC's NUTS evaluates the log
+        density and gradient at the draw's starting point again at every draw.
     """
 
     seconds_per_gradient: Figure
@@ -122,12 +125,17 @@ class Estimate:
     memory_bytes: Figure = field(default_factory=lambda: Figure(0.0))
     relative_efficiency: Figure = field(default_factory=lambda: Figure(1.0))
     extra_gradients: Figure = field(default_factory=lambda: Figure(0.0))
+    draw_start_gradients: Figure = field(default_factory=lambda: Figure(0.0))
+
+    def gradients_per_chain(self, steps: int) -> float:
+        """Gradient evaluations one chain makes in ``steps`` iterations."""
+        per_draw = self.gradients_per_draw.value + self.draw_start_gradients.value
+        return steps * per_draw + self.extra_gradients.value
 
     def sampling_seconds(self, steps: int, chains: int) -> float:
         """Seconds spent sampling ``steps`` iterations of ``chains`` chains, compile excluded."""
         rounds = math.ceil(chains / max(1, self.chain_parallelism))
-        gradients = steps * self.gradients_per_draw.value + self.extra_gradients.value
-        return rounds * gradients * self.seconds_per_gradient.value
+        return rounds * self.gradients_per_chain(steps) * self.seconds_per_gradient.value
 
     def total_seconds(self, steps: int, chains: int) -> float:
         """Estimated wall time: fixed costs plus sampling."""

@@ -27,11 +27,14 @@ class Runtime:
     flops_factor: float  # effective elementwise flops/s as a multiple of NumPy's
     per_gradient_seconds: float  # driver + call overhead per gradient evaluation
     per_dimension_seconds: float  # driver work per gradient per free dimension (vector ops)
-    compile_seconds: float  # fixed compile (and start-up) cost
+    compile_seconds: float  # fixed compile and start-up cost of a run, compiled caches warm
     compile_seconds_per_kernel: float
     # XLA's CPU runtime spreads an op over a thread pool of every core, so chains side by side
     # compete for the cores whatever their working set; numba's kernels run in the chain's thread.
     threaded: bool = False
+    # dense linear algebra's throughput (Cholesky, triangular solves, their gradients) as a
+    # share of the machine's measured matmul throughput
+    dense_efficiency: float = 1.0
 
 
 # Fitted on the 2-core CPU machine to single gradients (split timing) and to whole runs side by
@@ -40,11 +43,34 @@ class Runtime:
 # do not share (bandwidth_sharing): on the 5,522-parameter seed model, 200 against 1,600
 # iterations x 2 chains with every leapfrog counted, nutpie took 215 µs and PyMC's NUTS 400 µs
 # per leapfrog around a 142 µs gradient, i.e. 1.3e-8 and 3.8e-8 s per dimension over their
-# fixed per-step costs; nutpie's fixed cost was 7.1 s (compile) against 7.4 s modelled.
-NUMBA_NUTPIE = Runtime("numba+nutpie", 2.7, 4.0, 2e-6, 1.3e-8, 2.0, 0.025)
+# fixed per-step costs.
+# Fixed costs are those of a run whose PyTensor numba cache is warm (every run of a model after
+# its first), fitted to runs of 10 + 10 draws x 2 chains of eight zoo models, timed three times
+# (docs/results/fit-fixed-cpu.jsonl): nutpie 1.4 s (59 kernels) to 8.5 s (533; it compiles its
+# LLVM wrapper of the gradient again on every run), PyMC's NUTS 0.36 to 2.4 s (graph rewrites
+# and the gradient's construction; its compiled kernels load from the cache). The earlier
+# figures (2.0 + 0.025 and 1.0 + 0.008 per kernel) were two to three times these.
+# Dense linear algebra: the marginal GP's gradient (a Cholesky of N x N, triangular solves and
+# their gradients; 90-97% of its flops), timed alone in one BLAS thread at N = 100, 200 and 400,
+# ran at 0.25, 0.49 and 0.47 of the machine's 384 x 384 matmul throughput under numba (LAPACK)
+# and at 0.26 to 0.30 under JAX on the CPU (XLA's own decompositions): 1.57 ms and 2.84 ms at
+# N = 200, against 1.02 and 2.03 ms modelled at full matmul speed.
+NUMBA_DENSE_EFFICIENCY = 0.5
+JAX_CPU_DENSE_EFFICIENCY = 0.28
+NUMBA_NUTPIE = Runtime("numba+nutpie", 2.7, 4.0, 2e-6, 1.3e-8, 0.7, 0.016,
+                       dense_efficiency=NUMBA_DENSE_EFFICIENCY)
 # PyMC's Python NUTS: interpreter work on every leapfrog step, growing with the dimension.
-NUMBA_PYMC = Runtime("numba+pymc", 2.7, 4.0, 60e-6, 3.8e-8, 1.0, 0.008)
-JAX_CPU = Runtime("jax-cpu", 0.6, 1.0, 5e-6, 1e-9, 3.0, 0.010, threaded=True)
+NUMBA_PYMC = Runtime("numba+pymc", 2.7, 4.0, 60e-6, 3.8e-8, 0.5, 0.0042,
+                     dense_efficiency=NUMBA_DENSE_EFFICIENCY)
+# Fixed cost (a warm run: JAX compiles the whole sampler on every run) refitted with the numba
+# drivers': NumPyro's runs of 10 + 10 draws x 2 chains took 2.4 to 3.2 s on the zoo's 59- to
+# 117-kernel models, 4 to 5.7 s at 216 kernels and 5.3 to 6.8 s at 533 (pk_scan)
+# (docs/results/fit-jax-cpu.jsonl), against 3.6 to 8.3 s modelled by the earlier 3.0 + 0.010.
+JAX_CPU = Runtime("jax-cpu", 0.6, 1.0, 5e-6, 1e-9, 2.0, 0.008, threaded=True,
+                  dense_efficiency=JAX_CPU_DENSE_EFFICIENCY)
+# One numba-compiled logp-and-gradient function from a cold cache, what measured mode pays first.
+NUMBA_GRADIENT_COMPILE_SECONDS = 2.0
+NUMBA_GRADIENT_COMPILE_PER_KERNEL = 0.025
 # One jitted value-and-grad, not the whole sampler: 0.44-0.67 s measured (docs/benchmarks.md).
 JAX_GRADIENT_COMPILE_SECONDS = 0.4
 JAX_GRADIENT_COMPILE_PER_KERNEL = 0.002
@@ -110,7 +136,8 @@ def _cpu_roofline(
     bandwidth = runtime.bandwidth_factor * machine.cpu_bandwidth[precision] / sharing
     stream = _precision_bytes(profile, precision) / bandwidth
     compute = (c.flops - dense) / (runtime.flops_factor * machine.cpu_flops[precision])
-    return max(stream, compute) + dense / machine.cpu_matmul_flops[precision]
+    dense_rate = runtime.dense_efficiency * machine.cpu_matmul_flops[precision]
+    return max(stream, compute) + dense / dense_rate
 
 
 def bandwidth_sharing(
@@ -187,7 +214,8 @@ def gradient_compile_seconds(profile: ModelProfile, runtime: Runtime) -> float:
     """Modelled seconds to compile one logp-and-gradient function (not the whole sampler):
     what measured mode pays before it can time a candidate."""
     if runtime.name.startswith("numba"):
-        return NUMBA_NUTPIE.compile_seconds + NUMBA_NUTPIE.compile_seconds_per_kernel * profile.census.kernels
+        return (NUMBA_GRADIENT_COMPILE_SECONDS
+                + NUMBA_GRADIENT_COMPILE_PER_KERNEL * profile.census.kernels)
     return JAX_GRADIENT_COMPILE_SECONDS + JAX_GRADIENT_COMPILE_PER_KERNEL * profile.census.kernels
 
 
@@ -218,28 +246,50 @@ def gpu_gradient_seconds(
 
 def nuts_gradients_per_draw(profile: ModelProfile) -> Figure:
     """Leapfrog steps per NUTS draw, modelled as growing with the fourth root of the dimension
-    (step size of HMC shrinks as d^-1/4 for a fixed acceptance rate)."""
-    steps = min(1023.0, max(3.0, 3.0 + 4.0 * profile.n_free**0.25))
-    return Figure(steps, "modelled", "3 + 4 d^(1/4)")
+    (step size of HMC shrinks as d^-1/4 for a fixed acceptance rate): ``3.4 d^(1/4)``.
+
+    Fitted to the marginal leapfrogs per draw of nutpie between runs of 100 + 100 and
+    400 + 400 draws on the zoo (``docs/results/fit-tuning-cpu.jsonl``): 4.7 at d = 3, 5.4 to
+    6.6 at d = 10 to 21, 10 at 66, 15.6 at 612, 29.6 at 5,522; the earlier ``3 + 4 d^(1/4)``
+    was 1.5 to 3.6 steps high at every size, which overstated every candidate's gradient work
+    against its fixed costs.
+    """
+    steps = min(1023.0, max(3.0, 3.4 * profile.n_free**0.25))
+    return Figure(steps, "modelled", "3.4 d^(1/4)")
+
+
+def pymc_draw_start_gradients() -> Figure:
+    """Gradients PyMC's NUTS spends per draw besides its leapfrogs: one, because every draw
+    starts by evaluating the log density and gradient at the current point again
+    (``integrator.compute_state``). Profiled on the marginal GP (N = 200, d = 3, 1.7 ms per
+    gradient): 3,805 gradient calls for 3,405 leapfrog steps over 400 iterations; with about
+    five leapfrogs per draw it is a sixth of the run."""
+    return Figure(1.0, "modelled", "PyMC NUTS re-evaluates each draw's starting point")
 
 
 def pymc_tuning_extra_gradients(profile: ModelProfile) -> Figure:
     """Gradients per chain PyMC's NUTS spends in its early tuning beyond what nutpie spends
     (deep trees while its step size and mass matrix are far from adapted), about
-    ``3000 ln(d / 10)`` and independent of the run's length.
+    ``3000 ln(d / 10)`` and at least 1,000, independent of the run's length.
 
     Fitted on the 2-core machine with every leapfrog counted (tuning included), 200 and 800
     iterations per chain, PyMC's NUTS against nutpie on the same models: eight schools (d = 10)
     about 0 more, Poisson GLM (21) 1.7k-1.9k, seed model at d = 66 4.7k-5.4k, d = 612 12k,
     d = 5,522 17k-21k (bench/fit_tuning.py). It decided the 5,522-parameter model, where
     PyMC's NUTS ran 28,100 leapfrogs per chain for 100 + 100 draws against nutpie's 6,691.
+    The floor is from the small models of the zoo at 100 + 100 draws
+    (docs/results/fit-tuning-cpu.jsonl): 1,087 more on the 3-parameter GP, 1,408 on the
+    funnel (d = 10), 243 to 269 on the linear GLM and eight schools.
     """
-    extra = 3000.0 * math.log(max(1.0, profile.n_free / 10))
-    return Figure(extra, "modelled", "PyMC NUTS early tuning: 3000 ln(d/10) gradients per chain")
+    extra = max(1000.0, 3000.0 * math.log(max(1.0, profile.n_free / 10)))
+    return Figure(extra, "modelled",
+                  "PyMC NUTS early tuning: 3000 ln(d/10), at least 1000, gradients per chain")
 
 
 def compile_seconds(profile: ModelProfile, runtime: Runtime) -> Figure:
-    """Modelled compile time of a runtime for this graph."""
+    """Modelled fixed seconds of a run (compile and start-up) for this graph, with the compiled
+    caches warm: what every run of a model after its first pays. The first run of a new model
+    also compiles its kernels; the regret benchmark reports those cold runs separately."""
     seconds = runtime.compile_seconds + runtime.compile_seconds_per_kernel * profile.census.kernels
     return Figure(seconds, "modelled", f"{runtime.name}: fixed + per-kernel compile")
 

@@ -4,6 +4,7 @@ import json
 from pathlib import Path
 from dataclasses import replace
 
+import numpy as np
 import pytest
 
 from pymc_accel import costmodel, machine
@@ -160,7 +161,7 @@ def test_pymc_nuts_pays_for_its_early_tuning_and_nutpie_does_not():
 
     small = profile_model(eight_schools())
     large = profile_model(hierarchical_logistic(500, 20, 2).model)
-    assert costmodel.pymc_tuning_extra_gradients(small).value < 1000
+    assert costmodel.pymc_tuning_extra_gradients(small).value == 1000  # the floor
     assert costmodel.pymc_tuning_extra_gradients(large).value > 3000
     backend, m = NumbaBackend(), _machine()
     pymc = backend.estimate(Candidate("numba", "cpu", "float64", (("driver", "pymc"),)), large, m)
@@ -169,6 +170,45 @@ def test_pymc_nuts_pays_for_its_early_tuning_and_nutpie_does_not():
     # the extra gradients are paid once, whatever the run's length
     rounds = -(-2 // max(1, pymc.chain_parallelism))
     longer = pymc.sampling_seconds(2000, 2) - pymc.sampling_seconds(1000, 2)
-    assert longer == pytest.approx(
-        rounds * 1000 * pymc.gradients_per_draw.value * pymc.seconds_per_gradient.value)
+    per_draw = pymc.gradients_per_draw.value + pymc.draw_start_gradients.value
+    assert longer == pytest.approx(rounds * 1000 * per_draw * pymc.seconds_per_gradient.value)
     assert pymc.sampling_seconds(1000, 2) > longer
+
+
+def test_pymc_nuts_evaluates_each_draws_start_again_and_nutpie_does_not():
+    from pymc_accel.backend import Candidate
+    from pymc_accel.backends.numba_cpu import NumbaBackend
+
+    profile, backend, m = profile_model(eight_schools()), NumbaBackend(), _machine()
+    pymc = backend.estimate(Candidate("numba", "cpu", "float64", (("driver", "pymc"),)), profile, m)
+    nutpie = backend.estimate(Candidate("numba", "cpu", "float64", (("driver", "nutpie"),)),
+                              profile, m)
+    assert pymc.draw_start_gradients.value == 1.0 and nutpie.draw_start_gradients.value == 0.0
+    assert pymc.gradients_per_chain(100) == pytest.approx(
+        100 * (pymc.gradients_per_draw.value + 1) + pymc.extra_gradients.value)
+
+
+def test_modelled_leapfrogs_per_draw_follow_the_fitted_fourth_root():
+    # nutpie's marginal leapfrogs per draw measured on the zoo (docs/results/fit-tuning-cpu.jsonl)
+    for n_free, seen in [(3, 4.7), (66, 10.0), (612, 15.6), (5522, 29.6)]:
+        profile = profile_model(eight_schools())
+        profile.n_free = n_free
+        assert costmodel.nuts_gradients_per_draw(profile).value == pytest.approx(seen, rel=0.25)
+
+
+def test_dense_linear_algebra_runs_below_matmul_speed_and_slower_under_jax_than_numba():
+    import pytensor.tensor as pt
+    import pymc as pm
+
+    x = np.linspace(0, 10, 200)
+    with pm.Model() as gp:
+        ls = pm.Gamma("ls", 2, 1)
+        cov = pt.exp(-0.5 * (x[:, None] - x[None, :]) ** 2 / ls**2) + 0.1 * pt.eye(200)
+        pm.MvNormal("y", mu=np.zeros(200), cov=cov, observed=np.sin(x))
+    profile, m = profile_model(gp), _machine()
+    dense = profile.census.flops_by_category["dense_linalg"]
+    at_matmul_speed = dense / m.cpu_matmul_flops["float64"]
+    numba = costmodel._cpu_roofline(profile, m, "float64", costmodel.NUMBA_PYMC, 1)
+    jax = costmodel._cpu_roofline(profile, m, "float64", costmodel.JAX_CPU, 1)
+    assert numba >= at_matmul_speed / costmodel.NUMBA_DENSE_EFFICIENCY
+    assert jax > numba

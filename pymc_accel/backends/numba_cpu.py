@@ -76,8 +76,9 @@ class NumbaBackend:
             costmodel.NUMBA_PYMC if candidate.option("driver") == "pymc" else costmodel.NUMBA_NUTPIE
         )
         cores = cpu_cores()
-        extra = (costmodel.pymc_tuning_extra_gradients(profile)
-                 if candidate.option("driver") == "pymc" else Figure(0.0))
+        pymc = candidate.option("driver") == "pymc"
+        extra = costmodel.pymc_tuning_extra_gradients(profile) if pymc else Figure(0.0)
+        start = costmodel.pymc_draw_start_gradients() if pymc else Figure(0.0)
         return Estimate(
             seconds_per_gradient=costmodel.cpu_gradient_seconds(
                 profile, machine, candidate.precision, runtime, parallel_chains=cores
@@ -87,6 +88,7 @@ class NumbaBackend:
             chain_parallelism=cores,
             memory_bytes=costmodel.state_memory_bytes(profile, candidate.precision, 4, 1000),
             extra_gradients=extra,
+            draw_start_gradients=start,
         )
 
     def measure(

@@ -7,9 +7,16 @@ from importlib.util import find_spec
 from pymc_accel import Candidate, Estimate, Figure, JaxNutsBackend, Refusal, rename_nutpie_stats
 
 #: Seconds nutpie spends per gradient crossing from Rust into Python and dispatching a jitted JAX
-#: call (the GIL, argument conversion, a device sync), on top of the gradient itself. Modelled
-#: from the 2-core CPU machine of docs/benchmarks.md (20-40 µs per call there).
-CALLBACK_SECONDS = 30e-6
+#: call (the GIL, argument conversion, a device sync), on top of the gradient itself. Measured on
+#: the 2-core CPU machine of docs/benchmarks.md as wall time per leapfrog per chain with two
+#: chains (whose callbacks take turns on the GIL), between runs of 100 + 100 and 400 + 400
+#: draws: 0.26 to 0.57 ms on the zoo's small models, whose gradients take 10 to 150 µs
+#: (docs/results/fit-jax-cpu.jsonl; 30 µs was modelled before).
+CALLBACK_SECONDS = 300e-6
+#: Fixed seconds of a run (nutpie's start-up and one jitted value-and-grad): 0.55 to 0.94 s on
+#: the zoo's 59- to 117-kernel models, 1.9 s at 216 kernels, 3.2 s at 533, timed as runs of
+#: 10 + 10 draws x 2 chains (the same file).
+FIXED_SECONDS, FIXED_SECONDS_PER_KERNEL = 0.2, 0.0055
 
 
 class NutpieJaxBackend(JaxNutsBackend):
@@ -48,13 +55,13 @@ class NutpieJaxBackend(JaxNutsBackend):
         """JAX gradient plus nutpie's callback; one gradient to compile."""
         base = super().estimate(candidate, profile, machine)
         grad = base.seconds_per_gradient
-        fixed = base.fixed_seconds
         return Estimate(
             seconds_per_gradient=Figure(grad.value + CALLBACK_SECONDS, grad.source,
                                         f"{grad.note}; + nutpie's Rust-to-JAX callback"),
             gradients_per_draw=base.gradients_per_draw,
-            fixed_seconds=Figure(0.5 * fixed.value + 1.0, "modelled",
-                                 "one jitted value-and-grad, plus nutpie's start-up"),
+            fixed_seconds=Figure(
+                FIXED_SECONDS + FIXED_SECONDS_PER_KERNEL * profile.census.kernels, "modelled",
+                "one jitted value-and-grad, plus nutpie's start-up"),
             chain_parallelism=base.chain_parallelism if candidate.device == "cpu" else 1,
             memory_bytes=base.memory_bytes,
         )
