@@ -187,7 +187,11 @@ def measured_cpu_gradient_seconds(
 
     The measured kernel time (call overhead removed) is scaled by the modelled slow-down of
     ``parallel_chains`` chains sharing the CPU's memory bandwidth, and the runtime's driver
-    work per gradient is added.
+    work per gradient is added. A threaded runtime's kernel (XLA on the CPU) was timed alone
+    with every core's thread to itself; chains side by side split the cores, so its time is
+    multiplied by the chains running at once: on the 2-core machine NumPyro's two chains side
+    by side took 3.4 and 10.6 ms per leapfrog (float32, float64) on the marginal GP, where one
+    gradient timed alone took 1.9 and 4.3 ms (docs/results/fit-jax-cpu.jsonl).
 
     Parameters
     ----------
@@ -203,9 +207,12 @@ def measured_cpu_gradient_seconds(
     Figure
         Labelled ``measured``.
     """
-    one = _cpu_roofline(profile, machine, precision, runtime, 1)
-    shared = _cpu_roofline(profile, machine, precision, runtime, parallel_chains)
-    seconds = kernel_seconds * (shared / one if one > 0 else 1.0)
+    if runtime.threaded:
+        seconds = kernel_seconds * max(1, parallel_chains)
+    else:
+        one = _cpu_roofline(profile, machine, precision, runtime, 1)
+        shared = _cpu_roofline(profile, machine, precision, runtime, parallel_chains)
+        seconds = kernel_seconds * (shared / one if one > 0 else 1.0)
     seconds += driver_seconds(profile, machine, runtime)
     return Figure(seconds, "measured", note or f"{runtime.name}: timed gradient + modelled driver")
 

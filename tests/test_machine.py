@@ -212,3 +212,14 @@ def test_dense_linear_algebra_runs_below_matmul_speed_and_slower_under_jax_than_
     jax = costmodel._cpu_roofline(profile, m, "float64", costmodel.JAX_CPU, 1)
     assert numba >= at_matmul_speed / costmodel.NUMBA_DENSE_EFFICIENCY
     assert jax > numba
+
+
+def test_a_timed_xla_gradient_is_shared_by_the_chains_side_by_side_and_numbas_is_not():
+    profile, m = profile_model(eight_schools()), _machine()
+    kernel = 1e-3
+    jax = costmodel.measured_cpu_gradient_seconds(kernel, profile, m, "float64",
+                                                  costmodel.JAX_CPU, parallel_chains=2)
+    numba = costmodel.measured_cpu_gradient_seconds(kernel, profile, m, "float64",
+                                                    costmodel.NUMBA_NUTPIE, parallel_chains=2)
+    assert jax.value >= 2 * kernel
+    assert numba.value < 1.5 * kernel

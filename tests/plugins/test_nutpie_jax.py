@@ -68,3 +68,19 @@ def _cpu():
 class TestNutpieJax(BackendConformance):
     backend = NutpieJaxBackend()
     required_stats = ("diverging", "lp", "acceptance_rate", "step_size", "tree_depth", "n_steps")
+
+
+def test_measured_gradient_keeps_nutpies_callback_on_top_of_the_timed_jax_call():
+    from pymc_accel import Candidate
+    from pymc_accel.machine import machine_figures
+    from pymc_accel.models import eight_schools
+    from pymc_accel.profile import profile_model
+    from pymc_accel_nutpie_jax.backend import CALLBACK_SECONDS
+
+    model = eight_schools()
+    profile = profile_model(model)
+    candidate = Candidate("nutpie_jax", "cpu", profile.float_dtype)
+    measured = NutpieJaxBackend().measure(candidate, model, profile, machine_figures(), 5.0)
+    assert measured is not None and measured.seconds_per_gradient.source == "measured"
+    assert measured.seconds_per_gradient.value >= CALLBACK_SECONDS
+    assert "callback" in measured.seconds_per_gradient.note

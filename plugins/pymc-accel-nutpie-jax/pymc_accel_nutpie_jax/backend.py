@@ -66,6 +66,19 @@ class NutpieJaxBackend(JaxNutsBackend):
             memory_bytes=base.memory_bytes,
         )
 
+    def measure(self, candidate, model, profile, machine, budget_seconds):
+        """The JAX gradient timed on the candidate's device, plus nutpie's callback (which a
+        timed jitted call does not pay); ``None`` when its compile would not fit the budget."""
+        from dataclasses import replace
+
+        measured = super().measure(candidate, model, profile, machine, budget_seconds)
+        if measured is None:
+            return None
+        grad = measured.seconds_per_gradient
+        return replace(measured, seconds_per_gradient=Figure(
+            grad.value + CALLBACK_SECONDS, grad.source,
+            f"{grad.note}; + nutpie's Rust-to-JAX callback (modelled)"))
+
     def sample(self, model, candidate, request):
         """``pm.sample`` with nutpie on the JAX backend and a JAX gradient, low-rank adaptation."""
         import jax
