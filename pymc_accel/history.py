@@ -8,7 +8,11 @@ observed leapfrogs per draw and the wall time not spent on gradients; the next s
 the same model structure uses them in place of the modelled figures, labelled ``observed``.
 A model's first run with a candidate compiles what later runs load from caches, so its fixed
 seconds are kept but not used: the observed fixed seconds replace the modelled ones from the
-second recorded run on, when they are what a run of the model pays once compiled.
+second recorded run on, when they are what a run of the model pays once compiled. Leapfrogs per
+draw are the posterior's (its curvature sets the step size any NUTS adapts to), so a NUTS
+candidate that has not run the model takes those another NUTS candidate observed on it, rather
+than the modelled figure that the observed one has just shown wrong: without it, one run that
+observed deeper trees than modelled made every other NUTS look cheaper than the one that ran.
 
 The ledger is a JSON file per machine in :func:`pymc_accel.machine.cache_dir`; set
 ``PYMC_ACCEL_HISTORY=off`` to neither read nor write it (benchmarks judging first selections do).
@@ -34,6 +38,8 @@ if TYPE_CHECKING:
 
 #: Entries kept per ledger file (the most recent ones).
 MAX_ENTRIES = 500
+#: How a figure taken from another NUTS sampler's run is noted.
+_SHARED_NOTE = "leapfrogs per draw that"
 
 
 def enabled() -> bool:
@@ -91,6 +97,28 @@ def lookup(profile: ModelProfile, candidate: Candidate) -> dict[str, Any] | None
     return entry if isinstance(entry, dict) else None
 
 
+def _nuts_modelled(figure: Figure, profile: ModelProfile) -> bool:
+    """Whether ``figure`` is the cost model's NUTS leapfrogs per draw for this model (what NUTS
+    backends estimate; samplers with other step counts, MALA or MCLMC, model their own)."""
+    from pymc_accel.costmodel import nuts_gradients_per_draw
+
+    return figure.source == "modelled" and math.isclose(
+        figure.value, nuts_gradients_per_draw(profile).value)
+
+
+def _observed_by_another_nuts(profile: ModelProfile, candidate: Candidate) -> dict[str, Any] | None:
+    """The latest entry of another NUTS candidate on this model with leapfrogs per draw."""
+    prefix = f"{model_key(profile)}|"
+    found = None
+    for key, entry in _load().items():  # oldest first: the last match is the latest
+        if (key.startswith(prefix) and isinstance(entry, dict) and entry.get("nuts")
+                and entry.get("candidate") != candidate.label
+                and isinstance(entry.get("leapfrogs_per_draw"), (int, float))
+                and entry["leapfrogs_per_draw"] > 0):
+            found = entry
+    return found
+
+
 def observed_leapfrogs_per_draw(idata: Any) -> float | None:
     """Mean leapfrog steps per kept draw (``sample_stats.n_steps``), or ``None`` when the
     sampler does not report them."""
@@ -137,6 +165,10 @@ def record(
         key = f"{model_key(profile)}|{candidate.label}"
         data = dict(_load())
         previous = data.pop(key, None)  # re-inserted last: the oldest entries are dropped first
+        # a NUTS sampler: its estimate's leapfrogs were the NUTS model's, or taken from a NUTS run
+        entry["nuts"] = (_nuts_modelled(estimate.gradients_per_draw, profile)
+                         or estimate.gradients_per_draw.note.startswith(_SHARED_NOTE)
+                         or bool(isinstance(previous, dict) and previous.get("nuts")))
         runs = previous.get("runs", 1) if isinstance(previous, dict) else 0
         entry["runs"] = (runs if isinstance(runs, int) else 1) + 1
         data[key] = entry
@@ -158,7 +190,14 @@ def apply(estimate: Estimate, profile: ModelProfile, candidate: Candidate) -> Es
     cached. Unchanged without a recorded run."""
     entry = lookup(profile, candidate)
     if entry is None:
-        return estimate
+        other = (_observed_by_another_nuts(profile, candidate)
+                 if enabled() and _nuts_modelled(estimate.gradients_per_draw, profile) else None)
+        if other is None:
+            return estimate
+        return replace(estimate, gradients_per_draw=Figure(
+            float(other["leapfrogs_per_draw"]), "observed",
+            f"{_SHARED_NOTE} {other.get('candidate')} observed on this model at "
+            f"{other.get('recorded', 'an earlier run')}"))
     when = entry.get("recorded", "an earlier run")
     out = estimate
     per_draw = entry.get("leapfrogs_per_draw")

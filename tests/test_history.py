@@ -65,6 +65,29 @@ def test_a_recorded_run_replaces_leapfrogs_and_fixed_seconds(ledger):
     assert history.apply(_estimate(), profile, other) == _estimate()
 
 
+def test_another_nuts_sampler_takes_the_leapfrogs_a_nuts_run_observed_and_mala_does_not(ledger):
+    from dataclasses import replace
+
+    from pymc_accel import costmodel
+
+    profile = profile_model(eight_schools())
+    nuts = replace(_estimate(), gradients_per_draw=costmodel.nuts_gradients_per_draw(profile))
+    nutpie = Candidate("numba", "cpu", "float64", (("driver", "nutpie"),))
+    history.record(profile, PYMC_NUTS, nuts, SampleRequest(draws=100, tune=100, chains=2), 2.0,
+                   _Result(22.0))
+    seen = history.apply(nuts, profile, nutpie)
+    assert seen.gradients_per_draw.value == 22.0 and seen.gradients_per_draw.source == "observed"
+    assert PYMC_NUTS.label in seen.gradients_per_draw.note
+    assert seen.fixed_seconds == nuts.fixed_seconds  # its own compile is not known
+    mala = replace(_estimate(), gradients_per_draw=Figure(1.0, "modelled", "one per step"))
+    assert history.apply(mala, profile, Candidate("deer_mala", "cpu", "float64")) == mala
+    # a sampler that is not NUTS does not lend its steps either
+    history.clear()
+    history.record(profile, Candidate("deer_mala", "cpu", "float64"), mala,
+                   SampleRequest(draws=100, tune=100, chains=2), 2.0, _Result(1.0))
+    assert history.apply(nuts, profile, nutpie) == nuts
+
+
 def test_the_history_can_be_switched_off(ledger, monkeypatch):
     profile = profile_model(eight_schools())
     monkeypatch.setenv("PYMC_ACCEL_HISTORY", "off")
