@@ -254,3 +254,68 @@ def profile_model(model: pm.Model | None = None) -> ModelProfile:
         model_name=model.name or "",
         data_bytes=data_bytes,
     )
+
+
+#: Largest constant or data array whose values (not only its shape) enter :func:`structure_key`:
+#: small ones can set shapes (``pt.eye(n)``, a Scan's length, a dimension's length).
+_VALUES_UP_TO = 64
+
+
+def structure_key(model: pm.Model) -> tuple:
+    """What a model's profile depends on, computed from its random-variable graph without
+    building the log density: every node's op (with its properties) in graph order, every
+    input's type, the shapes and dtypes of constants and data (the values of small ones), the
+    variables' names and transforms, the dimensions' lengths and the float precision.
+
+    Two models built by the same code with data of the same shapes have equal keys, so the
+    second needs no profile of its own (a notebook cell run again builds a new ``pm.Model``).
+    The values of large data do not enter: the profile counts work, which depends on shapes.
+    Written by hand: PyTensor has no structural hash of a graph.
+
+    Parameters
+    ----------
+    model : pm.Model
+
+    Returns
+    -------
+    tuple
+        Hashable; raises ``TypeError`` on a graph it cannot describe.
+    """
+    import numpy as np
+    from pytensor.compile.sharedvalue import SharedVariable
+    from pytensor.graph.basic import Constant
+    from pytensor.graph.traversal import io_toposort
+
+    def data_key(data) -> tuple:
+        array = np.asarray(data)
+        if array.dtype == object:  # a random generator's state and the like: no shape to count
+            return (type(data).__name__,)
+        values = array.tolist() if array.size <= _VALUES_UP_TO else None
+        return array.shape, str(array.dtype), repr(values)
+
+    outputs = [*model.free_RVs, *model.observed_RVs, *model.deterministics, *model.potentials]
+    numbers: dict[Any, int] = {}  # variable -> position, so the key names no Python object
+
+    def var_key(var) -> tuple:
+        if var in numbers:
+            return ("v", numbers[var])
+        if isinstance(var, Constant):
+            return ("c", str(var.type), data_key(var.data))
+        if isinstance(var, SharedVariable):
+            return ("s", str(var.type), data_key(var.get_value(borrow=True)))
+        return ("i", str(var.type), var.name)
+
+    nodes = []
+    for node in io_toposort([], outputs):
+        props = node.op._props_dict() if hasattr(node.op, "_props_dict") else {}
+        nodes.append((type(node.op).__name__, repr(sorted(props.items())),
+                      tuple(var_key(v) for v in node.inputs)))
+        for out in node.outputs:
+            numbers[out] = len(numbers)
+    names = tuple((var.name, var_key(var)) for var in outputs)
+    transforms = tuple(sorted((rv.name, type(t).__name__) for rv, t in model.rvs_to_transforms.items()
+                              if t is not None))
+    dims = tuple(sorted((k, data_key(getattr(v, "data", None) if not hasattr(v, "get_value")
+                                     else v.get_value(borrow=True)))
+                        for k, v in model.dim_lengths.items()))
+    return (tuple(nodes), names, transforms, dims, pytensor.config.floatX)

@@ -26,7 +26,7 @@ from pymc_accel.errors import (
 from pymc_accel.machine import MachineFigures, machine_figures
 from pymc_accel.measure import DEFAULT_BUDGET_SECONDS, measure_candidates
 from pymc_accel.precision import PrecisionCheck, check_float32
-from pymc_accel.profile import ModelProfile, profile_model
+from pymc_accel.profile import ModelProfile, profile_model, structure_key
 from pymc_accel.registry import BrokenPlugin, Registry, get_registry
 from pymc_accel.report import Row, SelectionReport
 
@@ -363,8 +363,22 @@ def _fingerprint(model) -> tuple:
     )
 
 
+# structure_key(model) -> profile, most recent last: a model built again by the same code (a
+# notebook cell run again) is not profiled again in the same process.
+_BY_STRUCTURE: dict[tuple, ModelProfile] = {}
+_BY_STRUCTURE_MAX = 32
+
+
+def forget_profiles() -> None:
+    """Forget the profiles kept for models of a structure seen before (benchmarks timing what a
+    process's first selection of a model costs)."""
+    _BY_STRUCTURE.clear()
+
+
 def cached_profile(model) -> ModelProfile:
-    """:func:`profile_model`, reused for the same model while its fingerprint is unchanged."""
+    """:func:`profile_model`, reused for the same model while its fingerprint is unchanged, and
+    for a model of the same structure (:func:`pymc_accel.profile.structure_key`) profiled
+    earlier in this process; the reused profile's ``profile_seconds`` is what the lookup took."""
     try:
         key = _fingerprint(model)
         hit = _PROFILES.get(model)
@@ -372,7 +386,22 @@ def cached_profile(model) -> ModelProfile:
         return profile_model(model)
     if hit is not None and hit[0] == key:
         return hit[1]
-    profile = profile_model(model)
+    start = time.perf_counter()
+    try:
+        structure = structure_key(model)
+    except Exception:  # an unusual graph: profile it, unshared
+        structure = None
+    profile = _BY_STRUCTURE.pop(structure, None) if structure is not None else None
+    if profile is not None:
+        profile = replace(profile, profile_seconds=time.perf_counter() - start,
+                          note=(profile.note + "; " if profile.note else "")
+                          + "reused: a model of the same structure was profiled before")
+    else:
+        profile = profile_model(model)
+    if structure is not None:
+        _BY_STRUCTURE[structure] = profile  # re-inserted last: the oldest is dropped first
+        while len(_BY_STRUCTURE) > _BY_STRUCTURE_MAX:
+            _BY_STRUCTURE.pop(next(iter(_BY_STRUCTURE)))
     _PROFILES[model] = (key, profile)
     return profile
 

@@ -95,3 +95,31 @@ def test_free_shapes_come_from_the_frozen_graph_without_an_initial_point(monkeyp
     monkeypatch.setattr(pm.Model, "initial_point", no_initial_point)
     profile = profile_model(model)
     assert profile.free_vars == expected and profile.n_free == 3 + 7 + 4
+
+
+def _gp(n: int, dist: str = "MvNormal", scale: float = 1.0):
+    import numpy as np
+    import pymc as pm
+    import pytensor.tensor as pt
+
+    x = np.linspace(0, 1, n)
+    with pm.Model() as model:
+        ls = pm.Gamma("ls", 2, 1)
+        cov = pt.exp(-0.5 * (x[:, None] - x[None, :]) ** 2 / ls**2) + 0.1 * pt.eye(n)
+        if dist == "MvNormal":
+            pm.MvNormal("y", mu=np.zeros(n), cov=cov, observed=scale * np.sin(x))
+        else:
+            pm.MvStudentT("y", nu=4, mu=np.zeros(n), scale=cov, observed=scale * np.sin(x))
+    return model
+
+
+def test_structure_key_is_equal_for_a_model_built_again_and_differs_where_its_work_does():
+    from pymc_accel.profile import structure_key
+
+    assert structure_key(eight_schools()) == structure_key(eight_schools())
+    seed = hierarchical_logistic(500, 20, 2).model
+    assert structure_key(seed) == structure_key(hierarchical_logistic(500, 20, 2).model)
+    assert structure_key(seed) != structure_key(hierarchical_logistic(600, 20, 2).model)
+    assert structure_key(_gp(100)) == structure_key(_gp(100, scale=2.0))  # values, not work
+    assert structure_key(_gp(100)) != structure_key(_gp(120))  # pt.eye(n): a small constant
+    assert structure_key(_gp(100)) != structure_key(_gp(100, dist="MvStudentT"))

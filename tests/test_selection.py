@@ -172,3 +172,18 @@ def test_a_model_is_profiled_once_while_its_variables_and_data_shapes_are_unchan
         pm.Normal("extra")
     grown = select(model, registry=reg, devices=CPU_ONLY)
     assert grown.model_profile.n_free == 2
+
+
+def test_a_model_built_again_is_not_profiled_again(monkeypatch):
+    from pymc_accel import selection
+
+    monkeypatch.setattr(selection, "_BY_STRUCTURE", {})
+    first = selection.cached_profile(hierarchical_logistic(300, 15, 2).model)
+    calls = []
+    monkeypatch.setattr(selection, "profile_model", lambda m: calls.append(m))
+    again = selection.cached_profile(hierarchical_logistic(300, 15, 2).model)
+    assert not calls
+    assert again.census == first.census and again.n_free == first.n_free
+    assert "reused" in again.note
+    selection.cached_profile(hierarchical_logistic(301, 15, 2).model)  # another structure
+    assert len(calls) == 1
