@@ -92,8 +92,8 @@ class Estimate:
 
     The wall time to the requested draws is
     ``fixed_seconds + (steps * (gradients_per_draw + draw_start_gradients) + extra_gradients)
-    * seconds_per_gradient * chain_rounds`` where ``steps = tune + draws`` and ``chain_rounds`` is how many times the chains must run
-    one after another given the device's parallelism. ``relative_efficiency`` scales effective
+    * seconds_per_gradient * chain_rounds`` where ``steps = tune + draws`` and ``chain_rounds``
+    is how many times the chains must run one after another given the device's parallelism. ``relative_efficiency`` scales effective
     draws per draw against NUTS (1.0 for any NUTS); samplers with worse mixing report less.
 
     Parameters

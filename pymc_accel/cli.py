@@ -121,10 +121,11 @@ def cmd_history(args: argparse.Namespace) -> int:
     for r in rows:
         lpd = r.get("leapfrogs_per_draw")
         fixed = f"{r.get('fixed_seconds', 0.0):.1f} s"
-        if not (isinstance(r.get("runs"), int) and r["runs"] >= 2):
+        if not history.fixed_seconds_usable(r):
             fixed += " (first run: compiled, not used)"
         table.add_row(escape(r["model"]), escape(str(r.get("candidate", ""))),
-                      str(r.get("runs", 1)), escape(str(r.get("recorded", ""))), f"{r.get('steps')} x {r.get('chains')}",
+                      str(r.get("runs", 1)), escape(str(r.get("recorded", ""))),
+                      f"{r.get('steps')} x {r.get('chains')}",
                       f"{r.get('wall_seconds', 0.0):.1f} s", "–" if lpd is None else f"{lpd:.1f}",
                       fixed)
     console.print(table if rows else "no runs recorded yet (pymc_accel.sample records each run)")

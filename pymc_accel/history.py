@@ -153,9 +153,7 @@ def record(
         per_draw = observed_leapfrogs_per_draw(idata)
         seen = estimate if per_draw is None else replace(
             estimate, gradients_per_draw=Figure(per_draw, "observed"))
-        rounds = math.ceil(request.chains / max(1, estimate.chain_parallelism))
-        gradients = seen.gradients_per_chain(request.steps)
-        gradient_seconds = rounds * gradients * estimate.seconds_per_gradient.value
+        gradient_seconds = seen.sampling_seconds(request.steps, request.chains)
         entry = {
             "candidate": candidate.label, "recorded": time.strftime("%Y-%m-%d %H:%M:%S"),
             "steps": request.steps, "chains": request.chains, "wall_seconds": wall_seconds,
@@ -183,6 +181,12 @@ def record(
         return
 
 
+def fixed_seconds_usable(entry: dict[str, Any]) -> bool:
+    """Whether an entry's fixed seconds are what the next run pays: recorded by a run after the
+    model's first with the candidate (the first compiled what later runs load from caches)."""
+    return isinstance(entry.get("runs"), int) and entry["runs"] >= 2
+
+
 def apply(estimate: Estimate, profile: ModelProfile, candidate: Candidate) -> Estimate:
     """``estimate`` with the figures an earlier run of this model observed, if there was one:
     leapfrogs per draw, and, once the model has run more than once with the candidate, the
@@ -205,8 +209,7 @@ def apply(estimate: Estimate, profile: ModelProfile, candidate: Candidate) -> Es
         out = replace(out, gradients_per_draw=Figure(
             float(per_draw), "observed", f"leapfrogs per draw of this model's run at {when}"))
     fixed = entry.get("fixed_seconds")
-    warm = isinstance(entry.get("runs"), int) and entry["runs"] >= 2
-    if warm and isinstance(fixed, (int, float)) and fixed >= 0:
+    if fixed_seconds_usable(entry) and isinstance(fixed, (int, float)) and fixed >= 0:
         out = replace(out, fixed_seconds=Figure(
             float(fixed), "observed",
             f"run at {when}: {entry.get('wall_seconds', 0):.1f} s, less its gradients; compiled "

@@ -313,9 +313,7 @@ def structure_key(model: pm.Model) -> tuple:
         for out in node.outputs:
             numbers[out] = len(numbers)
     names = tuple((var.name, var_key(var)) for var in outputs)
-    transforms = tuple(sorted((rv.name, type(t).__name__) for rv, t in model.rvs_to_transforms.items()
-                              if t is not None))
-    dims = tuple(sorted((k, data_key(getattr(v, "data", None) if not hasattr(v, "get_value")
-                                     else v.get_value(borrow=True)))
-                        for k, v in model.dim_lengths.items()))
+    transforms = tuple(sorted((rv.name, type(t).__name__)
+                              for rv, t in model.rvs_to_transforms.items() if t is not None))
+    dims = tuple(sorted((k, var_key(v)) for k, v in model.dim_lengths.items()))
     return (tuple(nodes), names, transforms, dims, pytensor.config.floatX)

@@ -72,11 +72,9 @@ class NumbaBackend:
         self, candidate: Candidate, profile: ModelProfile, machine: MachineFigures
     ) -> Estimate:
         """numba roofline per gradient plus the driver's per-step and start-up costs."""
-        runtime = (
-            costmodel.NUMBA_PYMC if candidate.option("driver") == "pymc" else costmodel.NUMBA_NUTPIE
-        )
-        cores = cpu_cores()
         pymc = candidate.option("driver") == "pymc"
+        runtime = costmodel.NUMBA_PYMC if pymc else costmodel.NUMBA_NUTPIE
+        cores = cpu_cores()
         extra = costmodel.pymc_tuning_extra_gradients(profile) if pymc else Figure(0.0)
         start = costmodel.pymc_draw_start_gradients() if pymc else Figure(0.0)
         return Estimate(

@@ -19,6 +19,12 @@ CALLBACK_SECONDS = 300e-6
 FIXED_SECONDS, FIXED_SECONDS_PER_KERNEL = 0.2, 0.0055
 
 
+def _with_callback(grad: Figure) -> Figure:
+    """A JAX gradient's seconds plus nutpie's callback, which a timed jitted call does not pay."""
+    return Figure(grad.value + CALLBACK_SECONDS, grad.source,
+                  f"{grad.note}; + nutpie's Rust-to-JAX callback (modelled)")
+
+
 class NutpieJaxBackend(JaxNutsBackend):
     """nutpie's NUTS (low-rank mass matrix) over a JAX gradient, on CPU or GPU.
 
@@ -54,10 +60,8 @@ class NutpieJaxBackend(JaxNutsBackend):
     def estimate(self, candidate, profile, machine):
         """JAX gradient plus nutpie's callback; one gradient to compile."""
         base = super().estimate(candidate, profile, machine)
-        grad = base.seconds_per_gradient
         return Estimate(
-            seconds_per_gradient=Figure(grad.value + CALLBACK_SECONDS, grad.source,
-                                        f"{grad.note}; + nutpie's Rust-to-JAX callback"),
+            seconds_per_gradient=_with_callback(base.seconds_per_gradient),
             gradients_per_draw=base.gradients_per_draw,
             fixed_seconds=Figure(
                 FIXED_SECONDS + FIXED_SECONDS_PER_KERNEL * profile.census.kernels, "modelled",
@@ -74,10 +78,7 @@ class NutpieJaxBackend(JaxNutsBackend):
         measured = super().measure(candidate, model, profile, machine, budget_seconds)
         if measured is None:
             return None
-        grad = measured.seconds_per_gradient
-        return replace(measured, seconds_per_gradient=Figure(
-            grad.value + CALLBACK_SECONDS, grad.source,
-            f"{grad.note}; + nutpie's Rust-to-JAX callback (modelled)"))
+        return replace(measured, seconds_per_gradient=_with_callback(measured.seconds_per_gradient))
 
     def sample(self, model, candidate, request):
         """``pm.sample`` with nutpie on the JAX backend and a JAX gradient, low-rank adaptation."""
