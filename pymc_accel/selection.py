@@ -391,15 +391,15 @@ def cached_profile(model) -> ModelProfile:
         structure = structure_key(model)
     except Exception:  # an unusual graph: profile it, unshared
         structure = None
-    profile = _BY_STRUCTURE.pop(structure, None) if structure is not None else None
-    if profile is not None:
-        profile = replace(profile, profile_seconds=time.perf_counter() - start,
-                          note=(profile.note + "; " if profile.note else "")
+    kept = _BY_STRUCTURE.pop(structure, None) if structure is not None else None
+    if kept is not None:  # the kept profile stays as profiled; the copy says it was reused
+        profile = replace(kept, profile_seconds=time.perf_counter() - start,
+                          note=(kept.note + "; " if kept.note else "")
                           + "reused: a model of the same structure was profiled before")
     else:
-        profile = profile_model(model)
+        kept = profile = profile_model(model)
     if structure is not None:
-        _BY_STRUCTURE[structure] = profile  # re-inserted last: the oldest is dropped first
+        _BY_STRUCTURE[structure] = kept  # re-inserted last: the oldest is dropped first
         while len(_BY_STRUCTURE) > _BY_STRUCTURE_MAX:
             _BY_STRUCTURE.pop(next(iter(_BY_STRUCTURE)))
     _PROFILES[model] = (key, profile)

@@ -185,5 +185,7 @@ def test_a_model_built_again_is_not_profiled_again(monkeypatch):
     assert not calls
     assert again.census == first.census and again.n_free == first.n_free
     assert "reused" in again.note
+    third = selection.cached_profile(hierarchical_logistic(300, 15, 2).model)
+    assert third.note.count("reused") == 1  # said once, however often it is reused
     selection.cached_profile(hierarchical_logistic(301, 15, 2).model)  # another structure
     assert len(calls) == 1
