@@ -141,6 +141,22 @@ class OpCensus:
         """Fraction of flops in dense linear algebra."""
         return self.flops_by_category["dense_linalg"] / self.flops if self.flops else 0.0
 
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> OpCensus:
+        """Rebuild a census from its plain-data form (``dataclasses.asdict``)."""
+        data = dict(data)
+        data["dense_linalg_ops"] = [(name, tuple(shape)) for name, shape in data["dense_linalg_ops"]]
+        data["dense_linalg_operands"] = [
+            DenseOp(d["op"], tuple(map(tuple, d["operands"])), tuple(d["output"]), d["flops"])
+            for d in data["dense_linalg_operands"]
+        ]
+        data["scans"] = [
+            ScanSummary(**{**s, "state_shape": None if s["state_shape"] is None
+                           else tuple(s["state_shape"])})
+            for s in data["scans"]
+        ]
+        return cls(**data)
+
     def add(self, category: str, flops: float, nbytes: float) -> None:
         """Account one kernel."""
         self.flops += flops

@@ -110,6 +110,14 @@ class ModelProfile:
         d["free_vars"] = {k: list(v) for k, v in self.free_vars.items()}
         return d
 
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> ModelProfile:
+        """Rebuild a profile from :meth:`to_dict`'s form."""
+        data = dict(data)
+        data["free_vars"] = {k: tuple(v) for k, v in data["free_vars"].items()}
+        data["census"] = OpCensus.from_dict(data["census"])
+        return cls(**data)
+
 
 def scan_launch_share(census: OpCensus) -> tuple[int, float]:
     """Kernel launches the graph's Scans make one after another per gradient, and the share of

@@ -12,7 +12,7 @@ import weakref
 from dataclasses import dataclass, replace
 from typing import Any
 
-from pymc_accel import history
+from pymc_accel import history, profile_store
 from pymc_accel import measure as _measure
 from pymc_accel.backend import Candidate, Estimate, Refusal, SampleRequest
 from pymc_accel.devices import Devices, discover
@@ -370,15 +370,17 @@ _BY_STRUCTURE_MAX = 32
 
 
 def forget_profiles() -> None:
-    """Forget the profiles kept for models of a structure seen before (benchmarks timing what a
-    process's first selection of a model costs)."""
+    """Forget the profiles kept in this process for models of a structure seen before
+    (benchmarks timing what a first selection costs also set ``PYMC_ACCEL_PROFILE_CACHE=off``,
+    which keeps :mod:`pymc_accel.profile_store` from reading profiles of earlier processes)."""
     _BY_STRUCTURE.clear()
 
 
 def cached_profile(model) -> ModelProfile:
     """:func:`profile_model`, reused for the same model while its fingerprint is unchanged, and
     for a model of the same structure (:func:`pymc_accel.profile.structure_key`) profiled
-    earlier in this process; the reused profile's ``profile_seconds`` is what the lookup took."""
+    earlier in this process or, through :mod:`pymc_accel.profile_store`, in an earlier one;
+    the reused profile's ``profile_seconds`` is what the lookup took."""
     try:
         key = _fingerprint(model)
         hit = _PROFILES.get(model)
@@ -392,12 +394,17 @@ def cached_profile(model) -> ModelProfile:
     except Exception:  # an unusual graph: profile it, unshared
         structure = None
     kept = _BY_STRUCTURE.pop(structure, None) if structure is not None else None
+    where = "in this process"
+    if kept is None and structure is not None:
+        kept, where = profile_store.load(structure), "in an earlier process"
     if kept is not None:  # the kept profile stays as profiled; the copy says it was reused
         profile = replace(kept, profile_seconds=time.perf_counter() - start,
                           note=(kept.note + "; " if kept.note else "")
-                          + "reused: a model of the same structure was profiled before")
+                          + f"reused: a model of the same structure was profiled {where}")
     else:
         kept = profile = profile_model(model)
+        if structure is not None:
+            profile_store.save(structure, kept)
     if structure is not None:
         _BY_STRUCTURE[structure] = kept  # re-inserted last: the oldest is dropped first
         while len(_BY_STRUCTURE) > _BY_STRUCTURE_MAX:

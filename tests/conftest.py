@@ -25,6 +25,9 @@ def _private_cache(tmp_path_factory):
     # one test's runs must not change another's selection through the run history; the tests
     # of the history switch it on themselves
     os.environ["PYMC_ACCEL_HISTORY"] = "off"
+    # nor through profiles kept on disk (a reused profile's note says so); the store's tests
+    # switch it on themselves
+    os.environ["PYMC_ACCEL_PROFILE_CACHE"] = "off"
 
 
 @pytest.fixture
