@@ -349,6 +349,43 @@ def _pooled(row) -> float:
     return row["warm_pooled_ess_per_s"]
 
 
+#: Below this many effective draws an ESS estimate is unreliable (Vehtari et al. 2021, "Rank-
+#: normalization, folding, and localization": at least 100 bulk ESS before trusting it).
+RELIABLE_ESS = 100
+
+
+def pooled_regret_interval(rows, label, level=0.9, resamples=2000, seed=0):
+    """Bootstrap interval of the pooled warm regret: each candidate's warm runs resampled with
+    replacement (a run's ESS with its wall time), the regret recomputed; ``None`` when the
+    chosen candidate has no warm runs. With 3 to 5 seeds whose ESS differ 1.5x, the regret's
+    point value alone overstates what one run set shows."""
+    import numpy as np
+
+    warm = {r["candidate"]: [(x["ess"], x["wall"]) for x in _warm_runs(r["runs"])]
+            for r in rows if r.get("runs")}
+    warm = {k: np.array(v) for k, v in warm.items() if v}
+    if label not in warm:
+        return None
+    rng = np.random.default_rng(seed)
+    pooled = {}
+    for name, runs in warm.items():
+        picks = runs[rng.integers(0, len(runs), size=(resamples, len(runs)))]
+        pooled[name] = picks[..., 0].sum(axis=1) / picks[..., 1].sum(axis=1)
+    best = np.max(np.stack(list(pooled.values())), axis=0)
+    regret = best / pooled[label]
+    tail = (1 - level) / 2
+    return [float(np.quantile(regret, tail)), float(np.quantile(regret, 1 - tail))]
+
+
+def _low_ess(rows) -> bool:
+    """Whether even the best candidate's median ESS per run is below :data:`RELIABLE_ESS`."""
+    import statistics as st
+
+    medians = [st.median(x["ess"] for x in _warm_runs(r["runs"]))
+               for r in rows if r.get("runs") and _warm_runs(r["runs"])]
+    return bool(medians) and max(medians) < RELIABLE_ESS
+
+
 def _own_seconds(result, key) -> float:
     """Seconds of selection behind one of a model's choices (``result["chosen"]``'s keys)."""
     if key == "auto":
@@ -381,6 +418,14 @@ def _regret(rows, label, selection_seconds):
     }
 
 
+def _interval(rows, label) -> str:
+    ci = pooled_regret_interval(rows, label)
+    text = f"[{ci[0]:.2f}–{ci[1]:.2f}]" if ci else ""
+    if _low_ess(rows):
+        text += f" (every candidate's median ESS per run < {RELIABLE_ESS}: ESS/s is noise)"
+    return text
+
+
 def markdown(results) -> str:
     """The results as a Markdown section (summary table, then one table per model)."""
     out = [f"Command: `{results['command']}`; machine: {results['machine']}; "
@@ -391,7 +436,8 @@ def markdown(results) -> str:
            f"total {results['seconds'] / 60:.0f} min. The first selection in a process also "
            f"pays one-off imports: {results.get('first_selection_in_process_seconds', 0):.2f} s "
            "here (not in the overheads below).", "",
-           "| model | free dim | `auto` chose | regret warm [range] | regret warm, pooled | "
+           "| model | free dim | `auto` chose | regret warm [range] | regret warm, pooled "
+           "[90% bootstrap] | "
            "regret cold | best warm | "
            "wall-time regret warm / cold | overhead warm / cold | overhead at `pm.sample` "
            "defaults, first selection (run); new process; model built again | `measure=True` chose | its regret warm | `measure=True` took | "
@@ -416,7 +462,8 @@ def markdown(results) -> str:
         out.append(
             f"| {m['model']} | {m['profile']['free dimension']} | {a['chosen']} | "
             f"{f(a.get('regret_warm'))} [{f(rng[0]) if rng else '–'}–{f(rng[1]) if rng else '–'}] | "
-            f"{f(a.get('regret_warm_pooled'))} | {f(a.get('regret_cold'))} | {a.get('best_warm', '–')} | "
+            f"{f(a.get('regret_warm_pooled'))} {_interval(m['rows'], a['chosen'])} | "
+            f"{f(a.get('regret_cold'))} | {a.get('best_warm', '–')} | "
             f"{f(a.get('wall_regret_warm'))} / {f(a.get('wall_regret_cold'))} | "
             f"{f(a.get('overhead_warm'), '{:.1%}')} / {f(a.get('overhead_cold'), '{:.1%}')} | "
             f"{dflt} | {b['chosen']} | {f(b.get('regret_warm'))} | "

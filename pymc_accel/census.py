@@ -109,6 +109,8 @@ class OpCensus:
         Estimated floating point operations and bytes read plus written.
     kernels : int
         Nodes that do work (an upper bound on device kernel launches before fusion).
+    kernels_by_category : dict
+        The same split into categories (a Scan's inner kernels, once per step, under ``scan``).
     flops_by_category, bytes_by_category : dict
         The same split into ``elementwise``, ``reduction``, ``indexing`` (gathers and scatters),
         ``dense_linalg``, ``scan`` and ``other``.
@@ -135,6 +137,7 @@ class OpCensus:
     largest_array_bytes: float = 0.0
     scans: list[ScanSummary] = field(default_factory=list)
     unknown_shapes: int = 0
+    kernels_by_category: dict[str, int] = field(default_factory=lambda: dict.fromkeys(CATEGORIES, 0))
 
     @property
     def dense_linalg_share(self) -> float:
@@ -162,6 +165,7 @@ class OpCensus:
         self.flops += flops
         self.bytes += nbytes
         self.kernels += 1
+        self.kernels_by_category[category] += 1
         self.flops_by_category[category] += flops
         self.bytes_by_category[category] += nbytes
 
@@ -276,6 +280,7 @@ def _account(node: Any, census: OpCensus) -> None:
         census.scans.append(_scan_summary(node, n_steps, sub))
         census.add("scan", sub.flops * (n_steps or 1), sub.bytes * (n_steps or 1))
         census.kernels += sub.kernels * (n_steps or 1) - 1  # one launch per inner op per step
+        census.kernels_by_category["scan"] += sub.kernels * (n_steps or 1) - 1
         _nbytes(node, census)  # the stacked outputs count towards the largest array
         census.largest_array_bytes = max(census.largest_array_bytes, sub.largest_array_bytes)
         return

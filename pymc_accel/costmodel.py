@@ -35,6 +35,13 @@ class Runtime:
     # dense linear algebra's throughput (Cholesky, triangular solves, their gradients) as a
     # share of the machine's measured matmul throughput
     dense_efficiency: float = 1.0
+    # work every kernel pays whatever its size (loop set-up, allocating its output; an XLA
+    # thunk's dispatch), on the machine the figures were fitted on
+    per_kernel_seconds: float = 0.0
+    # elementwise kernels fused into loops by the compiler pay no per-kernel work of their own
+    fused_elementwise: bool = False
+    # whether float32 streams and computes faster than float64 outside dense linear algebra
+    float32_gain: bool = True
 
 
 # Fitted on the 2-core CPU machine to single gradients (split timing) and to whole runs side by
@@ -57,17 +64,33 @@ class Runtime:
 # N = 200, against 1.02 and 2.03 ms modelled at full matmul speed.
 NUMBA_DENSE_EFFICIENCY = 0.5
 JAX_CPU_DENSE_EFFICIENCY = 0.28
+# Per-kernel work: single gradients of the quick zoo's models timed alone against the roofline
+# (bench/fit_gradients.py, docs/results/fit-gradients-cpu.jsonl); where the roofline is near
+# zero the time is per-kernel work (pk_scan: 51.6 µs under numba and 189 µs under XLA against
+# 2.5 and 11 µs of roofline). Least squares on relative error, the GP left out (its time is its
+# Cholesky's): under numba 267 ns per kernel that is not elementwise (PyTensor fuses elementwise
+# chains into one loop; a fit with both kinds gave elementwise kernels -10 ns), leaving pk_scan
+# at 0.94 of its timing, eight schools at 1.09 and the seed models at 0.51 to 0.90; under XLA
+# on the CPU 250 ns per kernel of any kind (the median of the models' residuals; pk_scan 0.79,
+# seed models 0.61 to 1.0). The same timings showed float32 no faster than float64 under XLA on
+# the CPU outside dense linear algebra (seed_mid 250 against 198 µs, glm_linear 120 against 90,
+# pk_scan 147 against 189; the GP's Cholesky 1.99 against 3.91 ms).
+NUMBA_KERNEL_SECONDS = 270e-9
+JAX_CPU_KERNEL_SECONDS = 250e-9
 NUMBA_NUTPIE = Runtime("numba+nutpie", 2.7, 4.0, 2e-6, 1.3e-8, 0.7, 0.016,
-                       dense_efficiency=NUMBA_DENSE_EFFICIENCY)
+                       dense_efficiency=NUMBA_DENSE_EFFICIENCY,
+                       per_kernel_seconds=NUMBA_KERNEL_SECONDS, fused_elementwise=True)
 # PyMC's Python NUTS: interpreter work on every leapfrog step, growing with the dimension.
 NUMBA_PYMC = Runtime("numba+pymc", 2.7, 4.0, 60e-6, 3.8e-8, 0.5, 0.0042,
-                     dense_efficiency=NUMBA_DENSE_EFFICIENCY)
+                     dense_efficiency=NUMBA_DENSE_EFFICIENCY,
+                     per_kernel_seconds=NUMBA_KERNEL_SECONDS, fused_elementwise=True)
 # Fixed cost (a warm run: JAX compiles the whole sampler on every run) refitted with the numba
 # drivers': NumPyro's runs of 10 + 10 draws x 2 chains took 2.4 to 3.2 s on the zoo's 59- to
 # 117-kernel models, 4 to 5.7 s at 216 kernels and 5.3 to 6.8 s at 533 (pk_scan)
 # (docs/results/fit-jax-cpu.jsonl), against 3.6 to 8.3 s modelled by the earlier 3.0 + 0.010.
 JAX_CPU = Runtime("jax-cpu", 0.6, 1.0, 5e-6, 1e-9, 2.0, 0.008, threaded=True,
-                  dense_efficiency=JAX_CPU_DENSE_EFFICIENCY)
+                  dense_efficiency=JAX_CPU_DENSE_EFFICIENCY,
+                  per_kernel_seconds=JAX_CPU_KERNEL_SECONDS, float32_gain=False)
 # One numba-compiled logp-and-gradient function from a cold cache, what measured mode pays first.
 NUMBA_GRADIENT_COMPILE_SECONDS = 2.0
 NUMBA_GRADIENT_COMPILE_PER_KERNEL = 0.025
@@ -133,11 +156,17 @@ def _cpu_roofline(
     c = profile.census
     dense = c.flops_by_category["dense_linalg"]
     sharing = bandwidth_sharing(profile, machine, runtime, parallel_chains)
-    bandwidth = runtime.bandwidth_factor * machine.cpu_bandwidth[precision] / sharing
-    stream = _precision_bytes(profile, precision) / bandwidth
-    compute = (c.flops - dense) / (runtime.flops_factor * machine.cpu_flops[precision])
+    # a runtime without float32 gain streams and computes as in float64 (dense work aside)
+    streaming = precision if runtime.float32_gain else "float64"
+    bandwidth = runtime.bandwidth_factor * machine.cpu_bandwidth[streaming] / sharing
+    stream = _precision_bytes(profile, streaming) / bandwidth
+    compute = (c.flops - dense) / (runtime.flops_factor * machine.cpu_flops[streaming])
     dense_rate = runtime.dense_efficiency * machine.cpu_matmul_flops[precision]
-    return max(stream, compute) + dense / dense_rate
+    counted = c.kernels - (c.kernels_by_category["elementwise"] if runtime.fused_elementwise else 0)
+    kernels = counted * runtime.per_kernel_seconds * _machine_scale(machine)
+    if runtime.threaded:  # XLA's kernels of chains side by side take turns on the thread pool
+        kernels *= max(1, parallel_chains)
+    return max(stream, compute) + dense / dense_rate + kernels
 
 
 def bandwidth_sharing(
@@ -167,11 +196,17 @@ def driver_seconds(profile: ModelProfile, machine: MachineFigures, runtime: Runt
     :data:`REFERENCE_CALL_SECONDS`; they are scaled by this machine's measured call overhead
     (``machine.cpu_call_seconds``) when it has one, since both are interpreter and call work.
     """
-    scale = 1.0
+    return _machine_scale(machine) * (runtime.per_gradient_seconds
+                                      + runtime.per_dimension_seconds * profile.n_free)
+
+
+def _machine_scale(machine: MachineFigures) -> float:
+    """This machine's measured call overhead against the fit machine's: how much slower its
+    fixed per-call and per-kernel work runs."""
     call = getattr(machine, "cpu_call_seconds", 0.0)
     if call > 0:
-        scale = min(10.0, max(0.1, call / REFERENCE_CALL_SECONDS))
-    return scale * (runtime.per_gradient_seconds + runtime.per_dimension_seconds * profile.n_free)
+        return min(10.0, max(0.1, call / REFERENCE_CALL_SECONDS))
+    return 1.0
 
 
 def measured_cpu_gradient_seconds(

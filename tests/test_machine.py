@@ -223,3 +223,33 @@ def test_a_timed_xla_gradient_is_shared_by_the_chains_side_by_side_and_numbas_is
                                                     costmodel.NUMBA_NUTPIE, parallel_chains=2)
     assert jax.value >= 2 * kernel
     assert numba.value < 1.5 * kernel
+
+
+def test_kernels_cost_work_of_their_own_and_fused_elementwise_ones_do_not_under_numba():
+    from tests.models import scan_model
+
+    profile, m = profile_model(scan_model(100)), _machine()
+    c = profile.census
+    assert c.kernels_by_category["scan"] > 100  # the step's kernels, once per step
+    assert sum(c.kernels_by_category.values()) == c.kernels
+    no_kernel_work = replace(costmodel.NUMBA_PYMC, per_kernel_seconds=0.0)
+    base = costmodel._cpu_roofline(profile, m, "float64", no_kernel_work, 1)
+    with_kernels = costmodel._cpu_roofline(profile, m, "float64", costmodel.NUMBA_PYMC, 1)
+    counted = c.kernels - c.kernels_by_category["elementwise"]
+    scale = costmodel._machine_scale(m)
+    assert with_kernels - base == pytest.approx(counted * costmodel.NUMBA_KERNEL_SECONDS * scale)
+    jax_base = costmodel._cpu_roofline(profile, m, "float64",
+                                       replace(costmodel.JAX_CPU, per_kernel_seconds=0.0), 1)
+    jax = costmodel._cpu_roofline(profile, m, "float64", costmodel.JAX_CPU, 1)
+    assert jax - jax_base == pytest.approx(c.kernels * costmodel.JAX_CPU_KERNEL_SECONDS * scale)
+
+
+def test_float32_streams_no_faster_than_float64_under_xla_on_the_cpu_but_does_under_numba():
+    profile = profile_model(hierarchical_logistic(2000, 100, 5).model)
+    m = _machine()
+    jax32 = costmodel._cpu_roofline(profile, m, "float32", costmodel.JAX_CPU, 1)
+    jax64 = costmodel._cpu_roofline(profile, m, "float64", costmodel.JAX_CPU, 1)
+    assert jax32 == pytest.approx(jax64)  # no dense linear algebra here
+    numba32 = costmodel._cpu_roofline(profile, m, "float32", costmodel.NUMBA_PYMC, 1)
+    numba64 = costmodel._cpu_roofline(profile, m, "float64", costmodel.NUMBA_PYMC, 1)
+    assert numba32 < numba64
