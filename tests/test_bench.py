@@ -51,6 +51,24 @@ def test_regret_uses_warm_medians_and_reports_cold_and_the_spread():
     assert bench_regret._regret([best, other], "a", 0.5)["regret_warm"] == 1.0
 
 
+def test_pooled_regret_interval_spans_what_the_seeds_allow():
+    chosen = _row("a", [9.0, 3.0, 3.0, 3.0], 100.0)  # 33.3 ESS/s in every warm run
+    steady = _row("b", [9.0, 3.3, 3.3, 3.3], 100.0)  # always a little slower
+    assert bench_regret.pooled_regret_interval([chosen, steady], "a") == [1.0, 1.0]
+    rows = [chosen, _row("c", [9.0, 2.0, 4.0, 6.0], 100.0)]  # faster in one seed, slower in two
+    lo, hi = bench_regret.pooled_regret_interval(rows, "a")
+    # c's resamples of 6 s (three runs of 2 s; 1 in 27) give 1.5, those of 8 s (3 in 27) 1.125:
+    # the 95th percentile is the latter
+    assert lo == 1.0 and hi == pytest.approx(1.125)
+    assert bench_regret.pooled_regret_interval(rows, "a") == [lo, hi]  # seeded: reproducible
+    assert bench_regret.pooled_regret_interval(rows, "not run") is None
+
+
+def test_models_without_a_reliable_ess_are_flagged():
+    assert bench_regret._low_ess([_row("a", [1.0, 1.0, 1.0], 40.0), _row("b", [1.0, 1.0], 90.0)])
+    assert not bench_regret._low_ess([_row("a", [1.0, 1.0, 1.0], 40.0), _row("b", [1.0, 1.0], 150.0)])
+
+
 def test_bench_command_finds_the_script_and_passes_its_options(capsys):
     assert bench_script() is not None and bench_script().name == "bench_regret.py"
     with pytest.raises(SystemExit) as exit_:
