@@ -55,11 +55,13 @@ def test_a_recorded_run_replaces_leapfrogs_and_fixed_seconds(ledger):
     history.record(profile, PYMC_NUTS, _estimate(), request, 2.5, _Result(7.0))
     seen = history.apply(_estimate(), profile, PYMC_NUTS)
     assert seen.fixed_seconds.source == "observed"
-    # the observed figures reproduce the recorded run's wall time at its length ...
-    assert seen.total_seconds(request.steps, 2) == pytest.approx(2.5)
-    # ... and extrapolate to other lengths with the modelled seconds per gradient (7 leapfrogs
-    # and the draw's start per draw)
-    assert seen.total_seconds(2 * request.steps, 2) == pytest.approx(2.5 + 200 * 8.0 * 1e-4)
+    # the run's wall time, split as the estimate (with the observed leapfrogs) splits it: 3.0 s
+    # fixed against 200 steps x 8 gradients + 500 at 0.1 ms
+    gradients = (200 * 8.0 + 500) * 1e-4
+    assert seen.fixed_seconds.value == pytest.approx(2.5 * 3.0 / (3.0 + gradients))
+    # other lengths add the modelled seconds per gradient (7 leapfrogs and the draw's start)
+    assert (seen.total_seconds(2 * request.steps, 2) - seen.total_seconds(request.steps, 2)
+            == pytest.approx(200 * 8.0 * 1e-4))
     # another candidate, or another model, has no history
     other = Candidate("numba", "cpu", "float64", (("driver", "nutpie"),))
     assert history.apply(_estimate(), profile, other) == _estimate()
@@ -126,3 +128,16 @@ def test_a_second_sample_of_the_same_model_is_selected_with_what_the_first_obser
     assert "observed:" in chosen.reason
     assert chosen.gradients_per_draw == pytest.approx(float(idata.sample_stats["n_steps"].mean()),
                                                       rel=0.5)
+
+
+def test_a_run_slower_than_estimated_is_not_all_start_up(ledger):
+    """A run in a slow hour took twice its estimate: half of its gradient share must not turn
+    into start-up seconds that make the sampler look slow at every length after."""
+    profile = profile_model(eight_schools())
+    request = SampleRequest(draws=500, tune=500, chains=2)
+    est = Estimate(Figure(2e-3), Figure(7.0), Figure(4.0), chain_parallelism=2)  # 4 s + 14 s
+    for wall in (30.0, 36.0):  # the first run compiled; the second is the one used
+        history.record(profile, PYMC_NUTS, est, request, wall, _Result(7.0))
+    seen = history.apply(est, profile, PYMC_NUTS)
+    assert seen.fixed_seconds.value == pytest.approx(36.0 * 4.0 / 18.0)  # 8 s, not 22 s
+    assert "fixed share" in seen.fixed_seconds.note
