@@ -379,10 +379,8 @@ def pooled_regret_interval(rows, label, level=0.9, resamples=2000, seed=0):
 
 def _low_ess(rows) -> bool:
     """Whether even the best candidate's median ESS per run is below :data:`RELIABLE_ESS`."""
-    import statistics as st
-
-    medians = [st.median(x["ess"] for x in _warm_runs(r["runs"]))
-               for r in rows if r.get("runs") and _warm_runs(r["runs"])]
+    medians = [statistics.median(x["ess"] for x in warm)
+               for r in rows if (warm := _warm_runs(r.get("runs") or []))]
     return bool(medians) and max(medians) < RELIABLE_ESS
 
 

@@ -279,8 +279,9 @@ def _account(node: Any, census: OpCensus) -> None:
         n_steps = _constant_steps(node.inputs[0])
         census.scans.append(_scan_summary(node, n_steps, sub))
         census.add("scan", sub.flops * (n_steps or 1), sub.bytes * (n_steps or 1))
-        census.kernels += sub.kernels * (n_steps or 1) - 1  # one launch per inner op per step
-        census.kernels_by_category["scan"] += sub.kernels * (n_steps or 1) - 1
+        launches = sub.kernels * (n_steps or 1) - 1  # one per inner op per step; add() counted one
+        census.kernels += launches
+        census.kernels_by_category["scan"] += launches
         _nbytes(node, census)  # the stacked outputs count towards the largest array
         census.largest_array_bytes = max(census.largest_array_bytes, sub.largest_array_bytes)
         return

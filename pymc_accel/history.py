@@ -208,8 +208,7 @@ def apply(estimate: Estimate, profile: ModelProfile, candidate: Candidate) -> Es
     if isinstance(per_draw, (int, float)) and per_draw > 0:
         out = replace(out, gradients_per_draw=Figure(
             float(per_draw), "observed", f"leapfrogs per draw of this model's run at {when}"))
-    fixed = _observed_fixed_seconds(entry, out)
-    if fixed_seconds_usable(entry) and fixed is not None:
+    if fixed_seconds_usable(entry) and (fixed := _observed_fixed_seconds(entry, out)) is not None:
         out = replace(out, fixed_seconds=Figure(
             fixed, "observed",
             f"run at {when}: {entry.get('wall_seconds', 0):.1f} s, its fixed share "
