@@ -123,3 +123,28 @@ def test_structure_key_is_equal_for_a_model_built_again_and_differs_where_its_wo
     assert structure_key(_gp(100)) == structure_key(_gp(100, scale=2.0))  # values, not work
     assert structure_key(_gp(100)) != structure_key(_gp(120))  # pt.eye(n): a small constant
     assert structure_key(_gp(100)) != structure_key(_gp(100, dist="MvStudentT"))
+
+
+@pytest.mark.parametrize("enabled_before", [True, False])
+def test_the_garbage_collector_is_paused_while_profiling_and_left_as_found(
+    monkeypatch, enabled_before
+):
+    import gc
+
+    import pymc_accel.profile as profile_module
+
+    seen = []
+    real_census_of = profile_module.census_of
+
+    def recording_census_of(*args, **kwargs):
+        seen.append(gc.isenabled())
+        return real_census_of(*args, **kwargs)
+
+    monkeypatch.setattr(profile_module, "census_of", recording_census_of)
+    (gc.enable if enabled_before else gc.disable)()
+    try:
+        profile_model(eight_schools())
+        assert gc.isenabled() is enabled_before
+    finally:
+        gc.enable()
+    assert seen == [False]
