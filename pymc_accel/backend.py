@@ -94,7 +94,8 @@ class Estimate:
     ``fixed_seconds + (steps * (gradients_per_draw + draw_start_gradients) + extra_gradients)
     * seconds_per_gradient * chain_rounds`` where ``steps = tune + draws`` and ``chain_rounds``
     is how many times the chains must run one after another given the device's parallelism. ``relative_efficiency`` scales effective
-    draws per draw against NUTS (1.0 for any NUTS); samplers with worse mixing report less.
+    draws per draw against nutpie's NUTS (1.0); a NUTS whose adaptation takes longer trees
+    reports more (:func:`pymc_accel.costmodel.nuts_trajectory`), samplers with worse mixing less.
 
     Parameters
     ----------
@@ -109,7 +110,7 @@ class Estimate:
     memory_bytes : Figure
         Memory needed on the device.
     relative_efficiency : Figure
-        Effective draws per draw relative to NUTS.
+        Effective draws per draw relative to nutpie's NUTS.
     extra_gradients : Figure
         Gradient evaluations per chain beyond ``steps * gradients_per_draw``, paid once
         whatever the run's length (a sampler whose early tuning takes deep trees).

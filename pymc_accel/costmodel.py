@@ -287,7 +287,8 @@ def gpu_gradient_seconds(
 
 
 def nuts_gradients_per_draw(profile: ModelProfile) -> Figure:
-    """Leapfrog steps per NUTS draw, modelled as growing with the fourth root of the dimension
+    """Leapfrog steps per draw of nutpie's NUTS (the reference every NUTS implementation is
+    scaled from, :func:`nuts_trajectory`), modelled as growing with the fourth root of the dimension
     (step size of HMC shrinks as d^-1/4 for a fixed acceptance rate): ``3.4 d^(1/4)``.
 
     Fitted to the marginal leapfrogs per draw of nutpie between runs of 100 + 100 and
@@ -298,6 +299,67 @@ def nuts_gradients_per_draw(profile: ModelProfile) -> Figure:
     """
     steps = min(1023.0, max(3.0, 3.4 * profile.n_free**0.25))
     return Figure(steps, "modelled", "3.4 d^(1/4)")
+
+
+#: Leapfrog steps per draw of a NUTS implementation against nutpie's on the same model, by the
+#: adaptation it runs: nutpie's (gradient-based mass matrix), PyMC's, or Stan's windowed one
+#: (NumPyro, BlackJAX). Geometric means of the sampling phase's leapfrogs per draw at
+#: 500 + 500 draws on the quick zoo, 2 seeds (``bench/fit_trajectories.py``,
+#: ``docs/results/fit-trajectories-cpu.jsonl``; the funnel left out, where one seed's trees
+#: differ 2x). Per model the ratio runs from 1.0 to 1.8 (PyMC: 1.8 on the 612-parameter seed
+#: model, where nutpie adapts a step size of 0.30 against 0.18) and 1.0 to 2.1 (Stan's); a
+#: constant is what the graph can say.
+NUTS_TRAJECTORY_SCALE = {"nutpie": 1.0, "pymc": 1.16, "stan": 1.38}
+
+
+def nuts_trajectory(profile: ModelProfile, adaptation: str) -> tuple[Figure, Figure]:
+    """Leapfrog steps per draw of a NUTS implementation and its effective draws per draw
+    relative to nutpie's, on this model.
+
+    NUTS implementations adapt different step sizes and mass matrices to the same posterior,
+    so their trees differ in length; the effective draws per *gradient* they get do not differ
+    beyond seed-to-seed noise (on the quick zoo at 500 + 500 draws, 2 seeds, minimum bulk ESS
+    over kept leapfrogs against nutpie's: PyMC's NUTS 0.78x to 1.85x per model, geometric mean
+    1.02; NumPyro's 0.43x to 1.84x, geometric mean 0.97; ``bench/fit_trajectories.py``).
+    So an implementation whose trees are ``s`` times nutpie's takes ``s`` times the gradients
+    per draw and gets ``s`` times the effective draws per draw: the same cost per effective draw
+    in gradient work, but its fixed costs shared over ``s`` times the effective draws. Modelling
+    every NUTS with nutpie's trees and effective draws, as before, made nutpie's 4 s compile
+    look as cheap per effective draw as PyMC's 1.4 s on the 612-parameter seed model, where
+    PyMC's NUTS takes 1.8x the leapfrogs per draw and gets 1.5x the effective draws (regret 1.33).
+
+    Parameters
+    ----------
+    profile : ModelProfile
+    adaptation : {"nutpie", "pymc", "stan"}
+        The implementation's adaptation (:data:`NUTS_TRAJECTORY_SCALE`).
+
+    Returns
+    -------
+    (Figure, Figure)
+        Gradients per draw and relative efficiency, for :class:`~pymc_accel.backend.Estimate`.
+    """
+    scale = NUTS_TRAJECTORY_SCALE[adaptation]
+    base = nuts_gradients_per_draw(profile)
+    if scale == 1.0:
+        return base, Figure(1.0, "modelled", "nutpie's NUTS: the reference")
+    steps = Figure(min(1023.0, base.value * scale), "modelled",
+                   f"{base.note} x {scale:g} ({adaptation} adaptation's trees against nutpie's)")
+    efficiency = Figure(scale, "modelled",
+                        f"effective draws per gradient as nutpie's, {scale:g}x its per draw")
+    return steps, efficiency
+
+
+def nuts_trajectory_scale(figure: Figure, profile: ModelProfile) -> float | None:
+    """The :data:`NUTS_TRAJECTORY_SCALE` behind ``figure`` when it is a modelled NUTS
+    leapfrogs-per-draw figure of :func:`nuts_trajectory` for this model, else ``None``."""
+    if figure.source != "modelled":
+        return None
+    base = nuts_gradients_per_draw(profile).value
+    for scale in NUTS_TRAJECTORY_SCALE.values():
+        if math.isclose(figure.value, min(1023.0, base * scale)):
+            return scale
+    return None
 
 
 def pymc_draw_start_gradients() -> Figure:

@@ -10,10 +10,12 @@ modelled figures, labelled ``observed``.
 A model's first run with a candidate compiles what later runs load from caches, so its fixed
 seconds are kept but not used: the observed fixed seconds replace the modelled ones from the
 second recorded run on, when they are what a run of the model pays once compiled. Leapfrogs per
-draw are the posterior's (its curvature sets the step size any NUTS adapts to), so a NUTS
-candidate that has not run the model takes those another NUTS candidate observed on it, rather
-than the modelled figure that the observed one has just shown wrong: without it, one run that
-observed deeper trees than modelled made every other NUTS look cheaper than the one that ran.
+draw are mostly the posterior's (its curvature sets the step size any NUTS adapts to), so a
+NUTS candidate that has not run the model takes those another NUTS candidate observed on it,
+scaled by how much longer its adaptation's trees are modelled to be
+(:func:`pymc_accel.costmodel.nuts_trajectory`), rather than the modelled figure that the
+observed one has just shown wrong: without it, one run that observed deeper trees than
+modelled made every other NUTS look cheaper than the one that ran.
 
 The ledger is a JSON file per machine in :func:`pymc_accel.machine.cache_dir`; set
 ``PYMC_ACCEL_HISTORY=off`` to neither read nor write it (benchmarks judging first selections do).
@@ -101,10 +103,9 @@ def lookup(profile: ModelProfile, candidate: Candidate) -> dict[str, Any] | None
 def _nuts_modelled(figure: Figure, profile: ModelProfile) -> bool:
     """Whether ``figure`` is the cost model's NUTS leapfrogs per draw for this model (what NUTS
     backends estimate; samplers with other step counts, MALA or MCLMC, model their own)."""
-    from pymc_accel.costmodel import nuts_gradients_per_draw
+    from pymc_accel.costmodel import nuts_trajectory_scale
 
-    return figure.source == "modelled" and math.isclose(
-        figure.value, nuts_gradients_per_draw(profile).value)
+    return nuts_trajectory_scale(figure, profile) is not None
 
 
 def _observed_by_another_nuts(profile: ModelProfile, candidate: Candidate) -> dict[str, Any] | None:
@@ -118,6 +119,13 @@ def _observed_by_another_nuts(profile: ModelProfile, candidate: Candidate) -> di
                 and entry["leapfrogs_per_draw"] > 0):
             found = entry
     return found
+
+
+def _trajectory_scale(entry: dict[str, Any]) -> float:
+    """The NUTS trajectory scale of the candidate that recorded ``entry`` (1.0 in ledgers
+    written before scales were recorded)."""
+    scale = entry.get("trajectory_scale")
+    return float(scale) if isinstance(scale, (int, float)) and scale > 0 else 1.0
 
 
 def observed_leapfrogs_per_draw(idata: Any) -> float | None:
@@ -167,6 +175,8 @@ def record(
         entry["nuts"] = (_nuts_modelled(estimate.gradients_per_draw, profile)
                          or estimate.gradients_per_draw.note.startswith(_SHARED_NOTE)
                          or bool(isinstance(previous, dict) and previous.get("nuts")))
+        if entry["nuts"]:  # its trees against nutpie's, for lending them to other NUTS
+            entry["trajectory_scale"] = estimate.relative_efficiency.value
         runs = previous.get("runs", 1) if isinstance(previous, dict) else 0
         entry["runs"] = (runs if isinstance(runs, int) else 1) + 1
         data[key] = entry
@@ -198,10 +208,16 @@ def apply(estimate: Estimate, profile: ModelProfile, candidate: Candidate) -> Es
                  if enabled() and _nuts_modelled(estimate.gradients_per_draw, profile) else None)
         if other is None:
             return estimate
+        from pymc_accel.costmodel import nuts_trajectory_scale
+
+        # the other's trees, scaled to this implementation's (costmodel.nuts_trajectory)
+        ratio = (nuts_trajectory_scale(estimate.gradients_per_draw, profile)
+                 / _trajectory_scale(other))
+        scaled = f" x {ratio:.2f} for this sampler's adaptation" if ratio != 1.0 else ""
         return replace(estimate, gradients_per_draw=Figure(
-            float(other["leapfrogs_per_draw"]), "observed",
+            float(other["leapfrogs_per_draw"]) * ratio, "observed",
             f"{_SHARED_NOTE} {other.get('candidate')} observed on this model at "
-            f"{other.get('recorded', 'an earlier run')}"))
+            f"{other.get('recorded', 'an earlier run')}{scaled}"))
     when = entry.get("recorded", "an earlier run")
     out = estimate
     per_draw = entry.get("leapfrogs_per_draw")

@@ -119,3 +119,22 @@ def test_history_step_selects_the_second_run_with_what_the_first_observed(tmp_pa
     assert out["first_run"] and out["first_run_wall"] > 0
     assert "observed" in out["why"]  # the second selection used the first run's figures
     assert bench_regret.os.environ["PYMC_ACCEL_HISTORY"] == "off"  # first selections stay blind
+
+
+def test_trajectory_summary_gives_ratios_to_nutpie_and_leaves_the_funnel_out():
+    import fit_trajectories
+
+    def line(model, candidate, steps, ess_per_gradient):
+        return {"model": model, "candidate": candidate, "leapfrogs_per_draw": steps,
+                "ess_per_gradient": ess_per_gradient}
+
+    nutpie, pymc = "numba[cpu,float64,driver=nutpie]", "numba[cpu,float64,driver=pymc]"
+    numpyro = "numpyro[cpu,float64,chain_method=parallel]"
+    lines = [line("a", nutpie, 10, 0.02), line("a", nutpie, 10, 0.02), line("a", pymc, 20, 0.01),
+             line("a", pymc, 20, 0.04), line("b", nutpie, 5, 0.1), line("b", pymc, 5, 0.1),
+             line("funnel", nutpie, 10, 0.01), line("funnel", pymc, 40, 0.05),
+             line("a", numpyro, 30, 0.02)]
+    out = fit_trajectories.summarise(lines)
+    assert out["pymc"]["a"] == pytest.approx((2.0, 1.0))  # geometric means over seeds
+    assert out["pymc"]["geomean"] == pytest.approx((2.0**0.5, 1.0))  # funnel left out
+    assert out["stan"]["a"] == pytest.approx((3.0, 1.0)) and "nutpie" not in out

@@ -90,6 +90,33 @@ def test_another_nuts_sampler_takes_the_leapfrogs_a_nuts_run_observed_and_mala_d
     assert history.apply(nuts, profile, nutpie) == nuts
 
 
+def test_leapfrogs_lent_between_nuts_samplers_are_scaled_by_their_adaptations(ledger):
+    from dataclasses import replace
+
+    from pymc_accel import costmodel
+
+    profile = profile_model(eight_schools())
+
+    def nuts(adaptation):
+        steps, efficiency = costmodel.nuts_trajectory(profile, adaptation)
+        return replace(_estimate(), gradients_per_draw=steps, relative_efficiency=efficiency)
+
+    pymc_scale = costmodel.NUTS_TRAJECTORY_SCALE["pymc"]
+    assert pymc_scale > 1.0
+    history.record(profile, PYMC_NUTS, nuts("pymc"), SampleRequest(draws=100, tune=100, chains=2),
+                   2.0, _Result(27.0))
+    nutpie = Candidate("numba", "cpu", "float64", (("driver", "nutpie"),))
+    lent = history.apply(nuts("nutpie"), profile, nutpie)
+    # PyMC's trees are modelled 1.16x nutpie's: nutpie is lent 27 / 1.16 leapfrogs, not 27
+    assert lent.gradients_per_draw.value == pytest.approx(27.0 / pymc_scale)
+    assert lent.gradients_per_draw.source == "observed"
+    assert lent.relative_efficiency == nuts("nutpie").relative_efficiency
+    numpyro = Candidate("numpyro", "cpu", "float64", (("chain_method", "parallel"),))
+    stan = history.apply(nuts("stan"), profile, numpyro)
+    assert stan.gradients_per_draw.value == pytest.approx(
+        27.0 * costmodel.NUTS_TRAJECTORY_SCALE["stan"] / pymc_scale)
+
+
 def test_the_history_can_be_switched_off(ledger, monkeypatch):
     profile = profile_model(eight_schools())
     monkeypatch.setenv("PYMC_ACCEL_HISTORY", "off")

@@ -7,7 +7,7 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from pymc_accel import costmodel, machine
+from pymc_accel import Candidate, costmodel, machine
 from pymc_accel.cli import main
 from pymc_accel.devices import Devices, Gpu
 from pymc_accel.machine import DeviceFigures, MachineFigures, machine_figures
@@ -194,6 +194,48 @@ def test_modelled_leapfrogs_per_draw_follow_the_fitted_fourth_root():
         profile = profile_model(eight_schools())
         profile.n_free = n_free
         assert costmodel.nuts_gradients_per_draw(profile).value == pytest.approx(seen, rel=0.25)
+
+
+def test_nuts_implementations_differ_in_trees_not_in_effective_draws_per_gradient():
+    from pymc_accel.backends.numba_cpu import NumbaBackend
+    from pymc_accel.backends.numpyro_nuts import JaxNutsBackend
+
+    profile, m = profile_model(eight_schools()), _machine()
+    numba, numpyro = NumbaBackend(), JaxNutsBackend()
+    estimates = {
+        "nutpie": numba.estimate(Candidate("numba", "cpu", "float64", (("driver", "nutpie"),)),
+                                 profile, m),
+        "pymc": numba.estimate(Candidate("numba", "cpu", "float64", (("driver", "pymc"),)),
+                               profile, m),
+        "stan": numpyro.estimate(Candidate("numpyro", "cpu", "float64",
+                                           (("chain_method", "parallel"),)), profile, m),
+    }
+    reference = costmodel.nuts_gradients_per_draw(profile).value
+    for adaptation, est in estimates.items():
+        scale = costmodel.NUTS_TRAJECTORY_SCALE[adaptation]
+        assert est.gradients_per_draw.value == pytest.approx(reference * scale)
+        # effective draws per gradient are nutpie's: longer trees buy as many more draws' worth
+        assert est.relative_efficiency.value / est.gradients_per_draw.value == pytest.approx(
+            1.0 / reference)
+    assert estimates["nutpie"].relative_efficiency.value == 1.0
+    assert 1.0 < costmodel.NUTS_TRAJECTORY_SCALE["pymc"] < costmodel.NUTS_TRAJECTORY_SCALE["stan"]
+
+
+def test_longer_trees_share_fixed_costs_over_more_effective_draws():
+    from pymc_accel.backend import Estimate, Figure
+
+    def nuts(fixed, steps, efficiency):
+        return Estimate(seconds_per_gradient=Figure(1e-4), gradients_per_draw=Figure(steps),
+                        fixed_seconds=Figure(fixed), relative_efficiency=Figure(efficiency))
+
+    # equal gradient cost: 4 s of compile against 1.4 s; the second's trees 1.8x longer
+    short, long = nuts(4.0, 15.0, 1.0), nuts(1.4, 27.0, 1.8)
+    assert short.total_seconds(1000, 2) < long.total_seconds(1000, 2) * 1.5
+    assert (long.seconds_per_effective_draw(1000, 500, 2)
+            < short.seconds_per_effective_draw(1000, 500, 2))
+    # with no fixed costs, trees' length does not change the cost of an effective draw
+    assert nuts(0.0, 27.0, 1.8).seconds_per_effective_draw(1000, 500, 2) == pytest.approx(
+        nuts(0.0, 15.0, 1.0).seconds_per_effective_draw(1000, 500, 2))
 
 
 def test_dense_linear_algebra_runs_below_matmul_speed_and_slower_under_jax_than_numba():

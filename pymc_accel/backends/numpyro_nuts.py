@@ -42,6 +42,11 @@ class JaxNutsBackend:
         Which of PyMC's JAX NUTS implementations to drive.
     """
 
+    #: The NUTS adaptation the sampler runs, which sets its trees' length against nutpie's
+    #: (:data:`pymc_accel.costmodel.NUTS_TRAJECTORY_SCALE`): NumPyro's and BlackJAX's window
+    #: adaptation is Stan's; a subclass driving another sampler sets its own.
+    adaptation: str = "stan"
+
     @property
     def parallel_scans(self) -> bool:
         """Whether :meth:`sample` runs affine Scans as parallel prefixes where that pays off
@@ -96,9 +101,11 @@ class JaxNutsBackend:
             grad = costmodel.cpu_gradient_seconds(
                 profile, machine, candidate.precision, costmodel.JAX_CPU, parallel_chains=parallel
             )
+        steps, efficiency = costmodel.nuts_trajectory(profile, self.adaptation)
         return Estimate(
             seconds_per_gradient=grad,
-            gradients_per_draw=costmodel.nuts_gradients_per_draw(profile),
+            gradients_per_draw=steps,
+            relative_efficiency=efficiency,
             fixed_seconds=costmodel.compile_seconds(profile, costmodel.JAX_CPU),
             chain_parallelism=parallel,
             memory_bytes=costmodel.state_memory_bytes(profile, candidate.precision, 4, 1000),

@@ -33,6 +33,8 @@ class NutpieJaxBackend(JaxNutsBackend):
     whole sampler. Chains run in nutpie's threads, one per core, sharing one device.
     """
 
+    adaptation = "nutpie"  # nutpie's trees and effective draws per draw, not Stan's
+
     def __init__(self) -> None:
         super().__init__(name="nutpie_jax", jax_sampler="numpyro")
         self.description = ("nutpie NUTS (Rust, low-rank mass matrix) over a JAX-compiled "
@@ -63,6 +65,7 @@ class NutpieJaxBackend(JaxNutsBackend):
         return Estimate(
             seconds_per_gradient=_with_callback(base.seconds_per_gradient),
             gradients_per_draw=base.gradients_per_draw,
+            relative_efficiency=base.relative_efficiency,
             fixed_seconds=Figure(
                 FIXED_SECONDS + FIXED_SECONDS_PER_KERNEL * profile.census.kernels, "modelled",
                 "one jitted value-and-grad, plus nutpie's start-up"),
