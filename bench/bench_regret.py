@@ -169,8 +169,8 @@ def bench_model(name, factory, args):
     request = SampleRequest(draws=args.draws, tune=args.tune, chains=args.chains,
                             cores=min(4, cpu_cores()), random_seed=args.seed, progressbar=False,
                             quiet=True, compute_convergence_checks=False)
+    from pymc_accel.history import observed_leapfrogs_per_draw
     from pymc_accel.integration import check_initial_point, checks_its_own_start
-
     from pymc_accel.selection import forget_profiles
 
     forget_profiles()  # a first selection: no model of this structure profiled before
@@ -200,7 +200,9 @@ def bench_model(name, factory, args):
             ess = min_bulk_ess(idata)
             div = float(idata.sample_stats["diverging"].mean()) if "diverging" in idata.sample_stats else None
             runs.append({"wall": wall, "ess": ess, "ess_per_s": ess / wall, "divergent": div,
-                         "seed": args.seed + i})
+                         "seed": args.seed + i,
+                         # kept draws' mean tree size: ESS per gradient (fit_trajectories.py)
+                         "leapfrogs_per_draw": observed_leapfrogs_per_draw(idata)})
             print(f"  {name:14s} {label:52s} run {i + 1}: {wall:6.1f} s, min ESS {ess:7.1f}, "
                   f"ESS/s {ess / wall:8.2f}", flush=True)
             if i == 0 and wall > args.slow_run_seconds:
@@ -424,6 +426,13 @@ def _interval(rows, label) -> str:
     return text
 
 
+def _leapfrogs(runs) -> str:
+    """Runs' leapfrogs per kept draw (``–`` where the sampler does not report them, or the
+    results predate recording them)."""
+    seen = [x["leapfrogs_per_draw"] for x in runs if x.get("leapfrogs_per_draw")]
+    return " / ".join(f"{v:.1f}" for v in seen) if seen else "–"
+
+
 def markdown(results) -> str:
     """The results as a Markdown section (summary table, then one table per model)."""
     out = [f"Command: `{results['command']}`; machine: {results['machine']}; "
@@ -472,11 +481,12 @@ def markdown(results) -> str:
                 f" + start check {m.get('start_check_seconds', 0.0):.2f} s; with "
                 f"measure=True {m['measured_selection_seconds']:.2f} s)", "",
                 "| candidate | est. (s) | cold wall (s) | warm median wall (s) | cold ESS/s | "
-                "warm ESS/s median [range] | min bulk ESS per run | divergent |",
-                "|---|---|---|---|---|---|---|---|"]
+                "warm ESS/s median [range] | min bulk ESS per run | leapfrogs per draw | "
+                "divergent |",
+                "|---|---|---|---|---|---|---|---|---|"]
         for r in sorted(m["rows"], key=lambda r: -(r["warm_ess_per_s"] or 0)):
             if r["cold_wall"] is None:
-                out.append(f"| {r['candidate']} | | failed: {r.get('error', '')[:80]} | | | | | |")
+                out.append(f"| {r['candidate']} | | failed: {r.get('error', '')[:80]} | | | | | | |")
                 continue
             good = [x for x in r["runs"] if "error" not in x]
             tag = " (chosen)" if r["candidate"] == m["auto"]["chosen"] else ""
@@ -485,7 +495,7 @@ def markdown(results) -> str:
                 f"| {r['candidate']}{tag} | {r['estimated_seconds']:.1f} | {r['cold_wall']:.1f} | "
                 f"{warm} | {r['cold_ess_per_s']:.1f} | {r['warm_ess_per_s']:.1f} "
                 f"[{r['warm_range'][0]:.1f}–{r['warm_range'][1]:.1f}] | "
-                f"{' / '.join(f'{x['ess']:.0f}' for x in good)} | "
+                f"{' / '.join(f'{x['ess']:.0f}' for x in good)} | {_leapfrogs(good)} | "
                 f"{(good[0]['divergent'] or 0):.1%} |")
     return "\n".join(out) + "\n"
 

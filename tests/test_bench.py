@@ -138,3 +138,30 @@ def test_trajectory_summary_gives_ratios_to_nutpie_and_leaves_the_funnel_out():
     assert out["pymc"]["a"] == pytest.approx((2.0, 1.0))  # geometric means over seeds
     assert out["pymc"]["geomean"] == pytest.approx((2.0**0.5, 1.0))  # funnel left out
     assert out["stan"]["a"] == pytest.approx((3.0, 1.0)) and "nutpie" not in out
+
+
+def test_replay_judges_todays_choice_against_recorded_runs(monkeypatch):
+    import replay_regret
+
+    import pymc_accel
+
+    monkeypatch.setenv("PYMC_ACCEL_HISTORY", "off")
+    chosen = pymc_accel.select(zoo.eight_schools(), draws=100, tune=100, chains=2).chosen
+
+    def row(label, ess_per_s):
+        runs = [{"wall": 1.0, "ess": ess_per_s, "ess_per_s": ess_per_s} for _ in range(3)]
+        return {"candidate": label, "runs": runs, "cold_wall": 1.0, "cold_ess_per_s": ess_per_s,
+                "warm_median_wall": 1.0, "warm_ess_per_s": ess_per_s,
+                "warm_range": [ess_per_s, ess_per_s], "warm_runs": 2}
+
+    results = {"draws": 100, "tune": 100, "chains": 2, "models": [
+        {"model": "eight_schools", "chosen": {"auto": "recorded[cpu]"},
+         "rows": [row(chosen, 100.0), row("other[cpu]", 150.0)]},
+        {"model": "not_a_zoo_model", "chosen": {"auto": "x"}, "rows": []},
+    ]}
+    first, missing = replay_regret.replay(results)
+    assert first["replayed"] == chosen and first["recorded"] == "recorded[cpu]"
+    assert first["regret_warm"] == pytest.approx(1.5)
+    assert first["regret_warm_pooled"] == pytest.approx(1.5)
+    assert "error" in missing
+    assert "| eight_schools | recorded[cpu] |" in replay_regret.table([first, missing], "f.json")
