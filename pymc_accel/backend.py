@@ -117,6 +117,10 @@ class Estimate:
     draw_start_gradients : Figure
         Gradient evaluations per draw besides its leapfrog steps: PyMC's NUTS evaluates the log
         density and gradient at the draw's starting point again at every draw.
+    trajectory_scale : float or None
+        For a NUTS sampler: its adaptation's leapfrogs per draw against nutpie's
+        (:data:`pymc_accel.costmodel.NUTS_TRAJECTORY_SCALE`), which the run history uses to
+        share what one NUTS sampler observed on a model with the others; ``None`` otherwise.
     """
 
     seconds_per_gradient: Figure
@@ -127,6 +131,7 @@ class Estimate:
     relative_efficiency: Figure = field(default_factory=lambda: Figure(1.0))
     extra_gradients: Figure = field(default_factory=lambda: Figure(0.0))
     draw_start_gradients: Figure = field(default_factory=lambda: Figure(0.0))
+    trajectory_scale: float | None = None
 
     def gradients_per_chain(self, steps: int) -> float:
         """Gradient evaluations one chain makes in ``steps`` iterations."""

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Any
 
 from pymc_accel.backend import Figure
 from pymc_accel.machine import MachineFigures
@@ -312,7 +313,7 @@ def nuts_gradients_per_draw(profile: ModelProfile) -> Figure:
 NUTS_TRAJECTORY_SCALE = {"nutpie": 1.0, "pymc": 1.16, "stan": 1.38}
 
 
-def nuts_trajectory(profile: ModelProfile, adaptation: str) -> tuple[Figure, Figure]:
+def nuts_trajectory(profile: ModelProfile, adaptation: str) -> dict[str, Any]:
     """Leapfrog steps per draw of a NUTS implementation and its effective draws per draw
     relative to nutpie's, on this model.
 
@@ -336,30 +337,22 @@ def nuts_trajectory(profile: ModelProfile, adaptation: str) -> tuple[Figure, Fig
 
     Returns
     -------
-    (Figure, Figure)
-        Gradients per draw and relative efficiency, for :class:`~pymc_accel.backend.Estimate`.
+    dict
+        ``gradients_per_draw``, ``relative_efficiency`` and ``trajectory_scale``: fields of
+        :class:`~pymc_accel.backend.Estimate`.
     """
     scale = NUTS_TRAJECTORY_SCALE[adaptation]
     base = nuts_gradients_per_draw(profile)
     if scale == 1.0:
-        return base, Figure(1.0, "modelled", "nutpie's NUTS: the reference")
-    steps = Figure(min(1023.0, base.value * scale), "modelled",
-                   f"{base.note} x {scale:g} ({adaptation} adaptation's trees against nutpie's)")
-    efficiency = Figure(scale, "modelled",
-                        f"effective draws per gradient as nutpie's, {scale:g}x its per draw")
-    return steps, efficiency
-
-
-def nuts_trajectory_scale(figure: Figure, profile: ModelProfile) -> float | None:
-    """The :data:`NUTS_TRAJECTORY_SCALE` behind ``figure`` when it is a modelled NUTS
-    leapfrogs-per-draw figure of :func:`nuts_trajectory` for this model, else ``None``."""
-    if figure.source != "modelled":
-        return None
-    base = nuts_gradients_per_draw(profile).value
-    for scale in NUTS_TRAJECTORY_SCALE.values():
-        if math.isclose(figure.value, min(1023.0, base * scale)):
-            return scale
-    return None
+        steps, efficiency = base, Figure(1.0, "modelled", "nutpie's NUTS: the reference")
+    else:
+        steps = Figure(min(1023.0, base.value * scale), "modelled",
+                       f"{base.note} x {scale:g} ({adaptation} adaptation's trees against "
+                       "nutpie's)")
+        efficiency = Figure(scale, "modelled",
+                            f"effective draws per gradient as nutpie's, {scale:g}x its per draw")
+    return {"gradients_per_draw": steps, "relative_efficiency": efficiency,
+            "trajectory_scale": scale}
 
 
 def pymc_draw_start_gradients() -> Figure:

@@ -10,12 +10,13 @@ modelled figures, labelled ``observed``.
 A model's first run with a candidate compiles what later runs load from caches, so its fixed
 seconds are kept but not used: the observed fixed seconds replace the modelled ones from the
 second recorded run on, when they are what a run of the model pays once compiled. Leapfrogs per
-draw are mostly the posterior's (its curvature sets the step size any NUTS adapts to), so a
-NUTS candidate that has not run the model takes those another NUTS candidate observed on it,
-scaled by how much longer its adaptation's trees are modelled to be
-(:func:`pymc_accel.costmodel.nuts_trajectory`), rather than the modelled figure that the
-observed one has just shown wrong: without it, one run that observed deeper trees than
-modelled made every other NUTS look cheaper than the one that ran.
+draw are partly the posterior's (its curvature sets the step size any NUTS adapts to), partly
+the adaptation's, so a NUTS candidate that has not run the model takes those the NUTS runs
+observed on it, weighed with the modelled figure (:data:`OBSERVED_TREES_WEIGHT`) and scaled by
+how much longer its adaptation's trees are modelled to be
+(:func:`pymc_accel.costmodel.nuts_trajectory`): without it, one run that observed deeper
+trees than modelled made every other NUTS look cheaper than the one that ran. Effective draws
+per draw follow the leapfrogs (NUTS implementations get about the same per gradient).
 
 The ledger is a JSON file per machine in :func:`pymc_accel.machine.cache_dir`; set
 ``PYMC_ACCEL_HISTORY=off`` to neither read nor write it (benchmarks judging first selections do).
@@ -41,8 +42,18 @@ if TYPE_CHECKING:
 
 #: Entries kept per ledger file (the most recent ones).
 MAX_ENTRIES = 500
-#: How a figure taken from another NUTS sampler's run is noted.
+#: How a figure taken from other NUTS samplers' runs is noted.
 _SHARED_NOTE = "leapfrogs per draw that"
+#: Weight, in logarithms, of the trees NUTS runs observed on a model against the modelled ones,
+#: in the leapfrogs per draw of a NUTS sampler that has not run it
+#: (:func:`_reference_leapfrogs`). An observation says both how hard the posterior is, which
+#: every NUTS shares, and how the sampler that ran adapted to it, which the others do not: on
+#: the zoo the modelled ``3.4 d^(1/4)`` is within about 10% of nutpie's leapfrogs everywhere
+#: but the funnel (2-5x there), while an adaptation's trees stray 20-25% from its modelled
+#: scale per model (``docs/results/fit-trajectories-cpu.jsonl``). Taking the observation
+#: whole made nutpie look 1.4x deeper on seed_mid than it is (PyMC's NUTS adapts 1.8x nutpie's
+#: trees there); ignoring it, the funnel's deep trees. Halfway, in logarithms.
+OBSERVED_TREES_WEIGHT = 0.5
 
 
 def enabled() -> bool:
@@ -100,25 +111,26 @@ def lookup(profile: ModelProfile, candidate: Candidate) -> dict[str, Any] | None
     return entry if isinstance(entry, dict) else None
 
 
-def _nuts_modelled(figure: Figure, profile: ModelProfile) -> bool:
-    """Whether ``figure`` is the cost model's NUTS leapfrogs per draw for this model (what NUTS
-    backends estimate; samplers with other step counts, MALA or MCLMC, model their own)."""
-    from pymc_accel.costmodel import nuts_trajectory_scale
+def _reference_leapfrogs(profile: ModelProfile) -> tuple[float, list[str]] | None:
+    """Leapfrogs per draw nutpie's NUTS would take on this model, as the NUTS runs recorded for
+    it show them: each run's observed leapfrogs over its adaptation's trajectory scale
+    (geometric mean over the runs), moved from the modelled figure by
+    :data:`OBSERVED_TREES_WEIGHT` in logarithms; with the candidates those runs were of.
+    ``None`` when no NUTS sampler has run the model."""
+    from pymc_accel.costmodel import nuts_gradients_per_draw
 
-    return nuts_trajectory_scale(figure, profile) is not None
-
-
-def _observed_by_another_nuts(profile: ModelProfile, candidate: Candidate) -> dict[str, Any] | None:
-    """The latest entry of another NUTS candidate on this model with leapfrogs per draw."""
     prefix = f"{model_key(profile)}|"
-    found = None
-    for key, entry in _load().items():  # oldest first: the last match is the latest
-        if (key.startswith(prefix) and isinstance(entry, dict) and entry.get("nuts")
-                and entry.get("candidate") != candidate.label
-                and isinstance(entry.get("leapfrogs_per_draw"), (int, float))
-                and entry["leapfrogs_per_draw"] > 0):
-            found = entry
-    return found
+    seen = [(float(entry["leapfrogs_per_draw"]) / _trajectory_scale(entry), entry.get("candidate"))
+            for key, entry in _load().items()
+            if key.startswith(prefix) and isinstance(entry, dict) and entry.get("nuts")
+            and isinstance(entry.get("leapfrogs_per_draw"), (int, float))
+            and entry["leapfrogs_per_draw"] > 0]
+    if not seen:
+        return None
+    observed = sum(math.log(x) for x, _ in seen) / len(seen)
+    modelled = math.log(nuts_gradients_per_draw(profile).value)
+    reference = math.exp(OBSERVED_TREES_WEIGHT * observed + (1 - OBSERVED_TREES_WEIGHT) * modelled)
+    return reference, [str(c) for _, c in seen]
 
 
 def _trajectory_scale(entry: dict[str, Any]) -> float:
@@ -172,11 +184,9 @@ def record(
         data = dict(_load())
         previous = data.pop(key, None)  # re-inserted last: the oldest entries are dropped first
         # a NUTS sampler: its estimate's leapfrogs were the NUTS model's, or taken from a NUTS run
-        entry["nuts"] = (_nuts_modelled(estimate.gradients_per_draw, profile)
-                         or estimate.gradients_per_draw.note.startswith(_SHARED_NOTE)
-                         or bool(isinstance(previous, dict) and previous.get("nuts")))
-        if entry["nuts"]:  # its trees against nutpie's, for lending them to other NUTS
-            entry["trajectory_scale"] = estimate.relative_efficiency.value
+        entry["nuts"] = estimate.trajectory_scale is not None
+        if entry["nuts"]:  # its trees against nutpie's, for sharing them with other NUTS
+            entry["trajectory_scale"] = estimate.trajectory_scale
         runs = previous.get("runs", 1) if isinstance(previous, dict) else 0
         entry["runs"] = (runs if isinstance(runs, int) else 1) + 1
         data[key] = entry
@@ -198,33 +208,46 @@ def fixed_seconds_usable(entry: dict[str, Any]) -> bool:
 
 
 def apply(estimate: Estimate, profile: ModelProfile, candidate: Candidate) -> Estimate:
-    """``estimate`` with the figures an earlier run of this model observed, if there was one:
-    leapfrogs per draw, and, once the model has run more than once with the candidate, the
-    fixed seconds (compile, start-up) of its latest run, which found its compiled artefacts
-    cached. Unchanged without a recorded run."""
-    entry = lookup(profile, candidate)
-    if entry is None:
-        other = (_observed_by_another_nuts(profile, candidate)
-                 if enabled() and _nuts_modelled(estimate.gradients_per_draw, profile) else None)
-        if other is None:
-            return estimate
-        from pymc_accel.costmodel import nuts_trajectory_scale
+    """``estimate`` with what earlier runs of this model observed, where there were any.
 
-        # the other's trees, scaled to this implementation's (costmodel.nuts_trajectory)
-        ratio = (nuts_trajectory_scale(estimate.gradients_per_draw, profile)
-                 / _trajectory_scale(other))
-        scaled = f" x {ratio:.2f} for this sampler's adaptation" if ratio != 1.0 else ""
-        return replace(estimate, gradients_per_draw=Figure(
-            float(other["leapfrogs_per_draw"]) * ratio, "observed",
-            f"{_SHARED_NOTE} {other.get('candidate')} observed on this model at "
-            f"{other.get('recorded', 'an earlier run')}{scaled}"))
-    when = entry.get("recorded", "an earlier run")
+    - A NUTS sampler (``estimate.trajectory_scale`` set) takes its own observed leapfrogs per
+      draw, or, if it has not run the model, the leapfrogs nutpie's NUTS would take as the
+      model's NUTS runs show them (:func:`_reference_leapfrogs`) times its adaptation's scale;
+      its effective draws per draw become its leapfrogs over that reference, since NUTS
+      implementations get about the same effective draws per gradient
+      (:func:`pymc_accel.costmodel.nuts_trajectory`).
+    - Any other sampler takes its own observed leapfrogs per draw.
+    - Once the model has run more than once with the candidate, the fixed seconds (compile,
+      start-up) of its latest run, which found its compiled artefacts cached.
+
+    Unchanged without a recorded run.
+    """
+    entry = lookup(profile, candidate)
+    when = entry.get("recorded", "an earlier run") if entry else ""
+    own = entry.get("leapfrogs_per_draw") if entry else None
+    own = float(own) if isinstance(own, (int, float)) and own > 0 else None
     out = estimate
-    per_draw = entry.get("leapfrogs_per_draw")
-    if isinstance(per_draw, (int, float)) and per_draw > 0:
+    if estimate.trajectory_scale is not None and enabled():
+        reference = _reference_leapfrogs(profile)
+        if reference is not None:
+            per_draw, seen_by = reference
+            if own is not None:
+                steps = Figure(own, "observed", f"leapfrogs per draw of this model's run at {when}")
+            else:
+                scale = estimate.trajectory_scale
+                steps = Figure(per_draw * scale, "observed",
+                               f"{_SHARED_NOTE} {', '.join(seen_by)} observed on this model, "
+                               f"weighed with the modelled, x {scale:g} for this sampler's "
+                               "adaptation")
+            out = replace(out, gradients_per_draw=steps, relative_efficiency=Figure(
+                steps.value / per_draw, "observed",
+                f"effective draws per gradient as nutpie's; nutpie's NUTS {per_draw:.1f} "
+                "leapfrogs per draw on this model"))
+    elif own is not None:
         out = replace(out, gradients_per_draw=Figure(
-            float(per_draw), "observed", f"leapfrogs per draw of this model's run at {when}"))
-    if fixed_seconds_usable(entry) and (fixed := _observed_fixed_seconds(entry, out)) is not None:
+            own, "observed", f"leapfrogs per draw of this model's run at {when}"))
+    if (entry is not None and fixed_seconds_usable(entry)
+            and (fixed := _observed_fixed_seconds(entry, out)) is not None):
         out = replace(out, fixed_seconds=Figure(
             fixed, "observed",
             f"run at {when}: {entry.get('wall_seconds', 0):.1f} s, its fixed share "

@@ -29,6 +29,7 @@ class Row:
     origin: str = ""
     memory_bytes: float | None = None  # peak device memory of a backend's memory plan
     memory: str = ""  # that plan: what the memory holds, and the chain layout
+    relative_efficiency: float | None = None  # effective draws per draw against nutpie's NUTS
 
 
 @dataclass
@@ -126,6 +127,7 @@ class SelectionReport:
             ("est. total", {"justify": "right"}),
             ("s/grad", {"justify": "right"}),
             ("grads/draw", {"justify": "right"}),
+            ("ESS/draw", {"justify": "right"}),
             ("compile", {"justify": "right"}),
             ("memory", {"justify": "right"}),
             ("s/grad is", {}),
@@ -140,6 +142,7 @@ class SelectionReport:
                 _fmt_s(r.total_seconds),
                 _fmt_s(r.seconds_per_gradient),
                 f"{r.gradients_per_draw:.0f}" if r.gradients_per_draw else "",
+                f"{r.relative_efficiency:.2g}x" if r.relative_efficiency else "",
                 _fmt_s(r.fixed_seconds),
                 _fmt_bytes(r.memory_bytes),
                 _grad_source(r.sources),

@@ -471,4 +471,5 @@ def _row(s: _Scored, chosen: _Scored, registry: Registry, check: PrecisionCheck 
         registry.origins.get(s.candidate.backend, ""),
         memory_bytes=e.memory_bytes.value if planned else None,
         memory=e.memory_bytes.note if planned else "",
+        relative_efficiency=e.relative_efficiency.value,
     )

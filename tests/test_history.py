@@ -67,54 +67,71 @@ def test_a_recorded_run_replaces_leapfrogs_and_fixed_seconds(ledger):
     assert history.apply(_estimate(), profile, other) == _estimate()
 
 
-def test_another_nuts_sampler_takes_the_leapfrogs_a_nuts_run_observed_and_mala_does_not(ledger):
+def _nuts(profile, adaptation: str) -> Estimate:
+    from dataclasses import replace
+
+    from pymc_accel import costmodel
+
+    return replace(_estimate(), **costmodel.nuts_trajectory(profile, adaptation))
+
+
+def test_other_nuts_samplers_take_the_observed_trees_weighed_and_mala_does_not(ledger):
     from dataclasses import replace
 
     from pymc_accel import costmodel
 
     profile = profile_model(eight_schools())
-    nuts = replace(_estimate(), gradients_per_draw=costmodel.nuts_gradients_per_draw(profile))
+    modelled = costmodel.nuts_gradients_per_draw(profile).value
+    pymc_scale = costmodel.NUTS_TRAJECTORY_SCALE["pymc"]
+    history.record(profile, PYMC_NUTS, _nuts(profile, "pymc"),
+                   SampleRequest(draws=100, tune=100, chains=2), 2.0, _Result(22.0))
     nutpie = Candidate("numba", "cpu", "float64", (("driver", "nutpie"),))
-    history.record(profile, PYMC_NUTS, nuts, SampleRequest(draws=100, tune=100, chains=2), 2.0,
-                   _Result(22.0))
-    seen = history.apply(nuts, profile, nutpie)
-    assert seen.gradients_per_draw.value == 22.0 and seen.gradients_per_draw.source == "observed"
+    seen = history.apply(_nuts(profile, "nutpie"), profile, nutpie)
+    # PyMC's 22 leapfrogs are 22 / 1.16 of nutpie's trees, weighed halfway with the modelled
+    reference = (22.0 / pymc_scale) ** 0.5 * modelled**0.5
+    assert seen.gradients_per_draw.value == pytest.approx(reference)
+    assert seen.gradients_per_draw.source == "observed"
     assert PYMC_NUTS.label in seen.gradients_per_draw.note
-    assert seen.fixed_seconds == nuts.fixed_seconds  # its own compile is not known
+    assert seen.relative_efficiency.value == pytest.approx(1.0)
+    assert seen.fixed_seconds == _estimate().fixed_seconds  # its own compile is not known
+    # the sampler that ran keeps its own trees, and the effective draws they buy
+    own = history.apply(_nuts(profile, "pymc"), profile, PYMC_NUTS)
+    assert own.gradients_per_draw.value == 22.0
+    assert own.relative_efficiency.value == pytest.approx(22.0 / reference)
+    # Stan's adaptation: the same reference, its own scale
+    numpyro = Candidate("numpyro", "cpu", "float64", (("chain_method", "parallel"),))
+    stan = history.apply(_nuts(profile, "stan"), profile, numpyro)
+    assert stan.gradients_per_draw.value == pytest.approx(
+        reference * costmodel.NUTS_TRAJECTORY_SCALE["stan"])
+    assert stan.relative_efficiency.value == pytest.approx(costmodel.NUTS_TRAJECTORY_SCALE["stan"])
     mala = replace(_estimate(), gradients_per_draw=Figure(1.0, "modelled", "one per step"))
     assert history.apply(mala, profile, Candidate("deer_mala", "cpu", "float64")) == mala
     # a sampler that is not NUTS does not lend its steps either
     history.clear()
     history.record(profile, Candidate("deer_mala", "cpu", "float64"), mala,
                    SampleRequest(draws=100, tune=100, chains=2), 2.0, _Result(1.0))
-    assert history.apply(nuts, profile, nutpie) == nuts
+    assert history.apply(_nuts(profile, "nutpie"), profile, nutpie) == _nuts(profile, "nutpie")
 
 
-def test_leapfrogs_lent_between_nuts_samplers_are_scaled_by_their_adaptations(ledger):
-    from dataclasses import replace
-
+def test_a_nuts_run_with_deeper_trees_than_its_scale_is_credited_their_effective_draws(ledger):
+    """seed_mid: PyMC's NUTS adapts 1.8x nutpie's trees there (1.16x modelled). Its observed
+    leapfrogs must not count as gradient work that buys nothing: it is credited the effective
+    draws they buy, and nutpie is not made as deep."""
     from pymc_accel import costmodel
 
-    profile = profile_model(eight_schools())
-
-    def nuts(adaptation):
-        steps, efficiency = costmodel.nuts_trajectory(profile, adaptation)
-        return replace(_estimate(), gradients_per_draw=steps, relative_efficiency=efficiency)
-
-    pymc_scale = costmodel.NUTS_TRAJECTORY_SCALE["pymc"]
-    assert pymc_scale > 1.0
-    history.record(profile, PYMC_NUTS, nuts("pymc"), SampleRequest(draws=100, tune=100, chains=2),
-                   2.0, _Result(27.0))
+    profile = profile_model(hierarchical_logistic(2000, 100, 5).model)
+    modelled = costmodel.nuts_gradients_per_draw(profile).value
+    observed = 1.8 * modelled
+    history.record(profile, PYMC_NUTS, _nuts(profile, "pymc"),
+                   SampleRequest(draws=500, tune=500, chains=2), 7.0, _Result(observed))
     nutpie = Candidate("numba", "cpu", "float64", (("driver", "nutpie"),))
-    lent = history.apply(nuts("nutpie"), profile, nutpie)
-    # PyMC's trees are modelled 1.16x nutpie's: nutpie is lent 27 / 1.16 leapfrogs, not 27
-    assert lent.gradients_per_draw.value == pytest.approx(27.0 / pymc_scale)
-    assert lent.gradients_per_draw.source == "observed"
-    assert lent.relative_efficiency == nuts("nutpie").relative_efficiency
-    numpyro = Candidate("numpyro", "cpu", "float64", (("chain_method", "parallel"),))
-    stan = history.apply(nuts("stan"), profile, numpyro)
-    assert stan.gradients_per_draw.value == pytest.approx(
-        27.0 * costmodel.NUTS_TRAJECTORY_SCALE["stan"] / pymc_scale)
+    lent = history.apply(_nuts(profile, "nutpie"), profile, nutpie)
+    own = history.apply(_nuts(profile, "pymc"), profile, PYMC_NUTS)
+    assert modelled < lent.gradients_per_draw.value < observed / 1.16
+    assert own.relative_efficiency.value > costmodel.NUTS_TRAJECTORY_SCALE["pymc"]
+    # gradient work per effective draw stays level between the two
+    assert (own.gradients_per_draw.value / own.relative_efficiency.value
+            == pytest.approx(lent.gradients_per_draw.value / lent.relative_efficiency.value))
 
 
 def test_the_history_can_be_switched_off(ledger, monkeypatch):

@@ -43,6 +43,12 @@ def test_report_lists_every_candidate_and_refusal_and_round_trips():
     text = str(report)
     assert chosen.label in text  # labels with [brackets] are not eaten as rich markup
     assert "pymc-accel[gpu]" in text
+    # effective draws per draw against nutpie's NUTS: longer-tree NUTS and MALA say theirs
+    efficiency = {r.label: r.relative_efficiency for r in report.rows if r.status != "refused"}
+    assert efficiency["numba[cpu,float64,driver=nutpie]"] == 1.0
+    assert efficiency["numba[cpu,float64,driver=pymc]"] > 1.0
+    assert all(v < 1.0 for k, v in efficiency.items() if k.startswith("deer_mala"))
+    assert "ESS/draw" in text and "1.2x" in text
 
 
 def test_unknown_backend_names_the_registered_ones():

@@ -77,18 +77,16 @@ class NumbaBackend:
         cores = cpu_cores()
         extra = costmodel.pymc_tuning_extra_gradients(profile) if pymc else Figure(0.0)
         start = costmodel.pymc_draw_start_gradients() if pymc else Figure(0.0)
-        steps, efficiency = costmodel.nuts_trajectory(profile, "pymc" if pymc else "nutpie")
         return Estimate(
             seconds_per_gradient=costmodel.cpu_gradient_seconds(
                 profile, machine, candidate.precision, runtime, parallel_chains=cores
             ),
-            gradients_per_draw=steps,
-            relative_efficiency=efficiency,
             fixed_seconds=costmodel.compile_seconds(profile, runtime),
             chain_parallelism=cores,
             memory_bytes=costmodel.state_memory_bytes(profile, candidate.precision, 4, 1000),
             extra_gradients=extra,
             draw_start_gradients=start,
+            **costmodel.nuts_trajectory(profile, "pymc" if pymc else "nutpie"),
         )
 
     def measure(

@@ -101,11 +101,9 @@ class JaxNutsBackend:
             grad = costmodel.cpu_gradient_seconds(
                 profile, machine, candidate.precision, costmodel.JAX_CPU, parallel_chains=parallel
             )
-        steps, efficiency = costmodel.nuts_trajectory(profile, self.adaptation)
         return Estimate(
             seconds_per_gradient=grad,
-            gradients_per_draw=steps,
-            relative_efficiency=efficiency,
+            **costmodel.nuts_trajectory(profile, self.adaptation),
             fixed_seconds=costmodel.compile_seconds(profile, costmodel.JAX_CPU),
             chain_parallelism=parallel,
             memory_bytes=costmodel.state_memory_bytes(profile, candidate.precision, 4, 1000),

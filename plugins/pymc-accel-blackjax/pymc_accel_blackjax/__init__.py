@@ -60,6 +60,7 @@ class BlackJaxNutsBackend(JaxNutsBackend):
             chain_parallelism=base.chain_parallelism,
             memory_bytes=base.memory_bytes,
             relative_efficiency=base.relative_efficiency,  # Stan's window adaptation, as NumPyro
+            trajectory_scale=base.trajectory_scale,
         )
 
 

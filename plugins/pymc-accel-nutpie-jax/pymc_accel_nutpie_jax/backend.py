@@ -66,6 +66,7 @@ class NutpieJaxBackend(JaxNutsBackend):
             seconds_per_gradient=_with_callback(base.seconds_per_gradient),
             gradients_per_draw=base.gradients_per_draw,
             relative_efficiency=base.relative_efficiency,
+            trajectory_scale=base.trajectory_scale,
             fixed_seconds=Figure(
                 FIXED_SECONDS + FIXED_SECONDS_PER_KERNEL * profile.census.kernels, "modelled",
                 "one jitted value-and-grad, plus nutpie's start-up"),
