@@ -142,7 +142,7 @@ class SelectionReport:
                 _fmt_s(r.total_seconds),
                 _fmt_s(r.seconds_per_gradient),
                 f"{r.gradients_per_draw:.0f}" if r.gradients_per_draw else "",
-                f"{r.relative_efficiency:.2g}x" if r.relative_efficiency else "",
+                f"{r.relative_efficiency:.2f}x" if r.relative_efficiency else "",
                 _fmt_s(r.fixed_seconds),
                 _fmt_bytes(r.memory_bytes),
                 _grad_source(r.sources),

@@ -48,7 +48,7 @@ def test_report_lists_every_candidate_and_refusal_and_round_trips():
     assert efficiency["numba[cpu,float64,driver=nutpie]"] == 1.0
     assert efficiency["numba[cpu,float64,driver=pymc]"] > 1.0
     assert all(v < 1.0 for k, v in efficiency.items() if k.startswith("deer_mala"))
-    assert "ESS/draw" in text and "1.2x" in text
+    assert "ESS/draw" in text and "1.16x" in text
 
 
 def test_unknown_backend_names_the_registered_ones():
