@@ -318,7 +318,8 @@ def select(
         selection_seconds=time.perf_counter() - start,
         precision_check=check.to_dict() if check else None,
         measurement=measurement,
-        notes=_scan_notes(registry.backends[chosen.candidate.backend], chosen.candidate, profile),
+        notes=(_scan_notes(registry.backends[chosen.candidate.backend], chosen.candidate, profile)
+               + _geometry_notes(profile)),
         candidate=chosen.candidate,
         estimate=chosen.estimate,
         model_profile=profile,
@@ -333,6 +334,17 @@ def _scan_notes(backend, candidate: Candidate, profile: ModelProfile) -> list[st
 
     line = describe_plan(profile, candidate.device)
     return [line] if line else []
+
+
+def _geometry_notes(profile: ModelProfile) -> list[str]:
+    """Advice on a posterior no sampler choice mends: a centred hierarchy's funnel."""
+    if not profile.centred_hierarchies:
+        return []
+    names = ", ".join(profile.centred_hierarchies)
+    return [f"centred hierarchy: the spread of {names} depends on other free variables (a "
+            "funnel); NUTS may diverge in its neck and take trees of any length, so the "
+            "estimates above give every NUTS the same trees. A non-centred parameterisation "
+            "(x = mu + sigma * z, z ~ Normal(0, 1)) usually samples it many times faster"]
 
 
 # model -> (fingerprint, profile): a model selected for again (explain() then sample(), a second

@@ -221,6 +221,17 @@ def test_nuts_implementations_differ_in_trees_not_in_effective_draws_per_gradien
     assert 1.0 < costmodel.NUTS_TRAJECTORY_SCALE["pymc"] < costmodel.NUTS_TRAJECTORY_SCALE["stan"]
 
 
+def test_every_nuts_gets_nutpies_trees_on_a_centred_hierarchy():
+    from dataclasses import replace
+
+    profile = replace(profile_model(eight_schools()), centred_hierarchies=["x"])
+    for adaptation in costmodel.NUTS_TRAJECTORY_SCALE:
+        fields = costmodel.nuts_trajectory(profile, adaptation)
+        assert fields["trajectory_scale"] == 1.0
+        assert fields["relative_efficiency"].value == 1.0
+        assert fields["gradients_per_draw"] == costmodel.nuts_gradients_per_draw(profile)
+
+
 def test_longer_trees_share_fixed_costs_over_more_effective_draws():
     from pymc_accel.backend import Estimate, Figure
 

@@ -148,3 +148,33 @@ def test_the_garbage_collector_is_paused_while_profiling_and_left_as_found(
     finally:
         gc.enable()
     assert seen == [False]
+
+
+def test_centred_hierarchies_are_found_and_non_centred_ones_are_not():
+    import numpy as np
+    import pymc as pm
+
+    from pymc_accel.profile import ModelProfile
+
+    with pm.Model() as funnel:
+        v = pm.Normal("v", 0, 3)
+        pm.Normal("x", 0, pm.math.exp(v / 2), shape=9)
+    with pm.Model() as centred:
+        mu, tau = pm.Normal("mu", 0, 5), pm.HalfCauchy("tau", 5)
+        pm.Normal("theta", mu, tau, shape=8)
+        pm.StudentT("t", nu=4, mu=mu, sigma=1.0)  # only its location is hierarchical
+    with pm.Model() as scale_only:
+        s = pm.HalfNormal("s", 1)
+        pm.HalfNormal("h", sigma=s, shape=3)
+    with pm.Model() as observed_only:
+        s = pm.HalfNormal("s", 1)
+        pm.Normal("y", 0, s, observed=np.zeros(5))
+    assert profile_model(funnel).centred_hierarchies == ["x"]
+    assert profile_model(centred).centred_hierarchies == ["theta"]
+    assert profile_model(scale_only).centred_hierarchies == ["h"]
+    assert profile_model(observed_only).centred_hierarchies == []
+    assert profile_model(eight_schools()).centred_hierarchies == []  # non-centred
+    assert profile_model(hierarchical_logistic(200, 10, 2).model).centred_hierarchies == []
+    profile = profile_model(funnel)
+    assert profile.summary()["centred hierarchies"] == "x"
+    assert ModelProfile.from_dict(profile.to_dict()).centred_hierarchies == ["x"]

@@ -51,6 +51,19 @@ def test_report_lists_every_candidate_and_refusal_and_round_trips():
     assert "ESS/draw" in text and "1.16x" in text
 
 
+def test_a_centred_hierarchy_is_reported_with_its_fix():
+    import pymc as pm
+
+    with pm.Model() as funnel:
+        v = pm.Normal("v", 0, 3)
+        pm.Normal("x", 0, pm.math.exp(v / 2), shape=9)
+    report = select(funnel, registry=build_registry(autoload=False), devices=CPU_ONLY)
+    assert any("centred hierarchy" in n and "x" in n and "non-centred" in n for n in report.notes)
+    assert "non-centred" in str(report)
+    assert not any("centred" in n for n in select(
+        eight_schools(), registry=build_registry(autoload=False), devices=CPU_ONLY).notes)
+
+
 def test_unknown_backend_names_the_registered_ones():
     with pytest.raises(UnknownBackendError, match="numba, numpyro"):
         select(eight_schools(), backend="stan", registry=build_registry(autoload=False))
