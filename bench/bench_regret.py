@@ -521,6 +521,9 @@ def main(argv=None):
     os.environ["PYMC_ACCEL_HISTORY"] = "off"
     # nor profiles kept on disk by earlier processes (default_run times a reuse itself)
     os.environ["PYMC_ACCEL_PROFILE_CACHE"] = "off"
+    # the runs judged are repeats in one process, which pay no sampler's first use
+    # (pymc_accel.first_use); bench_fresh_process.py judges a new process's choice
+    os.environ["PYMC_ACCEL_FIRST_USE"] = "off"
     _private_history_dir()
     import platform
     import warnings

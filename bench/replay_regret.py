@@ -95,6 +95,7 @@ def main(argv=None) -> None:
     args = p.parse_args(argv)
     os.environ["PYMC_ACCEL_HISTORY"] = "off"
     os.environ["PYMC_ACCEL_PROFILE_CACHE"] = "off"
+    os.environ["PYMC_ACCEL_FIRST_USE"] = "off"  # the recorded runs were repeats in one process
     everything = {}
     for path in args.results:
         lines = replay(json.loads(Path(path).read_text()))

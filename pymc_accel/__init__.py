@@ -35,6 +35,7 @@ from pymc_accel.errors import (
     PymcAccelError,
     UnknownBackendError,
 )
+from pymc_accel.first_use import first_use_figures
 from pymc_accel.hookspecs import hookimpl
 from pymc_accel.integration import disable, enable, explain, is_enabled, sample
 from pymc_accel.machine import DeviceFigures, MachineFigures, machine_figures
@@ -51,7 +52,8 @@ __all__ = [
     "NoCandidateError", "NonFiniteInitialPointError", "PluginError", "PrecisionCheck",
     "PrecisionWarning", "PymcAccelError", "Refusal", "DeviceFigures", "check_float32",
     "Registry", "SampleRequest", "SelectionReport", "UnknownBackendError", "__version__",
-    "build_registry", "disable", "discover_devices", "enable", "explain", "get_registry",
+    "build_registry", "disable", "discover_devices", "enable", "explain", "first_use_figures",
+    "get_registry",
     "hookimpl", "is_enabled", "jax_device", "machine_figures", "profile_model",
     "rename_nutpie_stats", "sample", "select",
 ]

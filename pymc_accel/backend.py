@@ -91,8 +91,8 @@ class Estimate:
     """A backend's estimate of what running a candidate costs.
 
     The wall time to the requested draws is
-    ``fixed_seconds + (steps * (gradients_per_draw + draw_start_gradients) + extra_gradients)
-    * seconds_per_gradient * chain_rounds`` where ``steps = tune + draws`` and ``chain_rounds``
+    ``fixed_seconds + first_use_seconds + (steps * (gradients_per_draw + draw_start_gradients)
+    + extra_gradients) * seconds_per_gradient * chain_rounds`` where ``steps = tune + draws`` and ``chain_rounds``
     is how many times the chains must run one after another given the device's parallelism. ``relative_efficiency`` scales effective
     draws per draw against nutpie's NUTS (1.0); a NUTS whose adaptation takes longer trees
     reports more (:func:`pymc_accel.costmodel.nuts_trajectory`), samplers with worse mixing less.
@@ -121,6 +121,12 @@ class Estimate:
         For a NUTS sampler: its adaptation's leapfrogs per draw against nutpie's
         (:data:`pymc_accel.costmodel.NUTS_TRAJECTORY_SCALE`), which the run history uses to
         share what one NUTS sampler observed on a model with the others; ``None`` otherwise.
+    first_use_seconds : Figure
+        Start-up paid once per Python process, whatever the model, by the runtimes of
+        ``first_use`` that have not run in this process yet (:mod:`pymc_accel.first_use`).
+    first_use : tuple of str
+        The runtimes the candidate starts (``"numba"``, ``"nutpie-numba"``, ``"jax"``, ...):
+        marked as run in this process once its run succeeds.
     """
 
     seconds_per_gradient: Figure
@@ -132,6 +138,8 @@ class Estimate:
     extra_gradients: Figure = field(default_factory=lambda: Figure(0.0))
     draw_start_gradients: Figure = field(default_factory=lambda: Figure(0.0))
     trajectory_scale: float | None = None
+    first_use_seconds: Figure = field(default_factory=lambda: Figure(0.0))
+    first_use: tuple[str, ...] = ()
 
     def gradients_per_chain(self, steps: int) -> float:
         """Gradient evaluations one chain makes in ``steps`` iterations."""
@@ -144,8 +152,9 @@ class Estimate:
         return rounds * self.gradients_per_chain(steps) * self.seconds_per_gradient.value
 
     def total_seconds(self, steps: int, chains: int) -> float:
-        """Estimated wall time: fixed costs plus sampling."""
-        return self.fixed_seconds.value + self.sampling_seconds(steps, chains)
+        """Estimated wall time: fixed costs, first use in this process and sampling."""
+        return (self.fixed_seconds.value + self.first_use_seconds.value
+                + self.sampling_seconds(steps, chains))
 
     def seconds_per_effective_draw(self, steps: int, draws: int, chains: int) -> float:
         """Wall time divided by the effective draws it buys: the ranking key (lower is better)."""

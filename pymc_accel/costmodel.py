@@ -43,6 +43,8 @@ class Runtime:
     fused_elementwise: bool = False
     # whether float32 streams and computes faster than float64 outside dense linear algebra
     float32_gain: bool = True
+    # what the runtime starts once per Python process (pymc_accel.first_use)
+    first_use: tuple[str, ...] = ()
 
 
 # Fitted on the 2-core CPU machine to single gradients (split timing) and to whole runs side by
@@ -80,18 +82,21 @@ NUMBA_KERNEL_SECONDS = 270e-9
 JAX_CPU_KERNEL_SECONDS = 250e-9
 NUMBA_NUTPIE = Runtime("numba+nutpie", 2.7, 4.0, 2e-6, 1.3e-8, 0.7, 0.016,
                        dense_efficiency=NUMBA_DENSE_EFFICIENCY,
-                       per_kernel_seconds=NUMBA_KERNEL_SECONDS, fused_elementwise=True)
+                       per_kernel_seconds=NUMBA_KERNEL_SECONDS, fused_elementwise=True,
+                       first_use=("numba", "nutpie-numba"))
 # PyMC's Python NUTS: interpreter work on every leapfrog step, growing with the dimension.
 NUMBA_PYMC = Runtime("numba+pymc", 2.7, 4.0, 60e-6, 3.8e-8, 0.5, 0.0042,
                      dense_efficiency=NUMBA_DENSE_EFFICIENCY,
-                     per_kernel_seconds=NUMBA_KERNEL_SECONDS, fused_elementwise=True)
+                     per_kernel_seconds=NUMBA_KERNEL_SECONDS, fused_elementwise=True,
+                     first_use=("numba",))
 # Fixed cost (a warm run: JAX compiles the whole sampler on every run) refitted with the numba
 # drivers': NumPyro's runs of 10 + 10 draws x 2 chains took 2.4 to 3.2 s on the zoo's 59- to
 # 117-kernel models, 4 to 5.7 s at 216 kernels and 5.3 to 6.8 s at 533 (pk_scan)
 # (docs/results/fit-jax-cpu.jsonl), against 3.6 to 8.3 s modelled by the earlier 3.0 + 0.010.
 JAX_CPU = Runtime("jax-cpu", 0.6, 1.0, 5e-6, 1e-9, 2.0, 0.008, threaded=True,
                   dense_efficiency=JAX_CPU_DENSE_EFFICIENCY,
-                  per_kernel_seconds=JAX_CPU_KERNEL_SECONDS, float32_gain=False)
+                  per_kernel_seconds=JAX_CPU_KERNEL_SECONDS, float32_gain=False,
+                  first_use=("jax",))
 # One numba-compiled logp-and-gradient function from a cold cache, what measured mode pays first.
 NUMBA_GRADIENT_COMPILE_SECONDS = 2.0
 NUMBA_GRADIENT_COMPILE_PER_KERNEL = 0.025
@@ -394,8 +399,10 @@ def pymc_tuning_extra_gradients(profile: ModelProfile) -> Figure:
 
 def compile_seconds(profile: ModelProfile, runtime: Runtime) -> Figure:
     """Modelled fixed seconds of a run (compile and start-up) for this graph, with the compiled
-    caches warm: what every run of a model after its first pays. The first run of a new model
-    also compiles its kernels; the regret benchmark reports those cold runs separately."""
+    caches warm, in a process that has run the sampler before: what every run of a model after
+    its first pays. A new process also pays the runtime's first use (:mod:`pymc_accel.first_use`,
+    a separate figure of the estimate); the first run of a new model also compiles its kernels,
+    which the regret benchmark reports separately as cold runs."""
     seconds = runtime.compile_seconds + runtime.compile_seconds_per_kernel * profile.census.kernels
     return Figure(seconds, "modelled", f"{runtime.name}: fixed + per-kernel compile")
 

@@ -178,6 +178,7 @@ def record(
             "candidate": candidate.label, "recorded": time.strftime("%Y-%m-%d %H:%M:%S"),
             "steps": request.steps, "chains": request.chains, "wall_seconds": wall_seconds,
             "leapfrogs_per_draw": per_draw,
+            "first_use_seconds": estimate.first_use_seconds.value,
         }
         entry["fixed_seconds"] = _observed_fixed_seconds(entry, seen) or 0.0  # for the listing
         key = f"{model_key(profile)}|{candidate.label}"
@@ -262,14 +263,19 @@ def _observed_fixed_seconds(entry: dict[str, Any], estimate: Estimate) -> float 
     either may be what was off: taking all of it as fixed cost, as this did before, turned the
     demo's nutpie run in a slow hour of the machine (23.6 s against 10.6 s estimated) into
     17.5 s of start-up against 4.2 s modelled, and the next selection chose a sampler 1.5x
-    slower. The gradient seconds stay modelled, as for the candidates that have not run.
+    slower. The gradient seconds stay modelled, as for the candidates that have not run. A run
+    that was its sampler's first in its process also paid the first use it was charged
+    (``first_use_seconds``, :mod:`pymc_accel.first_use`), which takes its share the same way and
+    is not a fixed cost of later runs.
     Entries without the run's length give their recorded fixed seconds."""
     wall, steps, chains = (entry.get(k) for k in ("wall_seconds", "steps", "chains"))
     if not all(isinstance(v, (int, float)) and v > 0 for v in (wall, steps, chains)):
         fixed = entry.get("fixed_seconds")
         return float(fixed) if isinstance(fixed, (int, float)) and fixed >= 0 else None
     modelled_fixed = estimate.fixed_seconds.value
-    total = modelled_fixed + estimate.sampling_seconds(int(steps), int(chains))
+    first_use = entry.get("first_use_seconds")
+    first_use = float(first_use) if isinstance(first_use, (int, float)) and first_use > 0 else 0.0
+    total = modelled_fixed + first_use + estimate.sampling_seconds(int(steps), int(chains))
     return float(wall) * modelled_fixed / total if total > 0 else None
 
 

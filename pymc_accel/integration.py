@@ -10,7 +10,7 @@ import numpy as np
 import pymc as pm
 import pymc.sampling.mcmc as _mcmc
 
-from pymc_accel import history
+from pymc_accel import first_use, history
 from pymc_accel.backend import SampleRequest
 from pymc_accel.devices import cpu_cores
 from pymc_accel.errors import (
@@ -294,6 +294,8 @@ def _run_backend(model, report: SelectionReport, request: SampleRequest, registr
             f"nuts_sampler='auto' with PYMC_ACCEL_BLOCK_PLUGINS, or one of {others}."
         ) from exc
     wall = time.perf_counter() - start
+    if report.estimate is not None:  # its runtimes have started: later runs skip their first use
+        first_use.mark_used(report.estimate.first_use)
     idata.attrs["pymc_accel_wall_seconds"] = round(wall, 3)
     if report.model_profile is not None:
         history.record(report.model_profile, candidate, report.estimate, request, wall, idata)

@@ -30,6 +30,7 @@ class Row:
     memory_bytes: float | None = None  # peak device memory of a backend's memory plan
     memory: str = ""  # that plan: what the memory holds, and the chain layout
     relative_efficiency: float | None = None  # effective draws per draw against nutpie's NUTS
+    first_use_seconds: float | None = None  # start-up its runtimes pay once in this process
 
 
 @dataclass
@@ -59,6 +60,9 @@ class SelectionReport:
     notes : list of str
         What happened after selection (e.g. a float32 run that diverged and was re-run), and
         the Scans the chosen backend runs as parallel prefixes.
+    process : str
+        Which samplers' runtimes this Python process had already run, whose first use
+        (:mod:`pymc_accel.first_use`) the estimates therefore leave out.
     """
 
     chosen: str
@@ -73,6 +77,7 @@ class SelectionReport:
     precision_check: dict[str, Any] | None = None
     measurement: dict[str, Any] | None = None
     notes: list[str] = field(default_factory=list)
+    process: str = ""
     candidate: Candidate | None = field(default=None, repr=False, compare=False)
     estimate: Estimate | None = field(default=None, repr=False, compare=False)
     model_profile: Any = field(default=None, repr=False, compare=False)
@@ -129,6 +134,7 @@ class SelectionReport:
             ("grads/draw", {"justify": "right"}),
             ("ESS/draw", {"justify": "right"}),
             ("compile", {"justify": "right"}),
+            ("1st use", {"justify": "right"}),
             ("memory", {"justify": "right"}),
             ("s/grad is", {}),
             ("why", {"overflow": "fold"}),
@@ -144,6 +150,7 @@ class SelectionReport:
                 f"{r.gradients_per_draw:.0f}" if r.gradients_per_draw else "",
                 f"{r.relative_efficiency:.2f}x" if r.relative_efficiency else "",
                 _fmt_s(r.fixed_seconds),
+                _fmt_s(r.first_use_seconds) if r.first_use_seconds else "",
                 _fmt_bytes(r.memory_bytes),
                 _grad_source(r.sources),
                 escape(r.reason),
@@ -161,6 +168,8 @@ class SelectionReport:
         facts.add_row("machine figures", self.machine)
         facts.add_row("request", ", ".join(f"{k}={v}" for k, v in self.request.items()))
         facts.add_row("selection took", f"{self.selection_seconds:.2f} s")
+        if self.process:
+            facts.add_row("this process", escape(self.process))
         chosen = next((r for r in self.rows if r.status == "chosen"), None)
         if chosen is not None and chosen.memory:
             facts.add_row("device memory", escape(chosen.memory))

@@ -12,7 +12,7 @@ import weakref
 from dataclasses import dataclass, replace
 from typing import Any
 
-from pymc_accel import history, profile_store
+from pymc_accel import first_use, history, profile_store
 from pymc_accel import measure as _measure
 from pymc_accel.backend import Candidate, Estimate, Refusal, SampleRequest
 from pymc_accel.devices import Devices, discover
@@ -320,6 +320,7 @@ def select(
         measurement=measurement,
         notes=(_scan_notes(registry.backends[chosen.candidate.backend], chosen.candidate, profile)
                + _geometry_notes(profile)),
+        process=_process_line(),
         candidate=chosen.candidate,
         estimate=chosen.estimate,
         model_profile=profile,
@@ -451,6 +452,18 @@ def _guard(model, initvals, budget_seconds: float | None = None
     return check, f"{check.summary()}; float64 is used instead"
 
 
+def _process_line() -> str:
+    """What the report says of this process's runtimes (:mod:`pymc_accel.first_use`)."""
+    if not first_use.enabled():
+        return "first use of samplers not charged (PYMC_ACCEL_FIRST_USE=off)"
+    ran = sorted(first_use.used())
+    if not ran:
+        return ("no sampler has run in this process yet: estimates include each one's first "
+                "use (1st use)")
+    return (f"already run here: {', '.join(ran)}; estimates include the first use of the "
+            "others (1st use)")
+
+
 def _row(s: _Scored, chosen: _Scored, registry: Registry, check: PrecisionCheck | None) -> Row:
     e = s.estimate
     if s is chosen:
@@ -484,4 +497,5 @@ def _row(s: _Scored, chosen: _Scored, registry: Registry, check: PrecisionCheck 
         memory_bytes=e.memory_bytes.value if planned else None,
         memory=e.memory_bytes.note if planned else "",
         relative_efficiency=e.relative_efficiency.value,
+        first_use_seconds=e.first_use_seconds.value,
     )

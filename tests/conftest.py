@@ -28,6 +28,9 @@ def _private_cache(tmp_path_factory):
     # nor through profiles kept on disk (a reused profile's note says so); the store's tests
     # switch it on themselves
     os.environ["PYMC_ACCEL_PROFILE_CACHE"] = "off"
+    # nor through the samplers an earlier test ran in the same worker (xdist hands a worker its
+    # files in no fixed order); the tests of first use switch it on themselves
+    os.environ["PYMC_ACCEL_FIRST_USE"] = "off"
 
 
 @pytest.fixture

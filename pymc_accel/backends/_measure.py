@@ -14,7 +14,7 @@ import weakref
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
-from pymc_accel import costmodel
+from pymc_accel import costmodel, first_use
 from pymc_accel.backend import Estimate, Figure
 from pymc_accel.measure import TIMING_SECONDS, time_calls
 
@@ -109,6 +109,7 @@ def time_numba_gradient(model: Any, budget_seconds: float, machine: MachineFigur
     args = _initial_args(model)
     fn(*args)
     compiled = time.perf_counter() - start
+    first_use.mark_used(("numba",))  # numba has started: the run will not pay it again
     record_compile("numba", modelled_compile, compiled, load)
     call, calls = time_calls(lambda: fn(*args), _timing_seconds(budget_seconds, compiled),
                              min_calls=2)
@@ -162,6 +163,7 @@ def time_jax_gradient(model: Any, device: str, precision: str, budget_seconds: f
         args = [jnp.asarray(a) for a in _initial_args(model)]
         jax.block_until_ready(vg(args))
         compiled = time.perf_counter() - start
+        first_use.mark_used(("jax",))  # XLA's client has started: the run will not pay it again
         record_compile("jax", modelled_compile, compiled, load)
         left = _timing_seconds(budget_seconds, compiled)
         call, calls = time_calls(lambda: jax.block_until_ready(vg(args)), left * 0.8,

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from pymc_accel import costmodel
 from pymc_accel.backend import Candidate, Estimate, Figure, Refusal, SampleRequest
+from pymc_accel.first_use import first_use_figures
 from pymc_accel.backends._common import (
     discrete_refusal,
     missing_module,
@@ -155,6 +156,7 @@ class DeerMalaBackend:
                 "modelled",
             ),
             relative_efficiency=mala_relative_efficiency(profile.n_free),
+            **first_use_figures(*costmodel.JAX_CPU.first_use),
         )
 
     def sample(self, model, candidate: Candidate, request: SampleRequest):

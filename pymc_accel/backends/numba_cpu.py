@@ -16,6 +16,7 @@ from pymc_accel import costmodel
 from pymc_accel.backend import Candidate, Estimate, Figure, Refusal, SampleRequest
 from pymc_accel.backends._common import missing_module, rename_nutpie_stats
 from pymc_accel.devices import cpu_cores
+from pymc_accel.first_use import first_use_figures
 
 if TYPE_CHECKING:
     from pymc_accel.devices import Devices
@@ -87,6 +88,7 @@ class NumbaBackend:
             extra_gradients=extra,
             draw_start_gradients=start,
             **costmodel.nuts_trajectory(profile, "pymc" if pymc else "nutpie"),
+            **first_use_figures(*runtime.first_use),
         )
 
     def measure(

@@ -20,6 +20,7 @@ from pymc_accel.backends._common import (
     pymc_chain_seed,
 )
 from pymc_accel.devices import cpu_cores
+from pymc_accel.first_use import first_use_figures
 from pymc_accel.memory import out_of_memory_error, plan_chains
 
 if TYPE_CHECKING:
@@ -107,6 +108,7 @@ class JaxNutsBackend:
             fixed_seconds=costmodel.compile_seconds(profile, costmodel.JAX_CPU),
             chain_parallelism=parallel,
             memory_bytes=costmodel.state_memory_bytes(profile, candidate.precision, 4, 1000),
+            **first_use_figures(*costmodel.JAX_CPU.first_use, self.jax_sampler),
         )
 
     def fit_memory(

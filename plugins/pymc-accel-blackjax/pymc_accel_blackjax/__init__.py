@@ -61,6 +61,8 @@ class BlackJaxNutsBackend(JaxNutsBackend):
             memory_bytes=base.memory_bytes,
             relative_efficiency=base.relative_efficiency,  # Stan's window adaptation, as NumPyro
             trajectory_scale=base.trajectory_scale,
+            first_use_seconds=base.first_use_seconds,  # JAX's start in a new process
+            first_use=base.first_use,
         )
 
 
@@ -102,6 +104,8 @@ class BlackJaxMclmcBackend(JaxNutsBackend):
             memory_bytes=base.memory_bytes,
             relative_efficiency=Figure(GRADIENTS_PER_STEP * per_gradient, "modelled",
                                        "effective draws per gradient taken equal to NUTS's"),
+            first_use_seconds=base.first_use_seconds,  # JAX's start in a new process
+            first_use=base.first_use,
         )
 
     def sample(self, model, candidate, request):

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from importlib.util import find_spec
 
-from pymc_accel import Candidate, Estimate, Figure, JaxNutsBackend, Refusal, rename_nutpie_stats
+from pymc_accel import (
+    Candidate, Estimate, Figure, JaxNutsBackend, Refusal, first_use_figures, rename_nutpie_stats,
+)
 
 #: Seconds nutpie spends per gradient crossing from Rust into Python and dispatching a jitted JAX
 #: call (the GIL, argument conversion, a device sync), on top of the gradient itself. Measured on
@@ -72,6 +74,7 @@ class NutpieJaxBackend(JaxNutsBackend):
                 "one jitted value-and-grad, plus nutpie's start-up"),
             chain_parallelism=base.chain_parallelism if candidate.device == "cpu" else 1,
             memory_bytes=base.memory_bytes,
+            **first_use_figures("jax", "nutpie-jax"),  # JAX's and nutpie's start in a new process
         )
 
     def measure(self, candidate, model, profile, machine, budget_seconds):

@@ -1,0 +1,195 @@
+"""Selection regret for a script run in a new Python process: what most users see.
+
+``bench_regret.py`` times repeats inside one process, where no sampler pays its start-up twice.
+A user's script starts a new process every time, with PyTensor's disk cache warm from earlier
+runs, and each sampler then pays its first use in the process (:mod:`pymc_accel.first_use`:
+nutpie about 4.5 s, NumPyro 1.6 s, PyMC's NUTS 0.55 s on the 2-core machine). Here every run is
+a new process:
+
+1. ``auto``'s choice is made in a new process, with first use charged (what
+   ``pymc_accel.sample`` now does) and without (the estimates of a warm process, as before).
+2. Each candidate (PyMC's NUTS and nutpie on the numba gradient, NumPyro in float64, and both
+   choices) runs once with 10 + 10 draws to warm the disk caches, then ``--seeds`` times, each in
+   a new process, with seeds 1, 2, ...: wall time of the backend's ``sample`` (its first use
+   included, interpreter start and imports excluded: every sampler pays those), minimum bulk
+   ESS, ESS/s.
+3. Regret = best median ESS/s ÷ the choice's, with each candidate's pooled ESS/s (its ESS summed
+   over its seconds summed) beside it.
+
+    JAX_PLATFORMS=cpu python bench/bench_fresh_process.py --models eight_schools,funnel \
+        --seeds 3 --out /tmp/fresh.json --markdown /tmp/fresh.md
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+HERE = Path(__file__).parent
+BUILTIN = ("numba[cpu,float64,driver=pymc]", "numba[cpu,float64,driver=nutpie]",
+           "numpyro[cpu,float64,chain_method=parallel]")
+
+
+def _quiet_env() -> None:
+    # a first selection and first runs: no run history or kept profile of earlier processes
+    os.environ["PYMC_ACCEL_HISTORY"] = "off"
+    os.environ["PYMC_ACCEL_PROFILE_CACHE"] = "off"
+    import warnings
+
+    warnings.filterwarnings("ignore")
+    sys.path.insert(0, str(HERE))
+
+
+def worker_select(model: str, draws: int, tune: int, chains: int) -> dict:
+    """In this new process: ``auto``'s choice with first use charged, then without."""
+    import pymc_accel
+    import zoo
+
+    factory = zoo.zoo(quick=True)[model]
+    report = pymc_accel.select(factory(), draws=draws, tune=tune, chains=chains)
+    os.environ["PYMC_ACCEL_FIRST_USE"] = "off"
+    warm = pymc_accel.select(factory(), draws=draws, tune=tune, chains=chains)
+    rows = {r.label: {"total": r.total_seconds, "first_use": r.first_use_seconds}
+            for r in report.rows if r.total_seconds is not None}
+    return {"chosen": report.chosen, "chosen_warm_process": warm.chosen, "estimates": rows,
+            "selection_seconds": report.selection_seconds}
+
+
+def worker_run(model: str, label: str, seed: int, draws: int, tune: int, chains: int) -> dict:
+    """In this new process: one run of candidate ``label`` on a new ``model``."""
+    import zoo
+    from bench_regret import min_bulk_ess
+
+    from pymc_accel.backend import Candidate, SampleRequest
+    from pymc_accel.devices import cpu_cores, discover
+    from pymc_accel.profile import profile_model
+    from pymc_accel.registry import get_registry
+
+    built = zoo.zoo(quick=True)[model]()
+    registry = get_registry()
+    offered = {c.label: c for b in registry.backends.values()
+               for c in b.candidates(profile_model(built), discover()) if isinstance(c, Candidate)}
+    candidate = offered[label]
+    request = SampleRequest(draws=draws, tune=tune, chains=chains, cores=min(chains, cpu_cores()),
+                            random_seed=seed, progressbar=False, quiet=True,
+                            compute_convergence_checks=False)
+    start = time.perf_counter()
+    idata = registry.backends[candidate.backend].sample(built, candidate, request)
+    wall = time.perf_counter() - start
+    return {"wall": wall, "ess": min_bulk_ess(idata)}
+
+
+def _call(args: list[str]) -> dict:
+    out = subprocess.run([sys.executable, __file__, "--worker", *args],
+                         capture_output=True, text=True, check=False)
+    lines = [x for x in out.stdout.splitlines() if x.startswith("{")]
+    if out.returncode or not lines:
+        return {"error": out.stderr[-400:]}
+    return json.loads(lines[-1])
+
+
+def bench_model(model: str, seeds: int, draws: int, tune: int, chains: int) -> dict:
+    """Select in a new process, then run every candidate in new processes; the model's record."""
+    length = [str(draws), str(tune), str(chains)]
+    selection = _call(["select", model, *length])
+    print(f"{model}: chose {selection.get('chosen')} (warm process: "
+          f"{selection.get('chosen_warm_process')})", flush=True)
+    labels = list(dict.fromkeys([*BUILTIN, selection.get("chosen"),
+                                 selection.get("chosen_warm_process")]))
+    rows = {}
+    for label in filter(None, labels):
+        _call(["run", model, label, "0", "10", "10", str(chains)])  # disk caches warm
+        runs = [_call(["run", model, label, str(seed), *length]) for seed in range(1, seeds + 1)]
+        good = [r for r in runs if "error" not in r]
+        rates = [r["ess"] / r["wall"] for r in good]
+        rows[label] = {
+            "runs": runs,
+            "median_wall": statistics.median(r["wall"] for r in good) if good else None,
+            "median_ess_per_s": statistics.median(rates) if rates else None,
+            "pooled_ess_per_s": (sum(r["ess"] for r in good) / sum(r["wall"] for r in good)
+                                 if good else None),
+            "min_ess": min((r["ess"] for r in good), default=None),
+        }
+        print(f"  {label}: walls {[round(r['wall'], 2) for r in good]} ESS "
+              f"{[round(r['ess']) for r in good]}"
+              + (f" errors {len(runs) - len(good)}" if len(good) < len(runs) else ""), flush=True)
+    record = {"model": model, "selection": selection, "rows": rows}
+    for key in ("chosen", "chosen_warm_process"):
+        record[f"regret_{key}"] = _regret(rows, selection.get(key))
+    return record
+
+
+def _regret(rows: dict, label: str | None) -> dict | None:
+    ok = {k: v for k, v in rows.items() if v["median_ess_per_s"]}
+    if not ok or label not in ok:
+        return None
+    best_median = max(v["median_ess_per_s"] for v in ok.values())
+    best_pooled = max(v["pooled_ess_per_s"] for v in ok.values())
+    best_wall = min(v["median_wall"] for v in ok.values())
+    return {"median": best_median / ok[label]["median_ess_per_s"],
+            "pooled": best_pooled / ok[label]["pooled_ess_per_s"],
+            "wall": ok[label]["median_wall"] / best_wall}
+
+
+def markdown(results: list[dict], command: str) -> str:
+    """The records as a Markdown table."""
+    out = [f"Command: `{command}`", "",
+           "| model | chose (first use charged) | regret median / pooled / wall | "
+           "warm-process estimates chose | its regret median / pooled / wall | "
+           "median wall per candidate (s) |",
+           "|---|---|---|---|---|---|"]
+
+    def fmt(r):
+        return "n/a" if not r else f"{r['median']:.2f} / {r['pooled']:.2f} / {r['wall']:.2f}"
+
+    for rec in results:
+        sel = rec["selection"]
+        walls = "; ".join(f"{k}: {v['median_wall']:.1f}" for k, v in rec["rows"].items()
+                          if v["median_wall"])
+        out.append(f"| {rec['model']} | {sel.get('chosen')} | {fmt(rec['regret_chosen'])} | "
+                   f"{sel.get('chosen_warm_process')} | {fmt(rec['regret_chosen_warm_process'])}"
+                   f" | {walls} |")
+    return "\n".join(out) + "\n"
+
+
+def main(argv=None) -> None:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["--worker"]:
+        _quiet_env()
+        kind, *rest = argv[1:]
+        if kind == "select":
+            model, draws, tune, chains = rest
+            print(json.dumps(worker_select(model, int(draws), int(tune), int(chains))))
+        else:
+            model, label, seed, draws, tune, chains = rest
+            print(json.dumps(worker_run(model, label, int(seed), int(draws), int(tune),
+                                        int(chains))))
+        return
+    p = argparse.ArgumentParser(description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--models", default="eight_schools,glm_linear,glm_poisson,funnel,pk_scan,"
+                                       "seed_small,seed_mid")
+    p.add_argument("--seeds", type=int, default=3)
+    p.add_argument("--draws", type=int, default=1000)
+    p.add_argument("--tune", type=int, default=1000)
+    p.add_argument("--chains", type=int, default=2)
+    p.add_argument("--out")
+    p.add_argument("--markdown")
+    args = p.parse_args(argv)
+    results = []
+    for model in args.models.split(","):
+        results.append(bench_model(model, args.seeds, args.draws, args.tune, args.chains))
+        if args.out:
+            Path(args.out).write_text(json.dumps(results, indent=1))
+    text = markdown(results, "python bench/bench_fresh_process.py " + " ".join(argv))
+    Path(args.markdown).write_text(text) if args.markdown else print(text)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,157 @@
+"""First use: a sampler's start-up paid once per Python process, in estimates and choices."""
+
+from __future__ import annotations
+
+import numpy as np
+import pymc as pm
+import pytest
+import xarray as xr
+
+import pymc_accel
+from pymc_accel import first_use, history
+from pymc_accel.backend import Candidate, Estimate, Figure, SampleRequest
+from pymc_accel.models import eight_schools
+from pymc_accel.profile import profile_model
+from pymc_accel.report import SelectionReport
+
+PYMC_NUTS = "numba[cpu,float64,driver=pymc]"
+NUTPIE = "numba[cpu,float64,driver=nutpie]"
+
+
+@pytest.fixture
+def new_process(monkeypatch):
+    """First use charged, in a process that has run no sampler; restored afterwards."""
+    monkeypatch.setenv("PYMC_ACCEL_FIRST_USE", "on")
+    ran = first_use.used()
+    first_use.forget()
+    yield
+    first_use.forget()
+    first_use.mark_used(ran)
+
+
+def _funnel() -> pm.Model:
+    """Neal's funnel, as the zoo's: nine x's and their log scale, no data."""
+    with pm.Model() as model:
+        v = pm.Normal("v", 0, 3)
+        pm.Normal("x", 0, pm.math.exp(v / 2), shape=9)
+    return model
+
+
+def _rows(report) -> dict:
+    return {r.label: r for r in report.rows if r.total_seconds is not None}
+
+
+def test_only_the_parts_not_run_in_this_process_are_charged(new_process):
+    both = first_use.first_use_figures("numba", "nutpie-numba")
+    assert both["first_use"] == ("numba", "nutpie-numba")
+    assert both["first_use_seconds"].value == pytest.approx(0.55 + 4.0)
+    assert "first run in this process of numba" in both["first_use_seconds"].note
+    first_use.mark_used(("numba",))
+    assert first_use.first_use_figures("numba", "nutpie-numba")["first_use_seconds"].value == (
+        pytest.approx(4.0))
+    first_use.mark_used(("nutpie-numba",))
+    assert first_use.first_use_figures("numba", "nutpie-numba")["first_use_seconds"].value == 0
+    # a plugin's own part costs nothing until measured, but is still marked when it runs
+    assert first_use.first_use_figures("my-sampler")["first_use_seconds"].value == 0
+
+
+def test_switched_off_nothing_is_charged(new_process, monkeypatch):
+    monkeypatch.setenv("PYMC_ACCEL_FIRST_USE", "off")
+    figures = first_use.first_use_figures("jax", "numpyro")
+    assert figures["first_use_seconds"].value == 0
+    assert "PYMC_ACCEL_FIRST_USE=off" in figures["first_use_seconds"].note
+    report = pymc_accel.select(eight_schools(), draws=1000, tune=1000, chains=2)
+    assert all(not r.first_use_seconds for r in _rows(report).values())
+
+
+def test_estimates_of_a_new_process_add_each_samplers_first_use(new_process):
+    profile = profile_model(eight_schools())
+    cold = _rows(pymc_accel.select(profile=profile, draws=1000, tune=1000, chains=2))
+    assert cold[NUTPIE].first_use_seconds == pytest.approx(4.55)
+    assert cold[PYMC_NUTS].first_use_seconds == pytest.approx(0.55)
+    assert cold["numpyro[cpu,float64,chain_method=parallel]"].first_use_seconds == (
+        pytest.approx(1.65))
+    assert cold["nutpie_jax[cpu,float64]"].first_use_seconds == pytest.approx(2.65)  # plugin
+    first_use.mark_used(("numba", "nutpie-numba", "jax", "numpyro", "nutpie-jax"))
+    warm = _rows(pymc_accel.select(profile=profile, draws=1000, tune=1000, chains=2))
+    for label in (NUTPIE, PYMC_NUTS, "nutpie_jax[cpu,float64]"):
+        assert warm[label].first_use_seconds == 0
+        assert cold[label].total_seconds - warm[label].total_seconds == pytest.approx(
+            cold[label].first_use_seconds)
+
+
+def test_a_new_process_chooses_the_sampler_that_starts_quickly(new_process):
+    """The funnel at pm.sample's length, 2 chains: in a process that has run nutpie, its
+    estimates are the cheapest; a new process would pay nutpie's 4.5 s start-up first, where
+    PyMC's NUTS samples the whole run in about 2 s (bench/bench_fresh_process.py)."""
+    profile = profile_model(_funnel())
+    cold = pymc_accel.select(profile=profile, draws=1000, tune=1000, chains=2,
+                             backend="numba")
+    assert cold.chosen == PYMC_NUTS
+    first_use.mark_used(("numba", "nutpie-numba"))
+    warm = pymc_accel.select(profile=profile, draws=1000, tune=1000, chains=2, backend="numba")
+    assert warm.chosen == NUTPIE
+
+
+def test_the_report_says_what_this_process_has_run(new_process):
+    report = pymc_accel.select(eight_schools(), draws=1000, tune=1000, chains=2)
+    text = str(report)
+    assert "1st use" in text
+    assert "no sampler has run in this process yet" in text
+    assert SelectionReport.from_dict(report.to_dict()).process == report.process
+    first_use.mark_used(("numba",))
+    later = pymc_accel.select(eight_schools(), draws=1000, tune=1000, chains=2)
+    assert "already run here: numba" in later.process
+
+
+def test_a_run_marks_its_runtimes_as_started(new_process):
+    model = eight_schools()
+    idata = pymc_accel.sample(model=model, nuts_sampler="numba", driver="pymc", draws=30,
+                              tune=30, chains=1, random_seed=1, progressbar=False)
+    assert "posterior" in idata.children
+    assert "numba" in first_use.used()
+    assert "nutpie-numba" not in first_use.used()
+    after = _rows(pymc_accel.select(model, draws=1000, tune=1000, chains=2))
+    assert after[PYMC_NUTS].first_use_seconds == 0
+    assert after[NUTPIE].first_use_seconds == pytest.approx(4.0)
+
+
+class _Result:
+    def __init__(self, leapfrogs: float):
+        self.sample_stats = xr.Dataset({"n_steps": (("chain", "draw"), np.full((2, 50), leapfrogs))})
+
+
+def test_the_history_does_not_take_a_first_use_for_a_fixed_cost(tmp_path, monkeypatch):
+    """A run that was its sampler's first in a new process paid the first use on top of its
+    fixed costs: the history's fixed seconds for later runs leave that share out."""
+    monkeypatch.setenv("PYMC_ACCEL_CACHE_DIR", str(tmp_path))
+    monkeypatch.delenv("PYMC_ACCEL_HISTORY", raising=False)
+    profile = profile_model(eight_schools())
+    candidate = Candidate("numba", "cpu", "float64", (("driver", "nutpie"),))
+    request = SampleRequest(draws=500, tune=500, chains=2)
+    base = dict(seconds_per_gradient=Figure(1e-3), gradients_per_draw=Figure(5.0),
+                fixed_seconds=Figure(2.0), chain_parallelism=2)  # 2 s fixed + 5 s sampling
+    first = Estimate(**base, first_use_seconds=Figure(4.5), first_use=("numba", "nutpie-numba"))
+    warm = Estimate(**base, first_use=("numba", "nutpie-numba"))
+    for est, wall in ((first, 11.5), (first, 11.5)):  # two script runs, each a new process
+        history.record(profile, candidate, est, request, wall, _Result(5.0))
+    seen = history.apply(warm, profile, candidate)
+    assert seen.fixed_seconds.source == "observed"
+    assert seen.fixed_seconds.value == pytest.approx(2.0)  # not 2.0 + 4.5
+
+
+def test_measured_mode_knows_the_runtimes_its_timing_started(new_process):
+    """Timing a numba gradient starts numba, timing a JAX gradient starts JAX: the run that
+    follows does not pay those again, so the measured estimates leave them out."""
+    report = pymc_accel.select(eight_schools(), draws=1000, tune=1000, chains=2, measure=True)
+    measured = {m["candidate"] for m in report.measurement["measured"]}
+    rows = _rows(report)
+    if PYMC_NUTS in measured:
+        assert "numba" in first_use.used()
+        assert rows[PYMC_NUTS].first_use_seconds == 0
+        assert rows[NUTPIE].first_use_seconds == pytest.approx(4.0)
+    if "numpyro[cpu,float64,chain_method=parallel]" in measured:
+        assert "jax" in first_use.used()
+        assert rows["numpyro[cpu,float64,chain_method=parallel]"].first_use_seconds == (
+            pytest.approx(0.35))
+    assert measured  # at least the leading candidate was timed within the budget
