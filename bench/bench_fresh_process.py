@@ -3,7 +3,7 @@
 ``bench_regret.py`` times repeats inside one process, where no sampler pays its start-up twice.
 A user's script starts a new process every time, with PyTensor's disk cache warm from earlier
 runs, and each sampler then pays its first use in the process (:mod:`pymc_accel.first_use`:
-nutpie about 4.5 s, NumPyro 1.6 s, PyMC's NUTS 0.55 s on the 2-core machine). Here every run is
+nutpie about 5 s, NumPyro 1.65 s, PyMC's NUTS 0.55 s on the 2-core machine). Here every run is
 a new process:
 
 1. ``auto``'s choice is made in a new process, with first use charged (what
@@ -14,7 +14,9 @@ a new process:
    included, interpreter start and imports excluded: every sampler pays those), minimum bulk
    ESS, ESS/s.
 3. Regret = best median ESS/s ÷ the choice's, with each candidate's pooled ESS/s (its ESS summed
-   over its seconds summed) beside it.
+   over its seconds summed) beside it, and the wall-time regret; the selection's own seconds
+   (the first in the new process: the registry, the machine figures and the model's profile;
+   no profile kept on disk) against the chosen run's wall time.
 
     JAX_PLATFORMS=cpu python bench/bench_fresh_process.py --models eight_schools,funnel \
         --seeds 3 --out /tmp/fresh.json --markdown /tmp/fresh.md
@@ -142,8 +144,9 @@ def markdown(results: list[dict], command: str) -> str:
     out = [f"Command: `{command}`", "",
            "| model | chose (first use charged) | regret median / pooled / wall | "
            "warm-process estimates chose | its regret median / pooled / wall | "
+           "selection in the new process (share of the chosen run) | "
            "median wall per candidate (s) |",
-           "|---|---|---|---|---|---|"]
+           "|---|---|---|---|---|---|---|"]
 
     def fmt(r):
         return "n/a" if not r else f"{r['median']:.2f} / {r['pooled']:.2f} / {r['wall']:.2f}"
@@ -152,9 +155,13 @@ def markdown(results: list[dict], command: str) -> str:
         sel = rec["selection"]
         walls = "; ".join(f"{k}: {v['median_wall']:.1f}" for k, v in rec["rows"].items()
                           if v["median_wall"])
+        chosen_wall = rec["rows"].get(sel.get("chosen"), {}).get("median_wall")
+        took = sel.get("selection_seconds")
+        overhead = (f"{took:.2f} s ({took / chosen_wall:.1%})" if took and chosen_wall
+                    else "n/a")
         out.append(f"| {rec['model']} | {sel.get('chosen')} | {fmt(rec['regret_chosen'])} | "
                    f"{sel.get('chosen_warm_process')} | {fmt(rec['regret_chosen_warm_process'])}"
-                   f" | {walls} |")
+                   f" | {overhead} | {walls} |")
     return "\n".join(out) + "\n"
 
 
