@@ -27,9 +27,10 @@ The parts are the direct differences (``nutpie-numba`` after PyMC's NUTS, ``nump
 first use less ``jax``, what nutpie on a JAX gradient paid beyond NumPyro's); nutpie alone is
 modelled at 4.65 s against the 5.0 s measured. A new model in a process that has run the
 sampler costs up to 0.5 s (nutpie) and 0.7 s (NumPyro) more than a model run before; that is
-not modelled. Runs outside pymc-accel (a
-``pm.sample`` call of the user's own) are not seen: the first use is then charged though paid.
-``PYMC_ACCEL_FIRST_USE=off`` charges nothing (the estimates of a warm process).
+not modelled. Runs outside pymc-accel (a ``pm.sample`` call of the user's own) are not seen:
+their first use is still charged. ``PYMC_ACCEL_FIRST_USE=off`` charges nothing (the estimates
+of a warm process). A plugin's own part costs nothing until its measured figure is added to
+:data:`FIRST_USE_SECONDS`.
 
 Written by hand: no library tracks what a process has started.
 """

@@ -16,7 +16,6 @@ from typing import TYPE_CHECKING, Any
 
 from pymc_accel import costmodel
 from pymc_accel.backend import Candidate, Estimate, Figure, Refusal, SampleRequest
-from pymc_accel.first_use import first_use_figures
 from pymc_accel.backends._common import (
     discrete_refusal,
     missing_module,
@@ -24,6 +23,7 @@ from pymc_accel.backends._common import (
     no_gpu_refusal,
     pymc_chain_seed,
 )
+from pymc_accel.first_use import first_use_figures
 
 if TYPE_CHECKING:
     from pymc_accel.devices import Devices
