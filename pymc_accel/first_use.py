@@ -20,7 +20,7 @@ nutpie on the numba gradient                 5.0 s      ``numba`` + ``nutpie-num
 nutpie, after PyMC's NUTS                    4.1 s      ``nutpie-numba``
 NumPyro on JAX                               1.65 s     ``jax`` + ``numpyro``
 nutpie on a JAX gradient                     2.7 s      ``jax`` + ``nutpie-jax``
-nutpie on a JAX gradient, after NumPyro      1.35 s     ``nutpie-jax``
+nutpie on a JAX gradient, after NumPyro      1.35 s     ``nutpie-jax`` (the plugin's figure)
 ==========================================  =========  =======================================
 
 The parts are the direct differences (``nutpie-numba`` after PyMC's NUTS, ``numpyro`` as NumPyro's
@@ -29,8 +29,8 @@ modelled at 4.65 s against the 5.0 s measured. A new model in a process that has
 sampler costs up to 0.5 s (nutpie) and 0.7 s (NumPyro) more than a model run before; that is
 not modelled. Runs outside pymc-accel (a ``pm.sample`` call of the user's own) are not seen:
 their first use is still charged. ``PYMC_ACCEL_FIRST_USE=off`` charges nothing (the estimates
-of a warm process). A plugin's own part costs nothing until its measured figure is added to
-:data:`FIRST_USE_SECONDS`.
+of a warm process). A plugin's own part costs what the plugin says it measured
+(:func:`first_use_figures`'s ``seconds``), or nothing.
 
 Written by hand: no library tracks what a process has started.
 """
@@ -42,14 +42,14 @@ from typing import Any
 
 from pymc_accel.backend import Figure
 
-#: Seconds each runtime pays the first time it runs in a process (the table above). A part not
-#: listed (a plugin's own) costs nothing until measured.
+#: Seconds each runtime pays the first time it runs in a process (the table above). A plugin
+#: adds its own parts' figures through :func:`first_use_figures`'s ``seconds``; a part with no
+#: figure costs nothing.
 FIRST_USE_SECONDS = {
     "numba": 0.55,
     "nutpie-numba": 4.1,
     "jax": 1.3,
     "numpyro": 0.35,
-    "nutpie-jax": 1.35,
 }
 
 _used: set[str] = set()
@@ -61,7 +61,7 @@ def enabled() -> bool:
                                                                                "false"}
 
 
-def first_use_figures(*parts: str) -> dict[str, Any]:
+def first_use_figures(*parts: str, seconds: dict[str, float] | None = None) -> dict[str, Any]:
     """The first-use fields of an :class:`~pymc_accel.Estimate` for a candidate that starts
     ``parts``: the seconds of those not run in this process yet, and the parts to mark run.
 
@@ -69,6 +69,9 @@ def first_use_figures(*parts: str) -> dict[str, Any]:
     ----------
     *parts : str
         Runtimes the candidate starts, e.g. ``"numba", "nutpie-numba"`` or ``"jax"``.
+    seconds : dict of str to float, optional
+        Measured first use of parts this package has no figure for (a plugin's own runtime),
+        kept for the process's later estimates. Figures already known are not replaced.
 
     Returns
     -------
@@ -79,8 +82,11 @@ def first_use_figures(*parts: str) -> dict[str, Any]:
     Examples
     --------
     >>> Estimate(seconds_per_gradient=..., gradients_per_draw=..., fixed_seconds=...,
-    ...          **first_use_figures("jax", "my-sampler"))  # doctest: +SKIP
+    ...          **first_use_figures("jax", "my-sampler", seconds={"my-sampler": 0.8})
+    ... )  # doctest: +SKIP
     """
+    for part, figure in (seconds or {}).items():
+        FIRST_USE_SECONDS.setdefault(part, float(figure))
     unpaid = [p for p in parts if p not in _used] if enabled() else []
     seconds = sum(FIRST_USE_SECONDS.get(p, 0.0) for p in unpaid)
     if seconds:

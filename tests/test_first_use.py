@@ -51,8 +51,19 @@ def test_only_the_parts_not_run_in_this_process_are_charged(new_process):
         pytest.approx(4.1))
     first_use.mark_used(("nutpie-numba",))
     assert first_use.first_use_figures("numba", "nutpie-numba")["first_use_seconds"].value == 0
-    # a plugin's own part costs nothing until measured, but is still marked when it runs
+    # a part with no figure costs nothing, but is still marked when it runs
     assert first_use.first_use_figures("my-sampler")["first_use_seconds"].value == 0
+
+
+def test_a_plugin_brings_the_figure_of_its_own_runtime(new_process, monkeypatch):
+    """A third party's runtime is charged what the plugin measured, without a change to this
+    package; it cannot change the built-in figures."""
+    monkeypatch.setattr(first_use, "FIRST_USE_SECONDS", dict(first_use.FIRST_USE_SECONDS))
+    figures = first_use.first_use_figures("jax", "their-sampler",
+                                          seconds={"their-sampler": 0.8, "jax": 99.0})
+    assert figures["first_use_seconds"].value == pytest.approx(1.3 + 0.8)
+    # later estimates of the process (measured mode recomputes them from the parts) keep it
+    assert first_use.first_use_figures("their-sampler")["first_use_seconds"].value == 0.8
 
 
 def test_switched_off_nothing_is_charged(new_process, monkeypatch):

@@ -8,6 +8,12 @@ from pymc_accel import (
     Candidate, Estimate, Figure, JaxNutsBackend, Refusal, first_use_figures, rename_nutpie_stats,
 )
 
+#: Seconds nutpie's JAX path pays the first time it runs in a Python process, beyond JAX's own
+#: start (``pymc_accel.first_use``): its first run of eight schools in a new process after a
+#: NumPyro run took 2.18 s against 0.81 s for the next (median of three processes;
+#: ``bench/fit_first_use.py``, ``docs/results/fit-first-use-cpu.jsonl``).
+FIRST_USE_SECONDS = 1.35
+
 #: Seconds nutpie spends per gradient crossing from Rust into Python and dispatching a jitted JAX
 #: call (the GIL, argument conversion, a device sync), on top of the gradient itself. Measured on
 #: the 2-core CPU machine of docs/benchmarks.md as wall time per leapfrog per chain with two
@@ -74,7 +80,9 @@ class NutpieJaxBackend(JaxNutsBackend):
                 "one jitted value-and-grad, plus nutpie's start-up"),
             chain_parallelism=base.chain_parallelism if candidate.device == "cpu" else 1,
             memory_bytes=base.memory_bytes,
-            **first_use_figures("jax", "nutpie-jax"),  # JAX's and nutpie's start in a new process
+            # JAX's and nutpie's start in a new process
+            **first_use_figures("jax", "nutpie-jax",
+                                seconds={"nutpie-jax": FIRST_USE_SECONDS}),
         )
 
     def measure(self, candidate, model, profile, machine, budget_seconds):
