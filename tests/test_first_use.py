@@ -94,7 +94,7 @@ def test_estimates_of_a_new_process_add_each_samplers_first_use(new_process):
 def test_a_new_process_chooses_the_sampler_that_starts_quickly(new_process):
     """The funnel at pm.sample's length, 2 chains: in a process that has run nutpie, its
     estimates are the cheapest; a new process would pay nutpie's 5 s start-up first, where
-    PyMC's NUTS samples the whole run in about 2 s (bench/bench_fresh_process.py)."""
+    PyMC's NUTS samples the whole run in 3.6 s (bench/bench_fresh_process.py)."""
     profile = profile_model(_funnel())
     cold = pymc_accel.select(profile=profile, draws=1000, tune=1000, chains=2,
                              backend="numba")
