@@ -153,7 +153,8 @@ def measure_candidates(
                 "note": est.seconds_per_gradient.note,
             })
     for s in scored:  # measuring started runtimes (numba, JAX) whose first use no run pays now
-        s.estimate = replace(s.estimate, **first_use_figures(*s.estimate.first_use))
-        s.rescore(steps, draws, chains)
+        if s.estimate.first_use:  # an estimate that names no parts keeps its own figure
+            s.estimate = replace(s.estimate, **first_use_figures(*s.estimate.first_use))
+            s.rescore(steps, draws, chains)
     log["spent_seconds"] = _clock() - start
     return log

@@ -166,3 +166,23 @@ def test_measured_mode_knows_the_runtimes_its_timing_started(new_process):
         assert rows["numpyro[cpu,float64,chain_method=parallel]"].first_use_seconds == (
             pytest.approx(0.35))
     assert measured  # at least the leading candidate was timed within the budget
+
+
+def test_measured_mode_keeps_a_first_use_that_names_no_parts(new_process):
+    """An estimate that set its first use without naming the parts (a plugin written before
+    first_use_figures) keeps it through measured mode's recount."""
+    from types import SimpleNamespace
+
+    from pymc_accel.measure import measure_candidates
+    from pymc_accel.selection import _Scored
+
+    theirs = Estimate(Figure(1e-4), Figure(5.0), Figure(1.0), first_use_seconds=Figure(2.0))
+    ours = Estimate(Figure(1e-4), Figure(5.0), Figure(1.0), **first_use.first_use_figures("jax"))
+    scored = [_Scored(Candidate("theirs", "cpu", "float64"), theirs, 0.0, 0.0),
+              _Scored(Candidate("ours", "cpu", "float64"), ours, 0.0, 0.0)]
+    registry = SimpleNamespace(backends={"theirs": object(), "ours": object()})
+    first_use.mark_used(("jax",))  # as a measurement that started JAX would
+    measure_candidates(scored, None, None, None, registry, budget=5.0, steps=2000, draws=1000,
+                       chains=2)
+    assert scored[0].estimate.first_use_seconds.value == 2.0
+    assert scored[1].estimate.first_use_seconds.value == 0.0
