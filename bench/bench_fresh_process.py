@@ -33,6 +33,8 @@ import sys
 import time
 from pathlib import Path
 
+from bench_regret import _pooled_ess_per_s
+
 HERE = Path(__file__).parent
 BUILTIN = ("numba[cpu,float64,driver=pymc]", "numba[cpu,float64,driver=nutpie]",
            "numpyro[cpu,float64,chain_method=parallel]")
@@ -114,8 +116,7 @@ def bench_model(model: str, seeds: int, draws: int, tune: int, chains: int) -> d
             "runs": runs,
             "median_wall": statistics.median(r["wall"] for r in good) if good else None,
             "median_ess_per_s": statistics.median(rates) if rates else None,
-            "pooled_ess_per_s": (sum(r["ess"] for r in good) / sum(r["wall"] for r in good)
-                                 if good else None),
+            "pooled_ess_per_s": _pooled_ess_per_s(good) if good else None,
             "min_ess": min((r["ess"] for r in good), default=None),
         }
         print(f"  {label}: walls {[round(r['wall'], 2) for r in good]} ESS "

@@ -1,5 +1,5 @@
 """What a sampler pays the first time it runs in a Python process: the data the cost model's
-first-use costs were fitted to (``pymc_accel.costmodel.FIRST_USE_SECONDS``).
+first-use costs were fitted to (``pymc_accel.first_use.FIRST_USE_SECONDS``).
 
 A user who runs a script starts a new process every time, with PyTensor's on-disk compile cache
 already warm from earlier runs. The warm fixed costs of ``fit_tuning.py`` are a model's second
