@@ -8,6 +8,17 @@ with the draws, tuning and chains those runs had, and judges the choice against 
 rows: warm median regret, pooled regret and its 90% bootstrap interval, as ``bench_regret``
 reports them. A choice that was never run in the recorded set has no regret and says so.
 
+Result files of ``bench/bench_fresh_process.py`` (every run a new process) are replayed with
+first use charged, as a new process selects: the choice is judged against those runs' median
+and pooled ESS/s (their run length is not recorded there: ``--fresh-draws``, default 1000 tune
++ 1000 draws x 2 chains, as they were run).
+
+``--machine-pace`` replays each model of a one-process result file as a machine whose run
+history holds the other models' warm runs (each candidate's median warm wall, recorded twice, as
+a second run of a model would be): leave one model out, select it with the run history on, and
+judge the choice. It shows what :func:`pymc_accel.history.machine_pace` does for a user who has
+run other models on the machine, out of sample for the model judged.
+
 A replay judges a model change in seconds, but only against what was measured: it is a check
 on the recorded set, not a new measurement, and figures fitted on the same set (as the cost
 model's are) are judged in sample. ``docs/benchmarks.md`` says which.
@@ -57,8 +68,129 @@ def replay(results: dict) -> list[dict]:
                 "regret_warm": regret.get("regret_warm"),
                 "regret_warm_pooled": regret.get("regret_warm_pooled"),
                 "interval": pooled_regret_interval(rows, report.chosen),
-                "low_ess": _low_ess(rows)}
+                "low_ess": _low_ess(rows), "ratios": _estimate_ratios(report, rows)}
         lines.append(line)
+    return lines
+
+
+def _estimate_ratios(report, rows) -> dict[str, float]:
+    """Each recorded candidate's estimated wall time now over its recorded median warm wall."""
+    estimated = {r.label: r.total_seconds for r in report.rows if r.total_seconds}
+    return {r["candidate"]: estimated[r["candidate"]] / r["warm_median_wall"]
+            for r in rows if r.get("warm_median_wall") and r["candidate"] in estimated}
+
+
+def _record_other_models(results: dict, left_out: str) -> int:
+    """Write every candidate's median warm wall on the other models of ``results`` into the run
+    history, twice each (a cached run, as a model's second is); returns the entries written."""
+    from pymc_accel import history
+    from pymc_accel.backend import Candidate, SampleRequest
+    from pymc_accel.devices import discover
+    from pymc_accel.machine import machine_figures
+    from pymc_accel.profile import profile_model
+    from pymc_accel.registry import get_registry
+
+    registry, devices, machine = get_registry(), discover(), machine_figures()
+    request = SampleRequest(draws=results["draws"], tune=results["tune"],
+                            chains=results["chains"])
+    written = 0
+    for record in results["models"]:
+        factory = _factory(record["model"])
+        if record["model"] == left_out or factory is None:
+            continue
+        profile = profile_model(factory())
+        offered = {c.label: c for b in registry.backends.values()
+                   for c in b.candidates(profile, devices) if isinstance(c, Candidate)}
+        for row in record["rows"]:
+            candidate = offered.get(row["candidate"])
+            if candidate is None or not row.get("warm_median_wall"):
+                continue
+            estimate = registry.backends[candidate.backend].estimate(candidate, profile, machine)
+            for _ in range(2):
+                history.record(profile, candidate, estimate, request, row["warm_median_wall"],
+                               None)
+            written += 1
+    return written
+
+
+def replay_machine_pace(results: dict) -> list[dict]:
+    """Leave-one-model-out replay with the other models' runs in the run history."""
+    import tempfile
+
+    from bench_regret import _low_ess, _regret, pooled_regret_interval
+
+    import pymc_accel
+    from pymc_accel.machine import cache_dir
+    from pymc_accel.selection import forget_profiles
+
+    lines = []
+    source = cache_dir()
+    previous = os.environ.get("PYMC_ACCEL_CACHE_DIR")
+    for record in results["models"]:
+        factory = _factory(record["model"])
+        if factory is None:
+            lines.append({"model": record["model"], "error": "not in bench/zoo.py"})
+            continue
+        with tempfile.TemporaryDirectory(prefix="pymc-accel-replay-") as path:
+            for figures in source.glob("machine-*.json"):
+                (Path(path) / figures.name).write_bytes(figures.read_bytes())
+            os.environ["PYMC_ACCEL_CACHE_DIR"] = path
+            os.environ["PYMC_ACCEL_HISTORY"] = "on"
+            try:
+                _record_other_models(results, record["model"])
+                forget_profiles()
+                report = pymc_accel.select(factory(), draws=results["draws"],
+                                           tune=results["tune"], chains=results["chains"])
+            finally:
+                os.environ["PYMC_ACCEL_HISTORY"] = "off"
+                if previous is None:
+                    os.environ.pop("PYMC_ACCEL_CACHE_DIR", None)
+                else:
+                    os.environ["PYMC_ACCEL_CACHE_DIR"] = previous
+        rows = [r for r in record["rows"] if r.get("cold_ess_per_s") is not None]
+        regret = _regret(rows, report.chosen, 0.0)
+        lines.append({"model": record["model"], "recorded": record["chosen"]["auto"],
+                      "replayed": report.chosen, "regret_warm": regret.get("regret_warm"),
+                      "regret_warm_pooled": regret.get("regret_warm_pooled"),
+                      "interval": pooled_regret_interval(rows, report.chosen),
+                      "low_ess": _low_ess(rows), "ratios": _estimate_ratios(report, rows)})
+    return lines
+
+
+def replay_new_process(results: list[dict], draws: int, tune: int, chains: int) -> list[dict]:
+    """One line per model of a ``bench_fresh_process.py`` result file: the choice a new process
+    makes now (first use charged, nothing run in this process) and its regret there."""
+    import pymc_accel
+    from pymc_accel.selection import forget_profiles
+
+    lines = []
+    previous = os.environ.get("PYMC_ACCEL_FIRST_USE")
+    os.environ["PYMC_ACCEL_FIRST_USE"] = "on"
+    try:
+        for record in results:
+            factory = _factory(record["model"])
+            if factory is None:
+                lines.append({"model": record["model"], "error": "not in bench/zoo.py"})
+                continue
+            forget_profiles()
+            report = pymc_accel.select(factory(), draws=draws, tune=tune, chains=chains)
+            rows = record["rows"]
+            line = {"model": record["model"], "recorded": record["selection"]["chosen"],
+                    "replayed": report.chosen, "regret_warm": None, "regret_warm_pooled": None,
+                    "interval": None, "low_ess": False}
+            if report.chosen in rows:
+                chosen = rows[report.chosen]
+                line["regret_warm"] = (max(r["median_ess_per_s"] for r in rows.values())
+                                       / chosen["median_ess_per_s"])
+                line["regret_warm_pooled"] = (max(r["pooled_ess_per_s"] for r in rows.values())
+                                              / chosen["pooled_ess_per_s"])
+                line["low_ess"] = max(r["min_ess"] for r in rows.values()) < 100
+            lines.append(line)
+    finally:
+        if previous is None:
+            os.environ.pop("PYMC_ACCEL_FIRST_USE", None)
+        else:
+            os.environ["PYMC_ACCEL_FIRST_USE"] = previous
     return lines
 
 
@@ -87,20 +219,54 @@ def table(lines: list[dict], source: str) -> str:
     return "\n".join(out)
 
 
+def accuracy(lines: list[dict]) -> str:
+    """Per candidate, the estimated over the recorded warm wall time: geometric mean, range and
+    typical error (the geometric mean of each model's factor off, either way) over the models,
+    as a Markdown table."""
+    import math
+    from collections import defaultdict
+
+    by_label = defaultdict(list)
+    for line in lines:
+        for label, ratio in (line.get("ratios") or {}).items():
+            by_label[label].append(ratio)
+    out = ["| candidate | estimated / warm wall: geometric mean | range | typical error | models |",
+           "|---|---|---|---|---|"]
+    for label, ratios in sorted(by_label.items()):
+        mean = math.exp(sum(math.log(r) for r in ratios) / len(ratios))
+        typical = math.exp(sum(abs(math.log(r)) for r in ratios) / len(ratios))
+        out.append(f"| {_short(label)} | {mean:.2f} | {min(ratios):.2f}–{max(ratios):.2f} | "
+                   f"{typical:.2f}x | {len(ratios)} |")
+    return "\n".join(out)
+
+
 def main(argv=None) -> None:
     p = argparse.ArgumentParser(description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("results", nargs="+", help="result files written by bench_regret.py --out")
     p.add_argument("--json", help="also write the replayed lines here")
+    p.add_argument("--machine-pace", action="store_true",
+                   help="leave one model out, with the other models' runs in the run history")
+    p.add_argument("--fresh-draws", default="1000,1000,2",
+                   help="tune,draws,chains of bench_fresh_process.py result files")
     args = p.parse_args(argv)
     os.environ["PYMC_ACCEL_HISTORY"] = "off"
     os.environ["PYMC_ACCEL_PROFILE_CACHE"] = "off"
     os.environ["PYMC_ACCEL_FIRST_USE"] = "off"  # the recorded runs were repeats in one process
     everything = {}
     for path in args.results:
-        lines = replay(json.loads(Path(path).read_text()))
+        results = json.loads(Path(path).read_text())
+        if isinstance(results, list):  # bench_fresh_process.py: every run a new process
+            tune, draws, chains = map(int, args.fresh_draws.split(","))
+            lines = replay_new_process(results, draws, tune, chains)
+        elif args.machine_pace:
+            lines = replay_machine_pace(results)
+        else:
+            lines = replay(results)
         everything[path] = lines
         print(table(lines, path), "\n", flush=True)
+        if any(line.get("ratios") for line in lines):
+            print(accuracy(lines), "\n", flush=True)
     if args.json:
         Path(args.json).write_text(json.dumps(everything, indent=1))
 

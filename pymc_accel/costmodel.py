@@ -33,6 +33,10 @@ class Runtime:
     # XLA's CPU runtime spreads an op over a thread pool of every core, so chains side by side
     # compete for the cores whatever their working set; numba's kernels run in the chain's thread.
     threaded: bool = False
+    # only dense linear algebra spreads over every core (chains side by side take turns on it);
+    # the other kernels run in the chain's own thread (XLA inside a compiled sampler whose
+    # chains run on separate XLA CPU devices)
+    threaded_dense: bool = False
     # dense linear algebra's throughput (Cholesky, triangular solves, their gradients) as a
     # share of the machine's measured matmul throughput
     dense_efficiency: float = 1.0
@@ -89,14 +93,34 @@ NUMBA_PYMC = Runtime("numba+pymc", 2.7, 4.0, 60e-6, 3.8e-8, 0.5, 0.0042,
                      dense_efficiency=NUMBA_DENSE_EFFICIENCY,
                      per_kernel_seconds=NUMBA_KERNEL_SECONDS, fused_elementwise=True,
                      first_use=("numba",))
-# Fixed cost (a warm run: JAX compiles the whole sampler on every run) refitted with the numba
-# drivers': NumPyro's runs of 10 + 10 draws x 2 chains took 2.4 to 3.2 s on the zoo's 59- to
+# JAX on the CPU driven call by call (DEER-MALA, the nutpie_jax plugin; measured mode's
+# standalone gradient timings). Fixed cost (a warm run: JAX compiles on every run) refitted
+# with the numba drivers', before NumPyro had its own runtime below: NumPyro's runs of 10 + 10 draws x 2 chains took 2.4 to 3.2 s on the zoo's 59- to
 # 117-kernel models, 4 to 5.7 s at 216 kernels and 5.3 to 6.8 s at 533 (pk_scan)
 # (docs/results/fit-jax-cpu.jsonl), against 3.6 to 8.3 s modelled by the earlier 3.0 + 0.010.
 JAX_CPU = Runtime("jax-cpu", 0.6, 1.0, 5e-6, 1e-9, 2.0, 0.008, threaded=True,
                   dense_efficiency=JAX_CPU_DENSE_EFFICIENCY,
                   per_kernel_seconds=JAX_CPU_KERNEL_SECONDS, float32_gain=False,
                   first_use=("jax",))
+# A whole sampler compiled by XLA (NumPyro's or BlackJAX's NUTS under PyMC's sample_jax_nuts,
+# chains on separate XLA CPU devices): timed at two lengths on the 2-core machine
+# (bench/fit_numpyro_loop.py over docs/results/fit-numpyro-loop-cpu.jsonl and
+# fit-jax-cpu.jsonl). Per leapfrog of two chains side by side: glm_linear 51 µs, glm_poisson 84,
+# seed_small 18, seed_mid 118, and within noise of zero on eight schools, the funnel and pk_scan
+# (533 kernels), where JAX_CPU modelled 48 to 614 µs: XLA fuses the leapfrog into the sampler's
+# loop, so the 250 ns per kernel of a standalone jitted call is not paid, and the devices do
+# not share a thread pool for their small kernels. Dense linear algebra does take turns on the
+# cores, and more slowly than standalone: the marginal GP (N = 200) ran 11 ms per leapfrog in
+# float64 and 3.8 ms in float32, against 2.84 and 1.99 ms timed alone, an efficiency of about
+# 0.14 of the matmul throughput with the chains taking turns. Fixed cost: the fastest 10 + 10
+# run less its leapfrogs fits 1.93 s + 5.0 ms per kernel on 2026-11-24's machine and 2.18 s +
+# 6.4 ms on 2026-11-23's (2.1 to 4.8 s on the zoo); 2.0 s + 5.5 ms is between them. With
+# these, NumPyro's estimates came to 1.15x to 1.46x its warm wall times over the recorded
+# regret runs (geometric means) where JAX_CPU gave 1.6x to 2.5x (bench/replay_regret.py).
+JAX_CPU_SAMPLER_DENSE_EFFICIENCY = 0.14
+JAX_CPU_SAMPLER = Runtime("jax-cpu-sampler", 0.6, 1.0, 5e-6, 1e-9, 2.0, 0.0055,
+                          threaded_dense=True, dense_efficiency=JAX_CPU_SAMPLER_DENSE_EFFICIENCY,
+                          per_kernel_seconds=0.0, float32_gain=False, first_use=("jax",))
 # One numba-compiled logp-and-gradient function from a cold cache, what measured mode pays first.
 NUMBA_GRADIENT_COMPILE_SECONDS = 2.0
 NUMBA_GRADIENT_COMPILE_PER_KERNEL = 0.025
@@ -168,6 +192,8 @@ def _cpu_roofline(
     stream = _precision_bytes(profile, streaming) / bandwidth
     compute = (c.flops - dense) / (runtime.flops_factor * machine.cpu_flops[streaming])
     dense_rate = runtime.dense_efficiency * machine.cpu_matmul_flops[precision]
+    if runtime.threaded_dense:  # chains side by side take turns on the cores for dense work
+        dense_rate /= max(1, parallel_chains)
     counted = c.kernels - (c.kernels_by_category["elementwise"] if runtime.fused_elementwise else 0)
     kernels = counted * runtime.per_kernel_seconds * _machine_scale(machine)
     if runtime.threaded:  # XLA's kernels of chains side by side take turns on the thread pool
@@ -314,8 +340,20 @@ def nuts_gradients_per_draw(profile: ModelProfile) -> Figure:
 #: ``docs/results/fit-trajectories-cpu.jsonl``; the funnel left out, where one seed's trees
 #: differ 2x). Per model the ratio runs from 1.0 to 1.8 (PyMC: 1.8 on the 612-parameter seed
 #: model, where nutpie adapts a step size of 0.30 against 0.18) and 1.0 to 2.1 (Stan's); a
-#: constant is what the graph can say.
+#: constant is what the graph can say. The regret benchmark's runs (15 model and length pairs
+#: at 500 + 500 and 1000 + 1000 draws, 3 to 5 seeds each) give 1.11 and 1.42.
 NUTS_TRAJECTORY_SCALE = {"nutpie": 1.0, "pymc": 1.16, "stan": 1.38}
+#: Effective draws per *gradient* of a NUTS implementation against nutpie's, by adaptation.
+#: The trajectory fit's two seeds put both at about 1 (PyMC's 1.02, Stan's 0.97, with a 2x
+#: scatter per model); the regret benchmark's recorded runs, which hold each run's leapfrogs
+#: per draw and minimum bulk ESS (``docs/results/regret-cpu-{500,500-all,1000-small,1000-seed}
+#: .json``: 15 model and length pairs, 3 to 5 seeds each, the funnel left out), give PyMC's
+#: NUTS 1.00 and NumPyro 0.84 (float64) and 0.86 (float32): Stan's adaptation takes 1.42x
+#: nutpie's leapfrogs per draw and gets 1.20x its effective draws. With Stan's trees credited
+#: whole, NumPyro's estimates, once their gradient times were right, chose it on pk_scan and
+#: seed_small where it got 0.74 to 0.87 of nutpie's effective draws per draw
+#: (``bench/fit_trajectory_efficiency.py``).
+NUTS_GRADIENT_EFFICIENCY = {"nutpie": 1.0, "pymc": 1.0, "stan": 0.85}
 
 
 def nuts_trajectory(profile: ModelProfile, adaptation: str) -> dict[str, Any]:
@@ -323,13 +361,12 @@ def nuts_trajectory(profile: ModelProfile, adaptation: str) -> dict[str, Any]:
     relative to nutpie's, on this model.
 
     NUTS implementations adapt different step sizes and mass matrices to the same posterior,
-    so their trees differ in length; the effective draws per *gradient* they get do not differ
-    beyond seed-to-seed noise (on the quick zoo at 500 + 500 draws, 2 seeds, minimum bulk ESS
-    over kept leapfrogs against nutpie's: PyMC's NUTS 0.78x to 1.85x per model, geometric mean
-    1.02; NumPyro's 0.43x to 1.84x, geometric mean 0.97; ``bench/fit_trajectories.py``).
-    So an implementation whose trees are ``s`` times nutpie's takes ``s`` times the gradients
-    per draw and gets ``s`` times the effective draws per draw: the same cost per effective draw
-    in gradient work, but its fixed costs shared over ``s`` times the effective draws. Modelling
+    so their trees differ in length; the effective draws per *gradient* they get differ less
+    (PyMC's NUTS as nutpie's; Stan's adaptation, NumPyro's, 0.85 of it:
+    :data:`NUTS_GRADIENT_EFFICIENCY`). So an implementation whose trees are ``s`` times
+    nutpie's and whose gradients buy ``g`` times nutpie's effective draws takes ``s`` times the
+    gradients per draw and gets ``s * g`` times the effective draws per draw: its fixed costs
+    are shared over ``s * g`` times the effective draws. Modelling
     every NUTS with nutpie's trees and effective draws, as before, made nutpie's 4 s compile
     look as cheap per effective draw as PyMC's 1.4 s on the 612-parameter seed model, where
     PyMC's NUTS takes 1.8x the leapfrogs per draw and gets 1.5x the effective draws (regret 1.33).
@@ -353,6 +390,7 @@ def nuts_trajectory(profile: ModelProfile, adaptation: str) -> dict[str, Any]:
         :class:`~pymc_accel.backend.Estimate`.
     """
     scale = NUTS_TRAJECTORY_SCALE[adaptation]
+    per_gradient = NUTS_GRADIENT_EFFICIENCY[adaptation]
     base = nuts_gradients_per_draw(profile)
     if profile.centred_hierarchies:  # a funnel: trees set by the seed, not the adaptation
         steps, efficiency = base, Figure(1.0, "modelled", "centred hierarchy: nutpie's trees")
@@ -363,8 +401,9 @@ def nuts_trajectory(profile: ModelProfile, adaptation: str) -> dict[str, Any]:
         steps = Figure(min(1023.0, base.value * scale), "modelled",
                        f"{base.note} x {scale:g} ({adaptation} adaptation's trees against "
                        "nutpie's)")
-        efficiency = Figure(scale, "modelled",
-                            f"effective draws per gradient as nutpie's, {scale:g}x its per draw")
+        efficiency = Figure(scale * per_gradient, "modelled",
+                            f"effective draws per gradient {per_gradient:g}x nutpie's, "
+                            f"{scale * per_gradient:.2f}x its per draw")
     return {"gradients_per_draw": steps, "relative_efficiency": efficiency,
             "trajectory_scale": scale}
 

@@ -100,15 +100,16 @@ class JaxNutsBackend:
         else:
             parallel = cpu_cores()
             grad = costmodel.cpu_gradient_seconds(
-                profile, machine, candidate.precision, costmodel.JAX_CPU, parallel_chains=parallel
+                profile, machine, candidate.precision, costmodel.JAX_CPU_SAMPLER,
+                parallel_chains=parallel,
             )
         return Estimate(
             seconds_per_gradient=grad,
             **costmodel.nuts_trajectory(profile, self.adaptation),
-            fixed_seconds=costmodel.compile_seconds(profile, costmodel.JAX_CPU),
+            fixed_seconds=costmodel.compile_seconds(profile, costmodel.JAX_CPU_SAMPLER),
             chain_parallelism=parallel,
             memory_bytes=costmodel.state_memory_bytes(profile, candidate.precision, 4, 1000),
-            **first_use_figures(*costmodel.JAX_CPU.first_use, self.jax_sampler),
+            **first_use_figures(*costmodel.JAX_CPU_SAMPLER.first_use, self.jax_sampler),
         )
 
     def fit_memory(
@@ -158,7 +159,7 @@ class JaxNutsBackend:
             model, _ = rewrite_model(model, candidate.device)
         modelled = self.estimate(candidate, profile, machine)
         return jax_measure(candidate, model, profile, machine, budget_seconds, modelled,
-                           modelled.chain_parallelism)
+                           modelled.chain_parallelism, runtime=costmodel.JAX_CPU_SAMPLER)
 
     def sample(self, model, candidate: Candidate, request: SampleRequest):
         """Run PyMC's ``sample_jax_nuts`` on the candidate's device and precision."""
