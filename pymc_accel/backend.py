@@ -128,6 +128,10 @@ class Estimate:
     first_use : tuple of str
         The runtimes the candidate starts (``"numba"``, ``"nutpie-numba"``, ``"jax"``, ...):
         marked as run in this process once its run succeeds.
+    modelled_fixed_seconds : float or None
+        The cost model's fixed seconds where the run history replaced them in
+        ``fixed_seconds`` (:func:`pymc_accel.history.apply`); ``None`` where ``fixed_seconds``
+        is the modelled figure.
     """
 
     seconds_per_gradient: Figure
@@ -141,6 +145,7 @@ class Estimate:
     trajectory_scale: float | None = None
     first_use_seconds: Figure = field(default_factory=lambda: Figure(0.0))
     first_use: tuple[str, ...] = ()
+    modelled_fixed_seconds: float | None = None
 
     def gradients_per_chain(self, steps: int) -> float:
         """Gradient evaluations one chain makes in ``steps`` iterations."""

@@ -16,7 +16,15 @@ observed on it, weighed with the modelled figure (:data:`OBSERVED_TREES_WEIGHT`)
 how much longer its adaptation's trees are modelled to be
 (:func:`pymc_accel.costmodel.nuts_trajectory`): without it, one run that observed deeper
 trees than modelled made every other NUTS look cheaper than the one that ran. Effective draws
-per draw follow the leapfrogs (NUTS implementations get about the same per gradient).
+per draw follow the leapfrogs, times what the cost model gives the sampler's adaptation per
+gradient against nutpie's (:data:`pymc_accel.costmodel.NUTS_GRADIENT_EFFICIENCY`).
+
+A machine's compile speed is not in its calibrated figures, and the fixed seconds it pays
+differ from the modelled ones by the same factor for every model a sampler runs: nutpie's
+warm fixed cost of eight schools was 1.87-2.01 s on one day's machine and 1.39 s on the
+next's, against 2.57 s modelled. So a candidate that has not run the model itself takes its
+fixed seconds times its *machine pace*: how much its warm runs of other models on this
+machine took against their modelled fixed seconds (:func:`machine_pace`).
 
 The ledger is a JSON file per machine in :func:`pymc_accel.machine.cache_dir`; set
 ``PYMC_ACCEL_HISTORY=off`` to neither read nor write it (benchmarks judging first selections do).
@@ -54,6 +62,11 @@ _SHARED_NOTE = "leapfrogs per draw that"
 #: whole made nutpie look 1.4x deeper on seed_mid than it is (PyMC's NUTS adapts 1.8x nutpie's
 #: trees there); ignoring it, the funnel's deep trees. Halfway, in logarithms.
 OBSERVED_TREES_WEIGHT = 0.5
+#: Bounds of a machine pace (:func:`machine_pace`): a pace outside them says more about one odd
+#: run than about the machine.
+PACE_BOUNDS = (0.33, 3.0)
+#: How many models' worth of weight the cost model's own fixed seconds keep in a machine pace.
+PACE_PRIOR_MODELS = 1
 
 
 def enabled() -> bool:
@@ -181,6 +194,11 @@ def record(
             "first_use_seconds": estimate.first_use_seconds.value,
         }
         entry["fixed_seconds"] = _observed_fixed_seconds(entry, seen) or 0.0  # for the listing
+        modelled = (estimate.modelled_fixed_seconds if estimate.modelled_fixed_seconds is not None
+                    else estimate.fixed_seconds.value)
+        if modelled > 0 and entry["fixed_seconds"] > 0:  # this machine's pace, for other models
+            entry["modelled_fixed_seconds"] = modelled
+            entry["fixed_ratio"] = entry["fixed_seconds"] / modelled
         key = f"{model_key(profile)}|{candidate.label}"
         data = dict(_load())
         previous = data.pop(key, None)  # re-inserted last: the oldest entries are dropped first
@@ -220,6 +238,9 @@ def apply(estimate: Estimate, profile: ModelProfile, candidate: Candidate) -> Es
     - Any other sampler takes its own observed leapfrogs per draw.
     - Once the model has run more than once with the candidate, the fixed seconds (compile,
       start-up) of its latest run, which found its compiled artefacts cached.
+    - Otherwise, once the candidate has run other models on this machine with their compiled
+      artefacts cached, the modelled fixed seconds times its pace on them
+      (:func:`machine_pace`).
 
     Unchanged without a recorded run.
     """
@@ -240,10 +261,14 @@ def apply(estimate: Estimate, profile: ModelProfile, candidate: Candidate) -> Es
                                f"{_SHARED_NOTE} {', '.join(seen_by)} observed on this model, "
                                f"weighed with the modelled, x {scale:g} for this sampler's "
                                "adaptation")
+            # effective draws per gradient against nutpie's, as the cost model has them for
+            # this sampler's adaptation (costmodel.NUTS_GRADIENT_EFFICIENCY)
+            per_gradient = (estimate.relative_efficiency.value / estimate.trajectory_scale
+                            if estimate.trajectory_scale > 0 else 1.0)
             out = replace(out, gradients_per_draw=steps, relative_efficiency=Figure(
-                steps.value / per_draw, "observed",
-                f"effective draws per gradient as nutpie's; nutpie's NUTS {per_draw:.1f} "
-                "leapfrogs per draw on this model"))
+                per_gradient * steps.value / per_draw, "observed",
+                f"effective draws per gradient {per_gradient:.2f}x nutpie's; nutpie's NUTS "
+                f"{per_draw:.1f} leapfrogs per draw on this model"))
     elif own is not None:
         out = replace(out, gradients_per_draw=Figure(
             own, "observed", f"leapfrogs per draw of this model's run at {when}"))
@@ -252,8 +277,53 @@ def apply(estimate: Estimate, profile: ModelProfile, candidate: Candidate) -> Es
         out = replace(out, fixed_seconds=Figure(
             fixed, "observed",
             f"run at {when}: {entry.get('wall_seconds', 0):.1f} s, its fixed share "
-            f"({estimate.fixed_seconds.value:.1f} s modelled); compiled artefacts cached since"))
+            f"({estimate.fixed_seconds.value:.1f} s modelled); compiled artefacts cached since"),
+            modelled_fixed_seconds=estimate.fixed_seconds.value)
+    elif (pace := machine_pace(profile, candidate)) is not None:
+        ratio, models = pace
+        out = replace(out, fixed_seconds=Figure(
+            estimate.fixed_seconds.value * ratio, "observed",
+            f"{estimate.fixed_seconds.value:.1f} s modelled x {ratio:.2f}, this machine's pace: "
+            f"what this sampler's cached runs of {models} other model"
+            f"{'s' if models > 1 else ''} here took against their modelled fixed seconds"),
+            modelled_fixed_seconds=estimate.fixed_seconds.value)
     return out
+
+
+def machine_pace(profile: ModelProfile, candidate: Candidate) -> tuple[float, int] | None:
+    """How fast this machine pays ``candidate``'s fixed costs against the cost model, from its
+    recorded runs of *other* models: the geometric mean over those models of their latest
+    cached run's observed fixed seconds over the modelled ones, shrunk towards 1 as if
+    :data:`PACE_PRIOR_MODELS` more models had run at the modelled pace, within
+    :data:`PACE_BOUNDS`.
+
+    The fixed costs are compile and start-up work (PyTensor's rewrites, numba and LLVM, XLA),
+    which the machine calibration does not time; a machine that compiles one model fast
+    compiles the others fast. Only runs after a model's first with the candidate count (the
+    first compiled what the later ones load from caches), and only the candidate's own runs:
+    each runtime compiles differently.
+
+    Returns
+    -------
+    (float, int) or None
+        The pace and the number of models it was taken from; ``None`` without such runs or
+        with the history off.
+    """
+    if not enabled():
+        return None
+    own = f"{model_key(profile)}|"
+    ratios = [float(entry["fixed_ratio"]) for key, entry in _load().items()
+              if isinstance(entry, dict) and not key.startswith(own)
+              and entry.get("candidate") == candidate.label and fixed_seconds_usable(entry)
+              and isinstance(entry.get("fixed_ratio"), (int, float)) and entry["fixed_ratio"] > 0]
+    if not ratios:
+        return None
+    # the cost model's own figure (pace 1) counts as PACE_PRIOR_MODELS models' worth: one model's
+    # fixed seconds stray from the model by as much as a machine does (on the zoo 1.2x to 1.5x
+    # per model either way after the pace, against 1.45x for nutpie's bias on one machine)
+    weight = len(ratios) / (len(ratios) + PACE_PRIOR_MODELS)
+    pace = math.exp(weight * sum(math.log(r) for r in ratios) / len(ratios))
+    return min(PACE_BOUNDS[1], max(PACE_BOUNDS[0], pace)), len(ratios)
 
 
 def _observed_fixed_seconds(entry: dict[str, Any], estimate: Estimate) -> float | None:

@@ -103,7 +103,9 @@ def test_other_nuts_samplers_take_the_observed_trees_weighed_and_mala_does_not(l
     stan = history.apply(_nuts(profile, "stan"), profile, numpyro)
     assert stan.gradients_per_draw.value == pytest.approx(
         reference * costmodel.NUTS_TRAJECTORY_SCALE["stan"])
-    assert stan.relative_efficiency.value == pytest.approx(costmodel.NUTS_TRAJECTORY_SCALE["stan"])
+    # ... and the effective draws its adaptation's gradients buy against nutpie's
+    assert stan.relative_efficiency.value == pytest.approx(
+        costmodel.NUTS_TRAJECTORY_SCALE["stan"] * costmodel.NUTS_GRADIENT_EFFICIENCY["stan"])
     mala = replace(_estimate(), gradients_per_draw=Figure(1.0, "modelled", "one per step"))
     assert history.apply(mala, profile, Candidate("deer_mala", "cpu", "float64")) == mala
     # a sampler that is not NUTS does not lend its steps either
@@ -185,3 +187,60 @@ def test_a_run_slower_than_estimated_is_not_all_start_up(ledger):
     seen = history.apply(est, profile, PYMC_NUTS)
     assert seen.fixed_seconds.value == pytest.approx(36.0 * 4.0 / 18.0)  # 8 s, not 22 s
     assert "fixed share" in seen.fixed_seconds.note
+
+
+def _fixed_ratio_of_wall(wall: float, request: SampleRequest) -> float:
+    """The observed fixed over the modelled fixed of a run of ``_estimate()`` taking ``wall``."""
+    gradients = (request.steps * 8.0 + 500) * 1e-4  # 7 leapfrogs + the draw's start, observed
+    return wall / (3.0 + gradients)
+
+
+def test_a_samplers_cached_runs_of_other_models_set_its_machine_pace(ledger):
+    schools = profile_model(eight_schools())
+    logistic = profile_model(hierarchical_logistic(500, 20, 2).model)
+    request = SampleRequest(draws=100, tune=100, chains=2)
+    # one run of another model: it compiled, so it says nothing of this machine's pace yet
+    history.record(schools, PYMC_NUTS, _estimate(), request, 9.0, _Result(7.0))
+    assert history.machine_pace(logistic, PYMC_NUTS) is None
+    assert history.apply(_estimate(), logistic, PYMC_NUTS).fixed_seconds == _estimate().fixed_seconds
+    # its second, cached run took half its estimate: this machine compiles at half the pace
+    history.record(schools, PYMC_NUTS, _estimate(), request, 1.6, _Result(7.0))
+    # one model's pace, shrunk towards the cost model's as if one more had run at its pace
+    ratio = _fixed_ratio_of_wall(1.6, request) ** (1 / (1 + history.PACE_PRIOR_MODELS))
+    assert history.machine_pace(logistic, PYMC_NUTS) == (pytest.approx(ratio), 1)
+    seen = history.apply(_estimate(), logistic, PYMC_NUTS)
+    assert seen.fixed_seconds.source == "observed"
+    assert seen.fixed_seconds.value == pytest.approx(3.0 * ratio)
+    assert "pace" in seen.fixed_seconds.note and seen.modelled_fixed_seconds == 3.0
+    # gradients, leapfrogs and effective draws of a model that has not run stay modelled
+    assert seen.gradients_per_draw == _estimate().gradients_per_draw
+    assert seen.seconds_per_gradient == _estimate().seconds_per_gradient
+    # another sampler compiles differently: no pace from PyMC's NUTS
+    nutpie = Candidate("numba", "cpu", "float64", (("driver", "nutpie"),))
+    assert history.apply(_estimate(), logistic, nutpie) == _estimate()
+    # the model's own cached runs, where it has them, are what count for it
+    assert history.machine_pace(schools, PYMC_NUTS) is None
+
+
+def test_a_paced_run_records_its_ratio_against_the_modelled_fixed_seconds(ledger):
+    schools = profile_model(eight_schools())
+    logistic = profile_model(hierarchical_logistic(500, 20, 2).model)
+    request = SampleRequest(draws=100, tune=100, chains=2)
+    for wall in (9.0, 1.6):
+        history.record(schools, PYMC_NUTS, _estimate(), request, wall, _Result(7.0))
+    paced = history.apply(_estimate(), logistic, PYMC_NUTS)
+    for wall in (9.0, 1.6):
+        history.record(logistic, PYMC_NUTS, paced, request, wall, _Result(7.0))
+    entry = history.lookup(logistic, PYMC_NUTS)
+    # the ratio is taken against the modelled 3.0 s, not the paced figure: paces do not compound
+    assert entry["modelled_fixed_seconds"] == 3.0
+    assert entry["fixed_ratio"] == pytest.approx(entry["fixed_seconds"] / 3.0)
+
+
+def test_a_machine_pace_is_bounded(ledger):
+    schools = profile_model(eight_schools())
+    logistic = profile_model(hierarchical_logistic(500, 20, 2).model)
+    request = SampleRequest(draws=100, tune=100, chains=2)
+    for wall in (900.0, 900.0):  # an odd, very slow hour of the machine
+        history.record(schools, PYMC_NUTS, _estimate(), request, wall, _Result(7.0))
+    assert history.machine_pace(logistic, PYMC_NUTS) == (history.PACE_BOUNDS[1], 1)
