@@ -91,8 +91,8 @@ class Estimate:
     """A backend's estimate of what running a candidate costs.
 
     The wall time to the requested draws is
-    ``fixed_seconds + first_use_seconds + (steps * (gradients_per_draw + draw_start_gradients)
-    + extra_gradients) * seconds_per_gradient * chain_rounds`` where ``steps = tune + draws``
+    ``fixed_seconds + first_use_seconds + cold_compile_seconds + (steps * (gradients_per_draw
+    + draw_start_gradients) + extra_gradients) * seconds_per_gradient * chain_rounds`` where ``steps = tune + draws``
     and ``chain_rounds`` is how many times the chains must run one after another given the
     device's parallelism. ``relative_efficiency`` scales effective
     draws per draw against nutpie's NUTS (1.0); a NUTS whose adaptation takes longer trees
@@ -132,6 +132,11 @@ class Estimate:
         The cost model's fixed seconds where the run history replaced them in
         ``fixed_seconds`` (:func:`pymc_accel.history.apply`); ``None`` where ``fixed_seconds``
         is the modelled figure.
+    cold_compile_seconds : Figure
+        What the run pays beyond ``fixed_seconds`` if the model's compiled kernels are not in
+        the runtime's disk cache yet (a new or changed model: PyTensor's numba kernels);
+        :func:`pymc_accel.history.apply` sets it to zero once the model has run on this
+        machine with the backend.
     """
 
     seconds_per_gradient: Figure
@@ -146,6 +151,7 @@ class Estimate:
     first_use_seconds: Figure = field(default_factory=lambda: Figure(0.0))
     first_use: tuple[str, ...] = ()
     modelled_fixed_seconds: float | None = None
+    cold_compile_seconds: Figure = field(default_factory=lambda: Figure(0.0))
 
     def gradients_per_chain(self, steps: int) -> float:
         """Gradient evaluations one chain makes in ``steps`` iterations."""
@@ -158,9 +164,10 @@ class Estimate:
         return rounds * self.gradients_per_chain(steps) * self.seconds_per_gradient.value
 
     def total_seconds(self, steps: int, chains: int) -> float:
-        """Estimated wall time: fixed costs, first use in this process and sampling."""
+        """Estimated wall time: fixed costs, first use in this process, a first compile of the
+        model on this machine and sampling."""
         return (self.fixed_seconds.value + self.first_use_seconds.value
-                + self.sampling_seconds(steps, chains))
+                + self.cold_compile_seconds.value + self.sampling_seconds(steps, chains))
 
     def seconds_per_effective_draw(self, steps: int, draws: int, chains: int) -> float:
         """Wall time divided by the effective draws it buys: the ranking key (lower is better)."""

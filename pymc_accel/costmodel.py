@@ -49,6 +49,11 @@ class Runtime:
     float32_gain: bool = True
     # what the runtime starts once per Python process (pymc_accel.first_use)
     first_use: tuple[str, ...] = ()
+    # compiling a model's kernels that are not in the runtime's disk cache yet (a new or
+    # changed model), beyond fixed_seconds: cold_compile_seconds(); 0 for a runtime without a
+    # disk cache, whose fixed cost compiles every run
+    cold_seconds: float = 0.0
+    cold_seconds_per_kernel: float = 0.0
 
 
 # Fitted on the 2-core CPU machine to single gradients (split timing) and to whole runs side by
@@ -84,15 +89,24 @@ JAX_CPU_DENSE_EFFICIENCY = 0.28
 # pk_scan 147 against 189; the GP's Cholesky 1.99 against 3.91 ms).
 NUMBA_KERNEL_SECONDS = 270e-9
 JAX_CPU_KERNEL_SECONDS = 250e-9
+# A model's first compile on a machine (PyTensor's numba disk cache empty for its kernels):
+# in a new process with an empty compile directory, after a primer model, the target's first
+# 10 + 10 run less its second (bench/fit_cold_compile.py, docs/results/fit-cold-compile-cpu.jsonl):
+# nutpie 1.2 s (funnel, 59 kernels) to 27.5 s (pk_scan, 533), PyMC's NUTS 1.5 to 29.2 s: 50
+# and 53 ms per kernel through zero, each model at 0.35x to 1.18x of it (eight schools lowest). JAX keeps no compile cache on disk: NumPyro's first run of a new structure took 0.4 to
+# 1.2 s more than its second, which its fixed cost does not model (nor does any other backend).
+NUMBA_NUTPIE_COLD_PER_KERNEL = 0.050
+NUMBA_PYMC_COLD_PER_KERNEL = 0.053
 NUMBA_NUTPIE = Runtime("numba+nutpie", 2.7, 4.0, 2e-6, 1.3e-8, 0.7, 0.016,
                        dense_efficiency=NUMBA_DENSE_EFFICIENCY,
                        per_kernel_seconds=NUMBA_KERNEL_SECONDS, fused_elementwise=True,
-                       first_use=("numba", "nutpie-numba"))
+                       first_use=("numba", "nutpie-numba"),
+                       cold_seconds_per_kernel=NUMBA_NUTPIE_COLD_PER_KERNEL)
 # PyMC's Python NUTS: interpreter work on every leapfrog step, growing with the dimension.
 NUMBA_PYMC = Runtime("numba+pymc", 2.7, 4.0, 60e-6, 3.8e-8, 0.5, 0.0042,
                      dense_efficiency=NUMBA_DENSE_EFFICIENCY,
                      per_kernel_seconds=NUMBA_KERNEL_SECONDS, fused_elementwise=True,
-                     first_use=("numba",))
+                     first_use=("numba",), cold_seconds_per_kernel=NUMBA_PYMC_COLD_PER_KERNEL)
 # JAX on the CPU driven call by call (DEER-MALA, the nutpie_jax plugin; measured mode's
 # standalone gradient timings). Fixed cost (a warm run: JAX compiles on every run) refitted
 # with the numba drivers', before NumPyro had its own runtime below: NumPyro's runs of 10 + 10 draws x 2 chains took 2.4 to 3.2 s on the zoo's 59- to
@@ -444,6 +458,17 @@ def compile_seconds(profile: ModelProfile, runtime: Runtime) -> Figure:
     which the regret benchmark reports separately as cold runs."""
     seconds = runtime.compile_seconds + runtime.compile_seconds_per_kernel * profile.census.kernels
     return Figure(seconds, "modelled", f"{runtime.name}: fixed + per-kernel compile")
+
+
+def cold_compile_seconds(profile: ModelProfile, runtime: Runtime) -> Figure:
+    """Modelled seconds a run pays beyond :func:`compile_seconds` when the model's kernels are
+    not in the runtime's disk cache: the first run of a new or changed model on this machine
+    (``bench/fit_cold_compile.py``). Zero for a runtime without a disk cache."""
+    seconds = runtime.cold_seconds + runtime.cold_seconds_per_kernel * profile.census.kernels
+    if seconds <= 0:
+        return Figure(0.0, "modelled", f"{runtime.name}: no compile cache on disk")
+    return Figure(seconds, "modelled",
+                  f"{runtime.name}: first compile of this model's kernels on this machine")
 
 
 def state_memory_bytes(profile: ModelProfile, precision: str, chains: int, draws: int) -> Figure:

@@ -26,6 +26,12 @@ next's, against 2.57 s modelled. So a candidate that has not run the model itsel
 fixed seconds times its *machine pace*: how much its warm runs of other models on this
 machine took against their modelled fixed seconds (:func:`machine_pace`).
 
+A model's first run on a machine also compiles its kernels, which a backend with a compile cache
+on disk (PyTensor's numba linker) keeps for later runs: 1 to 29 s on the zoo, more than the rest
+of a short run. The cost model charges it (``Estimate.cold_compile_seconds``) until the ledger
+shows the model has run here with the backend (:func:`compiled_here`); with the ledger off it is
+not known and not charged.
+
 The ledger is a JSON file per machine in :func:`pymc_accel.machine.cache_dir`; set
 ``PYMC_ACCEL_HISTORY=off`` to neither read nor write it (benchmarks judging first selections do).
 Written by hand: no library keeps per-model sampler timings.
@@ -65,6 +71,12 @@ OBSERVED_TREES_WEIGHT = 0.5
 #: Bounds of a machine pace (:func:`machine_pace`): a pace outside them says more about one odd
 #: run than about the machine.
 PACE_BOUNDS = (0.33, 3.0)
+#: Share of a model's first compile left to pay when another candidate of the same backend has
+#: compiled it: after PyMC's NUTS had run a model in an empty PyTensor compile directory,
+#: nutpie's first run of it took 1.4 s (glm_linear) and 4.0 s (seed_small) more than its
+#: second, against 5.3 and 10.9 s cold (docs/results/fit-cold-compile-shared-cpu.jsonl): the
+#: drivers' graphs share most fused kernels, not all.
+SHARED_COMPILE_LEFT = 0.3
 #: How many models' worth of weight the cost model's own fixed seconds keep in a machine pace.
 PACE_PRIOR_MODELS = 1
 
@@ -192,6 +204,7 @@ def record(
             "steps": request.steps, "chains": request.chains, "wall_seconds": wall_seconds,
             "leapfrogs_per_draw": per_draw,
             "first_use_seconds": estimate.first_use_seconds.value,
+            "cold_compile_seconds": estimate.cold_compile_seconds.value,
         }
         entry["fixed_seconds"] = _observed_fixed_seconds(entry, seen) or 0.0  # for the listing
         modelled = (estimate.modelled_fixed_seconds if estimate.modelled_fixed_seconds is not None
@@ -241,6 +254,9 @@ def apply(estimate: Estimate, profile: ModelProfile, candidate: Candidate) -> Es
     - Otherwise, once the candidate has run other models on this machine with their compiled
       artefacts cached, the modelled fixed seconds times its pace on them
       (:func:`machine_pace`).
+    - The first compile of the model's kernels (``cold_compile_seconds``) is not charged once
+      the model has run on this machine with the candidate's backend (:func:`compiled_here`),
+      nor with the history off, where it is not known.
 
     Unchanged without a recorded run.
     """
@@ -287,7 +303,39 @@ def apply(estimate: Estimate, profile: ModelProfile, candidate: Candidate) -> Es
             f"what this sampler's cached runs of {models} other model"
             f"{'s' if models > 1 else ''} here took against their modelled fixed seconds"),
             modelled_fixed_seconds=estimate.fixed_seconds.value)
+    if out.cold_compile_seconds.value > 0:
+        if not enabled():
+            out = replace(out, cold_compile_seconds=Figure(
+                0.0, "modelled", "not charged: without the run history (PYMC_ACCEL_HISTORY=off) "
+                "whether this model's kernels are cached is not known"))
+        elif (seen := compiled_here(profile, candidate)) is not None:
+            when = _load()[f"{model_key(profile)}|{seen}"].get("recorded", "an earlier run")
+            if seen == candidate.label:
+                out = replace(out, cold_compile_seconds=Figure(
+                    0.0, "observed", f"this model ran here at {when}: its kernels are cached"))
+            else:
+                out = replace(out, cold_compile_seconds=Figure(
+                    out.cold_compile_seconds.value * SHARED_COMPILE_LEFT, "observed",
+                    f"this model ran here with {seen} at {when}, whose cached kernels this "
+                    f"candidate shares but for {SHARED_COMPILE_LEFT:.0%}"))
     return out
+
+
+def compiled_here(profile: ModelProfile, candidate: Candidate) -> str | None:
+    """The label of a recorded run of this model structure on this machine by the candidate's
+    backend, whose disk cache then holds the model's compiled kernels: the candidate's own
+    where there is one, else another of the backend's (the numba backend's two drivers compile
+    the model with PyTensor's numba linker, which caches kernels per operation, and share most
+    of them: :data:`SHARED_COMPILE_LEFT`); ``None`` without such a run."""
+    model = model_key(profile)
+    data = _load()
+    if isinstance(data.get(f"{model}|{candidate.label}"), dict):
+        return candidate.label
+    prefix = f"{model}|{candidate.backend}["
+    for key, entry in data.items():
+        if key.startswith(prefix) and isinstance(entry, dict):
+            return key.split("|", 1)[1]
+    return None
 
 
 def machine_pace(profile: ModelProfile, candidate: Candidate) -> tuple[float, int] | None:
@@ -335,17 +383,20 @@ def _observed_fixed_seconds(entry: dict[str, Any], estimate: Estimate) -> float 
     17.5 s of start-up against 4.2 s modelled, and the next selection chose a sampler 1.5x
     slower. The gradient seconds stay modelled, as for the candidates that have not run. A run
     that was its sampler's first in its process also paid the first use it was charged
-    (``first_use_seconds``, :mod:`pymc_accel.first_use`), which takes its share the same way and
-    is not a fixed cost of later runs.
+    (``first_use_seconds``, :mod:`pymc_accel.first_use`), and a model's first run on the machine
+    the first compile of its kernels it was charged (``cold_compile_seconds``): each takes its
+    share the same way and is not a fixed cost of later runs.
     Entries without the run's length give their recorded fixed seconds."""
     wall, steps, chains = (entry.get(k) for k in ("wall_seconds", "steps", "chains"))
     if not all(isinstance(v, (int, float)) and v > 0 for v in (wall, steps, chains)):
         fixed = entry.get("fixed_seconds")
         return float(fixed) if isinstance(fixed, (int, float)) and fixed >= 0 else None
     modelled_fixed = estimate.fixed_seconds.value
-    first_use = entry.get("first_use_seconds")
-    first_use = float(first_use) if isinstance(first_use, (int, float)) and first_use > 0 else 0.0
-    total = modelled_fixed + first_use + estimate.sampling_seconds(int(steps), int(chains))
+    once = 0.0  # first use in the process, first compile on the machine: not paid again
+    for key in ("first_use_seconds", "cold_compile_seconds"):
+        value = entry.get(key)
+        once += float(value) if isinstance(value, (int, float)) and value > 0 else 0.0
+    total = modelled_fixed + once + estimate.sampling_seconds(int(steps), int(chains))
     return float(wall) * modelled_fixed / total if total > 0 else None
 
 

@@ -31,6 +31,7 @@ class Row:
     memory: str = ""  # that plan: what the memory holds, and the chain layout
     relative_efficiency: float | None = None  # effective draws per draw against nutpie's NUTS
     first_use_seconds: float | None = None  # start-up its runtimes pay once in this process
+    cold_compile_seconds: float | None = None  # compiling the model's kernels the first time
 
 
 @dataclass
@@ -149,7 +150,8 @@ class SelectionReport:
                 _fmt_s(r.seconds_per_gradient),
                 f"{r.gradients_per_draw:.0f}" if r.gradients_per_draw else "",
                 f"{r.relative_efficiency:.2f}x" if r.relative_efficiency else "",
-                _fmt_s(r.fixed_seconds),
+                _fmt_s(r.fixed_seconds) + (f" +{_fmt_s(r.cold_compile_seconds)} cold"
+                                           if r.cold_compile_seconds else ""),
                 _fmt_s(r.first_use_seconds) if r.first_use_seconds else "",
                 _fmt_bytes(r.memory_bytes),
                 _grad_source(r.sources),

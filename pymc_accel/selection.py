@@ -483,6 +483,9 @@ def _row(s: _Scored, chosen: _Scored, registry: Registry, check: PrecisionCheck 
         seen.append(f"{e.fixed_seconds.value:.1f} s fixed ({e.fixed_seconds.note})")
     if seen:
         reason += "; observed: " + " and ".join(seen)
+    if e.cold_compile_seconds.value > 0:
+        reason += (f"; includes {e.cold_compile_seconds.value:.1f} s compiling this model's "
+                   "kernels, not yet in the compile cache (it has not run on this machine)")
     sources: dict[str, Any] = {
         "s/grad": e.seconds_per_gradient.source,
         "grads/draw": e.gradients_per_draw.source,
@@ -498,4 +501,5 @@ def _row(s: _Scored, chosen: _Scored, registry: Registry, check: PrecisionCheck 
         memory=e.memory_bytes.note if planned else "",
         relative_efficiency=e.relative_efficiency.value,
         first_use_seconds=e.first_use_seconds.value,
+        cold_compile_seconds=e.cold_compile_seconds.value,
     )

@@ -83,6 +83,7 @@ class NumbaBackend:
                 profile, machine, candidate.precision, runtime, parallel_chains=cores
             ),
             fixed_seconds=costmodel.compile_seconds(profile, runtime),
+            cold_compile_seconds=costmodel.cold_compile_seconds(profile, runtime),
             chain_parallelism=cores,
             memory_bytes=costmodel.state_memory_bytes(profile, candidate.precision, 4, 1000),
             extra_gradients=extra,

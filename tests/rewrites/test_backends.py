@@ -177,7 +177,7 @@ def test_measured_mode_times_the_rewritten_gradient(monkeypatch):
 
     seen = []
     monkeypatch.setattr(measure_module, "jax_measure",
-                        lambda candidate, model, *args: seen.append(_scan_ops(model)))
+                        lambda candidate, model, *args, **kw: seen.append(_scan_ops(model)))
     model = pharmacokinetic(2, 30).model
     profile = profile_model(model)
     machine = machine_figures(devices=CPU_ONLY)

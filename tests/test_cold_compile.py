@@ -1,0 +1,140 @@
+"""A model's first compile on a machine: charged to backends with a compile cache on disk
+until the model has run here (run history) or measured mode compiled it."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import xarray as xr
+
+import pymc_accel
+from pymc_accel import costmodel, history
+from pymc_accel.backend import Candidate, Estimate, Figure, SampleRequest
+from pymc_accel.backends.numba_cpu import NumbaBackend
+from pymc_accel.backends.numpyro_nuts import JaxNutsBackend
+from pymc_accel.machine import MachineFigures
+from pymc_accel.models import eight_schools, hierarchical_logistic
+from pymc_accel.profile import profile_model
+from pymc_accel.report import SelectionReport
+
+PYMC_NUTS = Candidate("numba", "cpu", "float64", (("driver", "pymc"),))
+NUTPIE = Candidate("numba", "cpu", "float64", (("driver", "nutpie"),))
+NUMPYRO = Candidate("numpyro", "cpu", "float64", (("chain_method", "parallel"),))
+
+
+@pytest.fixture
+def ledger(tmp_path, monkeypatch):
+    monkeypatch.setenv("PYMC_ACCEL_CACHE_DIR", str(tmp_path))
+    monkeypatch.delenv("PYMC_ACCEL_HISTORY", raising=False)
+    return tmp_path
+
+
+def _machine() -> MachineFigures:
+    return MachineFigures({"float32": 1e10, "float64": 1e10}, {"float32": 1e10, "float64": 1e10},
+                          {"float32": 1e11, "float64": 5e10}, cpu_call_seconds=2.5e-6)
+
+
+class _Result:
+    sample_stats = xr.Dataset({"n_steps": (("chain", "draw"), np.full((2, 50), 7.0))})
+
+
+def test_numba_candidates_are_charged_a_first_compile_and_jax_ones_are_not():
+    profile, m = profile_model(eight_schools()), _machine()
+    for candidate in (NUTPIE, PYMC_NUTS):
+        est = NumbaBackend().estimate(candidate, profile, m)
+        runtime = (costmodel.NUMBA_PYMC if candidate.option("driver") == "pymc"
+                   else costmodel.NUMBA_NUTPIE)
+        assert est.cold_compile_seconds == costmodel.cold_compile_seconds(profile, runtime)
+        assert est.cold_compile_seconds.value > 0
+        assert est.total_seconds(2000, 2) == pytest.approx(
+            est.fixed_seconds.value + est.first_use_seconds.value
+            + est.cold_compile_seconds.value + est.sampling_seconds(2000, 2))
+    # more kernels, more to compile
+    larger = profile_model(hierarchical_logistic(500, 20, 2).model)
+    assert (costmodel.cold_compile_seconds(larger, costmodel.NUMBA_NUTPIE).value
+            > costmodel.cold_compile_seconds(profile, costmodel.NUMBA_NUTPIE).value)
+    # JAX keeps no compile cache on disk: its fixed cost compiles every run already
+    assert JaxNutsBackend().estimate(NUMPYRO, profile, m).cold_compile_seconds.value == 0
+
+
+def test_the_first_compile_is_charged_until_the_model_has_run_here(ledger):
+    profile, m = profile_model(eight_schools()), _machine()
+    other = profile_model(hierarchical_logistic(500, 20, 2).model)
+    nutpie = NumbaBackend().estimate(NUTPIE, profile, m)
+    assert history.compiled_here(profile, NUTPIE) is None
+    assert history.apply(nutpie, profile, NUTPIE).cold_compile_seconds.value > 0
+    pymc = NumbaBackend().estimate(PYMC_NUTS, profile, m)
+    history.record(profile, PYMC_NUTS, pymc, SampleRequest(draws=100, tune=100, chains=2), 9.0,
+                   _Result())
+    assert history.compiled_here(profile, PYMC_NUTS) == PYMC_NUTS.label
+    own = history.apply(pymc, profile, PYMC_NUTS)
+    assert own.cold_compile_seconds.value == 0
+    assert own.cold_compile_seconds.source == "observed" and "cached" in own.cold_compile_seconds.note
+    # PyMC's NUTS compiled the model with PyTensor's numba linker: nutpie finds most of its
+    # kernels cached, not all
+    assert history.compiled_here(profile, NUTPIE) == PYMC_NUTS.label
+    lent = history.apply(nutpie, profile, NUTPIE)
+    assert lent.cold_compile_seconds.value == pytest.approx(
+        nutpie.cold_compile_seconds.value * history.SHARED_COMPILE_LEFT)
+    assert PYMC_NUTS.label in lent.cold_compile_seconds.note
+    # another model has not run here
+    assert history.apply(NumbaBackend().estimate(NUTPIE, other, m), other,
+                         NUTPIE).cold_compile_seconds.value > 0
+
+
+def test_without_the_history_a_first_compile_is_not_known_and_not_charged(ledger, monkeypatch):
+    monkeypatch.setenv("PYMC_ACCEL_HISTORY", "off")
+    profile = profile_model(eight_schools())
+    seen = history.apply(NumbaBackend().estimate(NUTPIE, profile, _machine()), profile, NUTPIE)
+    assert seen.cold_compile_seconds.value == 0
+    assert "not known" in seen.cold_compile_seconds.note
+
+
+def test_a_cold_runs_fixed_seconds_leave_its_first_compile_out(ledger):
+    profile = profile_model(eight_schools())
+    estimate = Estimate(Figure(1e-4), Figure(7.0), Figure(3.0), chain_parallelism=2,
+                        cold_compile_seconds=Figure(6.0))
+    request = SampleRequest(draws=100, tune=100, chains=2)
+    history.record(profile, NUTPIE, estimate, request, 10.4, _Result())
+    entry = history.lookup(profile, NUTPIE)
+    assert entry["cold_compile_seconds"] == 6.0
+    # 10.4 s shared as estimated: 3 s fixed, 6 s first compile, 200 x 7 leapfrogs at 0.1 ms,
+    # both chains at once
+    assert entry["fixed_seconds"] == pytest.approx(10.4 * 3.0 / (3.0 + 6.0 + 0.14))
+
+
+def test_measured_mode_compiles_the_kernels_its_backend_runs(ledger):
+    from types import SimpleNamespace
+
+    from pymc_accel.measure import measure_candidates
+    from pymc_accel.selection import _Scored
+
+    def est(cold: float) -> Estimate:
+        return Estimate(Figure(1e-4), Figure(5.0), Figure(1.0),
+                        cold_compile_seconds=Figure(cold))
+
+    scored = [_Scored(PYMC_NUTS, est(4.0), 0.0, 0.0), _Scored(NUTPIE, est(3.0), 0.0, 0.0),
+              _Scored(Candidate("other", "cpu", "float64"), est(2.0), 0.0, 0.0)]
+    timed = SimpleNamespace(measure=lambda c, *a: est(4.0))  # compiles and times the gradient
+    registry = SimpleNamespace(backends={"numba": timed, "other": object()})
+    measure_candidates(scored[:1] + scored[2:], object(), None, None, registry, budget=5.0,
+                       steps=2000, draws=1000, chains=2)
+    measure_candidates(scored[1:2], object(), None, None,
+                       SimpleNamespace(backends={"numba": object()}), budget=5.0, steps=2000,
+                       draws=1000, chains=2)
+    assert scored[0].estimate.cold_compile_seconds.value == 0
+    assert scored[0].estimate.cold_compile_seconds.source == "measured"
+    assert scored[1].estimate.cold_compile_seconds.value == 3.0  # not measured in its call
+    assert scored[2].estimate.cold_compile_seconds.value == 2.0  # its backend did not measure
+
+
+def test_the_report_shows_the_first_compile(ledger):
+    report = pymc_accel.select(eight_schools(), draws=1000, tune=1000, chains=2)
+    rows = {r.label: r for r in report.rows if r.total_seconds is not None}
+    nutpie = rows[NUTPIE.label]
+    assert nutpie.cold_compile_seconds and nutpie.cold_compile_seconds > 0
+    assert "compiling this model's kernels" in nutpie.reason
+    assert "cold" in str(report)
+    restored = SelectionReport.from_dict(report.to_dict())
+    assert {r.label: r.cold_compile_seconds for r in restored.rows} == {
+        r.label: r.cold_compile_seconds for r in report.rows}
