@@ -20,6 +20,13 @@ a new process:
 
     JAX_PLATFORMS=cpu python bench/bench_fresh_process.py --models eight_schools,funnel \
         --seeds 3 --out /tmp/fresh.json --markdown /tmp/fresh.md
+
+``--cold``: the model is new to the machine, as after a user changed it. Every run gets its own
+copy of a PyTensor compile directory that holds only a primer model's kernels (the funnel's,
+eight schools' for the funnel: what every model shares is cached, the model's own kernels are
+not), and no warming run. ``auto`` chooses with an empty run history, so the model's first
+compile is charged (``Estimate.cold_compile_seconds``); the comparison choice is made with the
+history off, where it is not.
 """
 
 from __future__ import annotations
@@ -50,16 +57,32 @@ def _quiet_env() -> None:
     sys.path.insert(0, str(HERE))
 
 
-def worker_select(model: str, draws: int, tune: int, chains: int) -> dict:
-    """In this new process: ``auto``'s choice with first use charged, then without."""
+def worker_select(model: str, draws: int, tune: int, chains: int, cold: bool = False) -> dict:
+    """In this new process: ``auto``'s choice with first use charged, then without; with
+    ``cold``, with the model's first compile charged (an empty run history), then without (the
+    history off), first use charged in both."""
+    import tempfile
+
     import pymc_accel
     import zoo
 
     factory = zoo.zoo(quick=True)[model]
+    if cold:
+        from pymc_accel.machine import cache_dir
+
+        private = tempfile.mkdtemp(prefix="pymc-accel-cold-ledger-")
+        for figures in cache_dir().glob("machine-*.json"):
+            (Path(private) / figures.name).write_bytes(figures.read_bytes())
+        os.environ["PYMC_ACCEL_CACHE_DIR"] = private
+        os.environ["PYMC_ACCEL_HISTORY"] = "on"
     report = pymc_accel.select(factory(), draws=draws, tune=tune, chains=chains)
-    os.environ["PYMC_ACCEL_FIRST_USE"] = "off"
+    if cold:
+        os.environ["PYMC_ACCEL_HISTORY"] = "off"
+    else:
+        os.environ["PYMC_ACCEL_FIRST_USE"] = "off"
     warm = pymc_accel.select(factory(), draws=draws, tune=tune, chains=chains)
-    rows = {r.label: {"total": r.total_seconds, "first_use": r.first_use_seconds}
+    rows = {r.label: {"total": r.total_seconds, "first_use": r.first_use_seconds,
+                      "cold_compile": r.cold_compile_seconds}
             for r in report.rows if r.total_seconds is not None}
     return {"chosen": report.chosen, "chosen_warm_process": warm.chosen, "estimates": rows,
             "selection_seconds": report.selection_seconds}
@@ -89,27 +112,65 @@ def worker_run(model: str, label: str, seed: int, draws: int, tune: int, chains:
     return {"wall": wall, "ess": min_bulk_ess(idata)}
 
 
-def _call(args: list[str]) -> dict:
+def _call(args: list[str], compiledir: str | None = None) -> dict:
+    env = dict(os.environ)
+    if compiledir:
+        env["PYTENSOR_FLAGS"] = f"base_compiledir={compiledir}"
     out = subprocess.run([sys.executable, __file__, "--worker", *args],
-                         capture_output=True, text=True, check=False)
+                         capture_output=True, text=True, check=False, env=env)
     lines = [x for x in out.stdout.splitlines() if x.startswith("{")]
     if out.returncode or not lines:
         return {"error": out.stderr[-400:]}
     return json.loads(lines[-1])
 
 
-def bench_model(model: str, seeds: int, draws: int, tune: int, chains: int) -> dict:
-    """Select in a new process, then run every candidate in new processes; the model's record."""
+def primed_compiledir(model: str, chains: int) -> str:
+    """A PyTensor compile directory holding the kernels of a primer model (the funnel, or eight
+    schools for the funnel), compiled by both numba drivers: what a machine that has run
+    other models has cached, without ``model``'s own kernels."""
+    import tempfile
+
+    primer = "eight_schools" if model == "funnel" else "funnel"
+    path = tempfile.mkdtemp(prefix="pymc-accel-primed-")
+    for label in BUILTIN[:2]:
+        _call(["run", primer, label, "0", "10", "10", str(chains)], compiledir=path)
+    return path
+
+
+def _cold_copy(template: str) -> str:
+    import shutil
+    import tempfile
+
+    path = tempfile.mkdtemp(prefix="pymc-accel-cold-")
+    shutil.copytree(template, path, dirs_exist_ok=True)
+    return path
+
+
+def bench_model(model: str, seeds: int, draws: int, tune: int, chains: int,
+                cold: bool = False) -> dict:
+    """Select in a new process, then run every candidate in new processes; the model's record.
+    With ``cold`` every run compiles the model's kernels (:func:`primed_compiledir`)."""
+    import shutil
+
     length = [str(draws), str(tune), str(chains)]
-    selection = _call(["select", model, *length])
-    print(f"{model}: chose {selection.get('chosen')} (warm process: "
+    selection = _call(["select", model, *length, "cold" if cold else "warm"])
+    print(f"{model}: chose {selection.get('chosen')} (without " + ("the first compile" if cold else "first use") + ": "
           f"{selection.get('chosen_warm_process')})", flush=True)
     labels = list(dict.fromkeys([*BUILTIN, selection.get("chosen"),
                                  selection.get("chosen_warm_process")]))
     rows = {}
+    template = primed_compiledir(model, chains) if cold else None
     for label in filter(None, labels):
-        _call(["run", model, label, "0", "10", "10", str(chains)])  # disk caches warm
-        runs = [_call(["run", model, label, str(seed), *length]) for seed in range(1, seeds + 1)]
+        if template is None:
+            _call(["run", model, label, "0", "10", "10", str(chains)])  # disk caches warm
+            runs = [_call(["run", model, label, str(seed), *length])
+                    for seed in range(1, seeds + 1)]
+        else:
+            runs = []
+            for seed in range(1, seeds + 1):
+                compiledir = _cold_copy(template)
+                runs.append(_call(["run", model, label, str(seed), *length], compiledir))
+                shutil.rmtree(compiledir, ignore_errors=True)
         good = [r for r in runs if "error" not in r]
         rates = [r["ess"] / r["wall"] for r in good]
         rows[label] = {
@@ -122,7 +183,9 @@ def bench_model(model: str, seeds: int, draws: int, tune: int, chains: int) -> d
         print(f"  {label}: walls {[round(r['wall'], 2) for r in good]} ESS "
               f"{[round(r['ess']) for r in good]}"
               + (f" errors {len(runs) - len(good)}" if len(good) < len(runs) else ""), flush=True)
-    record = {"model": model, "selection": selection, "rows": rows}
+    if template is not None:
+        shutil.rmtree(template, ignore_errors=True)
+    record = {"model": model, "selection": selection, "rows": rows, "cold": cold}
     for key in ("chosen", "chosen_warm_process"):
         record[f"regret_{key}"] = _regret(rows, selection.get(key))
     return record
@@ -142,9 +205,12 @@ def _regret(rows: dict, label: str | None) -> dict | None:
 
 def markdown(results: list[dict], command: str) -> str:
     """The records as a Markdown table."""
+    cold = any(rec.get("cold") for rec in results)
     out = [f"Command: `{command}`", "",
-           "| model | chose (first use charged) | regret median / pooled / wall | "
-           "warm-process estimates chose | its regret median / pooled / wall | "
+           "| model | chose (first use" + (" and first compile" if cold else "") + " charged) | "
+           "regret median / pooled / wall | "
+           + ("estimates without the first compile chose" if cold
+              else "warm-process estimates chose") + " | its regret median / pooled / wall | "
            "selection in the new process (share of the chosen run) | "
            "median wall per candidate (s) |",
            "|---|---|---|---|---|---|---|"]
@@ -172,8 +238,9 @@ def main(argv=None) -> None:
         _quiet_env()
         kind, *rest = argv[1:]
         if kind == "select":
-            model, draws, tune, chains = rest
-            print(json.dumps(worker_select(model, int(draws), int(tune), int(chains))))
+            model, draws, tune, chains, mode = rest
+            print(json.dumps(worker_select(model, int(draws), int(tune), int(chains),
+                                           cold=mode == "cold")))
         else:
             model, label, seed, draws, tune, chains = rest
             print(json.dumps(worker_run(model, label, int(seed), int(draws), int(tune),
@@ -187,12 +254,15 @@ def main(argv=None) -> None:
     p.add_argument("--draws", type=int, default=1000)
     p.add_argument("--tune", type=int, default=1000)
     p.add_argument("--chains", type=int, default=2)
+    p.add_argument("--cold", action="store_true",
+                   help="the model new to the machine: its kernels compiled in every run")
     p.add_argument("--out")
     p.add_argument("--markdown")
     args = p.parse_args(argv)
     results = []
     for model in args.models.split(","):
-        results.append(bench_model(model, args.seeds, args.draws, args.tune, args.chains))
+        results.append(bench_model(model, args.seeds, args.draws, args.tune, args.chains,
+                                   cold=args.cold))
         if args.out:
             Path(args.out).write_text(json.dumps(results, indent=1))
     text = markdown(results, "python bench/bench_fresh_process.py " + " ".join(argv))

@@ -120,9 +120,11 @@ def replay_machine_pace(results: dict) -> list[dict]:
     from bench_regret import _low_ess, _regret, pooled_regret_interval
 
     import pymc_accel
+    from pymc_accel import history
     from pymc_accel.machine import cache_dir
     from pymc_accel.selection import forget_profiles
 
+    compiled_here = history.compiled_here
     lines = []
     source = cache_dir()
     previous = os.environ.get("PYMC_ACCEL_CACHE_DIR")
@@ -136,12 +138,15 @@ def replay_machine_pace(results: dict) -> list[dict]:
                 (Path(path) / figures.name).write_bytes(figures.read_bytes())
             os.environ["PYMC_ACCEL_CACHE_DIR"] = path
             os.environ["PYMC_ACCEL_HISTORY"] = "on"
+            # the recorded runs found the model's kernels in the compile cache: no first compile
+            history.compiled_here = lambda profile, candidate: candidate.label
             try:
                 _record_other_models(results, record["model"])
                 forget_profiles()
                 report = pymc_accel.select(factory(), draws=results["draws"],
                                            tune=results["tune"], chains=results["chains"])
             finally:
+                history.compiled_here = compiled_here
                 os.environ["PYMC_ACCEL_HISTORY"] = "off"
                 if previous is None:
                     os.environ.pop("PYMC_ACCEL_CACHE_DIR", None)
@@ -161,11 +166,14 @@ def replay_new_process(results: list[dict], draws: int, tune: int, chains: int) 
     """One line per model of a ``bench_fresh_process.py`` result file: the choice a new process
     makes now (first use charged, nothing run in this process) and its regret there."""
     import pymc_accel
+    from pymc_accel import first_use
     from pymc_accel.selection import forget_profiles
 
     lines = []
     previous = os.environ.get("PYMC_ACCEL_FIRST_USE")
     os.environ["PYMC_ACCEL_FIRST_USE"] = "on"
+    ran = first_use.used()
+    first_use.forget()  # a new process has started no sampler
     try:
         for record in results:
             factory = _factory(record["model"])
@@ -187,6 +195,7 @@ def replay_new_process(results: list[dict], draws: int, tune: int, chains: int) 
                 line["low_ess"] = max(r["min_ess"] for r in rows.values()) < 100
             lines.append(line)
     finally:
+        first_use.mark_used(ran)
         if previous is None:
             os.environ.pop("PYMC_ACCEL_FIRST_USE", None)
         else:

@@ -309,7 +309,8 @@ def apply(estimate: Estimate, profile: ModelProfile, candidate: Candidate) -> Es
                 0.0, "modelled", "not charged: without the run history (PYMC_ACCEL_HISTORY=off) "
                 "whether this model's kernels are cached is not known"))
         elif (seen := compiled_here(profile, candidate)) is not None:
-            when = _load()[f"{model_key(profile)}|{seen}"].get("recorded", "an earlier run")
+            when = (_load().get(f"{model_key(profile)}|{seen}") or {}).get(
+                "recorded", "an earlier run")
             if seen == candidate.label:
                 out = replace(out, cold_compile_seconds=Figure(
                     0.0, "observed", f"this model ran here at {when}: its kernels are cached"))

@@ -165,3 +165,94 @@ def test_replay_judges_todays_choice_against_recorded_runs(monkeypatch):
     assert first["regret_warm_pooled"] == pytest.approx(1.5)
     assert "error" in missing
     assert "| eight_schools | recorded[cpu] |" in replay_regret.table([first, missing], "f.json")
+
+
+def _run(label, ess, leapfrogs, wall=1.0):
+    return {"wall": wall, "ess": ess, "ess_per_s": ess / wall, "leapfrogs_per_draw": leapfrogs}
+
+
+def test_trajectory_efficiency_splits_effective_draws_into_trees_and_per_gradient():
+    import json
+
+    import fit_trajectory_efficiency as fte
+
+    nutpie, pymc = fte.NUTPIE, fte.OTHERS["PyMC's NUTS"]
+    numpyro = fte.OTHERS["NumPyro float64"]
+
+    def record(model, rows):
+        return {"model": model, "rows": [{"candidate": c, "runs": runs} for c, runs in rows]}
+
+    results = {"draws": 500, "models": [
+        record("a", [(nutpie, [_run(nutpie, 100, 10), _run(nutpie, 300, 10)]),
+                     (numpyro, [_run(numpyro, 240, 20), _run(numpyro, 240, 20)]),
+                     (pymc, [_run(pymc, 200, 10)])]),
+        record("funnel", [(nutpie, [_run(nutpie, 5, 10)]), (pymc, [_run(pymc, 50, 10)])]),
+    ]}
+    short = dict(results, draws=100)
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as d:
+        paths = [f"{d}/long.json", f"{d}/short.json"]
+        for path, data in zip(paths, (results, short)):
+            Path(path).write_text(json.dumps(data))
+        lines = fte.ratios(paths)
+    assert len(lines) == 1  # the funnel and the short runs left out
+    trees, per_draw, per_gradient = lines[0]["NumPyro float64"]
+    assert (trees, per_draw, per_gradient) == pytest.approx((2.0, 1.2, 0.6))
+    assert lines[0]["PyMC's NUTS"] == pytest.approx((1.0, 1.0, 1.0))
+
+
+def test_numpyro_loop_fit_separates_fixed_cost_and_leapfrogs():
+    import fit_numpyro_loop
+
+    rows = [{"n": 10, "wall": 3.0, "leapfrogs_per_chain": 100.0},
+            {"n": 10, "wall": 2.2, "leapfrogs_per_chain": 100.0},  # the fastest repeat counts
+            {"n": 300, "wall": 3.2, "leapfrogs_per_chain": 5100.0}]
+    fit = fit_numpyro_loop.per_leapfrog(rows)
+    assert fit["seconds_per_leapfrog"] == pytest.approx(1.0 / 10000)
+    assert fit["fixed"] == pytest.approx(2.2 - 200 * 1e-4)
+    assert fit_numpyro_loop.per_leapfrog(rows[:2]) is None  # one length says nothing
+
+
+def test_cold_compile_is_a_models_first_run_less_its_second():
+    import fit_cold_compile
+
+    nutpie = "numba[cpu,float64,driver=nutpie]"
+    rows = [{"model": "funnel", "target": "a", "candidate": nutpie, "repeat": 0, "wall": 9.0},
+            {"model": "a", "target": "a", "candidate": nutpie, "repeat": 0, "wall": 6.5},
+            {"model": "a", "target": "a", "candidate": nutpie, "repeat": 0, "wall": 1.5},
+            {"target": "b", "candidate": nutpie, "repeat": 0, "error": "boom"}]
+    assert fit_cold_compile.cold_seconds(rows) == {("a", nutpie): [pytest.approx(5.0)]}
+
+
+def test_replay_of_a_new_process_charges_first_use_and_judges_the_recorded_runs(monkeypatch):
+    import os
+
+    import replay_regret
+
+    import pymc_accel
+    from pymc_accel import first_use
+
+    monkeypatch.setenv("PYMC_ACCEL_HISTORY", "off")
+    monkeypatch.setenv("PYMC_ACCEL_FIRST_USE", "off")
+    warm = pymc_accel.select(zoo.eight_schools(), draws=1000, tune=1000, chains=2)
+    labels = [r.label for r in warm.rows if r.total_seconds is not None]
+    rates = {label: 100.0 + 10 * i for i, label in enumerate(labels)}
+    records = [{"model": "eight_schools", "selection": {"chosen": "recorded[cpu]"},
+                "rows": {label: {"median_ess_per_s": rate, "pooled_ess_per_s": rate,
+                                 "min_ess": 500.0} for label, rate in rates.items()}}]
+    first_use.mark_used(("numba",))  # this test's process may have run samplers
+    line, = replay_regret.replay_new_process(records, 1000, 1000, 2)
+    assert line["recorded"] == "recorded[cpu]"
+    assert line["replayed"] in rates
+    assert line["regret_warm"] == pytest.approx(max(rates.values()) / rates[line["replayed"]])
+    assert "numba" in first_use.used()  # the marks of this process are restored
+    assert os.environ["PYMC_ACCEL_FIRST_USE"] == "off"
+
+
+def test_estimate_accuracy_table_gives_typical_error_either_way():
+    import replay_regret
+
+    lines = [{"ratios": {"x[cpu]": 2.0}}, {"ratios": {"x[cpu]": 0.5}}, {"error": "missing"}]
+    table = replay_regret.accuracy(lines)
+    assert "| x[cpu] | 1.00 | 0.50–2.00 | 2.00x | 2 |" in table
