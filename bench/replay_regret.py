@@ -9,7 +9,8 @@ rows: warm median regret, pooled regret and its 90% bootstrap interval, as ``ben
 reports them. A choice that was never run in the recorded set has no regret and says so.
 
 Result files of ``bench/bench_fresh_process.py`` (every run a new process) are replayed with
-first use charged, as a new process selects: the choice is judged against those runs' median
+first use charged, as a new process selects (and, for its ``--cold`` runs, the model's first
+compile, with an empty run history): the choice is judged against those runs' median
 and pooled ESS/s (their run length is not recorded there: ``--fresh-draws``, default 1000 tune
 + 1000 draws x 2 chains, as they were run).
 
@@ -166,6 +167,30 @@ def replay_machine_pace(results: dict) -> list[dict]:
     return lines
 
 
+def _select_with_empty_history(model, draws: int, tune: int, chains: int):
+    """``auto``'s choice for a model this machine has not run: the run history on and empty,
+    so the first compile of the model's kernels is charged (``bench_fresh_process --cold``)."""
+    import tempfile
+
+    import pymc_accel
+    from pymc_accel.machine import cache_dir
+
+    saved = {k: os.environ.get(k) for k in ("PYMC_ACCEL_CACHE_DIR", "PYMC_ACCEL_HISTORY")}
+    with tempfile.TemporaryDirectory(prefix="pymc-accel-replay-cold-") as path:
+        for figures in cache_dir().glob("machine-*.json"):
+            (Path(path) / figures.name).write_bytes(figures.read_bytes())
+        os.environ["PYMC_ACCEL_CACHE_DIR"] = path
+        os.environ["PYMC_ACCEL_HISTORY"] = "on"
+        try:
+            return pymc_accel.select(model, draws=draws, tune=tune, chains=chains)
+        finally:
+            for key, value in saved.items():
+                if value is None:
+                    os.environ.pop(key, None)
+                else:
+                    os.environ[key] = value
+
+
 def replay_new_process(results: list[dict], draws: int, tune: int, chains: int) -> list[dict]:
     """One line per model of a ``bench_fresh_process.py`` result file: the choice a new process
     makes now (first use charged, nothing run in this process) and its regret there."""
@@ -185,7 +210,10 @@ def replay_new_process(results: list[dict], draws: int, tune: int, chains: int) 
                 lines.append({"model": record["model"], "error": "not in bench/zoo.py"})
                 continue
             forget_profiles()
-            report = pymc_accel.select(factory(), draws=draws, tune=tune, chains=chains)
+            if record.get("cold"):  # a model new to the machine: an empty run history
+                report = _select_with_empty_history(factory(), draws, tune, chains)
+            else:
+                report = pymc_accel.select(factory(), draws=draws, tune=tune, chains=chains)
             rows = record["rows"]
             line = {"model": record["model"], "recorded": record["selection"]["chosen"],
                     "replayed": report.chosen, "regret_warm": None, "regret_warm_pooled": None,

@@ -49,6 +49,9 @@ class Runtime:
     float32_gain: bool = True
     # what the runtime starts once per Python process (pymc_accel.first_use)
     first_use: tuple[str, ...] = ()
+    # whether elementwise intermediates go through memory; a loop compiled whole keeps them in
+    # registers (numba's fused loops are in its bandwidth_factor, fitted on whole gradients)
+    streams_elementwise: bool = True
     # compiling a model's kernels that are not in the runtime's disk cache yet (a new or
     # changed model), beyond fixed_seconds: cold_compile_seconds(); 0 for a runtime without a
     # disk cache, whose fixed cost compiles every run
@@ -131,9 +134,13 @@ JAX_CPU = Runtime("jax-cpu", 0.6, 1.0, 5e-6, 1e-9, 2.0, 0.008, threaded=True,
 # 6.4 ms on 2026-11-23's (2.1 to 4.8 s on the zoo); 2.0 s + 5.5 ms is between them. With
 # these, NumPyro's estimates came to 1.15x to 1.46x its warm wall times over the recorded
 # regret runs (geometric means) where JAX_CPU gave 1.6x to 2.5x (bench/replay_regret.py).
+# XLA keeps the fused loop's elementwise intermediates in registers (streams_elementwise): on
+# the Poisson GLM, whose census counts 4.7 MB a gradient, 60% of it elementwise, NumPyro ran
+# 84-173 µs a leapfrog against 383 µs modelled with every byte streamed; 200 µs without them.
 JAX_CPU_SAMPLER_DENSE_EFFICIENCY = 0.14
 JAX_CPU_SAMPLER = Runtime("jax-cpu-sampler", 0.6, 1.0, 5e-6, 1e-9, 2.0, 0.0055,
-                          threaded_dense=True, dense_efficiency=JAX_CPU_SAMPLER_DENSE_EFFICIENCY,
+                          threaded_dense=True, streams_elementwise=False,
+                          dense_efficiency=JAX_CPU_SAMPLER_DENSE_EFFICIENCY,
                           per_kernel_seconds=0.0, float32_gain=False, first_use=("jax",))
 # One numba-compiled logp-and-gradient function from a cold cache, what measured mode pays first.
 NUMBA_GRADIENT_COMPILE_SECONDS = 2.0
@@ -199,12 +206,19 @@ def _cpu_roofline(
 ) -> float:
     c = profile.census
     dense = c.flops_by_category["dense_linalg"]
+    # a matrix-vector product's time is its bytes, already streamed: only the dense work that
+    # is compute-bound (decompositions, solves, matrix products) runs at the dense rate
+    dense_compute = compute_bound_dense_flops(profile)
     sharing = bandwidth_sharing(profile, machine, runtime, parallel_chains)
     # a runtime without float32 gain streams and computes as in float64 (dense work aside)
     streaming = precision if runtime.float32_gain else "float64"
     bandwidth = runtime.bandwidth_factor * machine.cpu_bandwidth[streaming] / sharing
-    stream = _precision_bytes(profile, streaming) / bandwidth
+    streamed = _precision_bytes(profile, streaming)
+    if not runtime.streams_elementwise:  # fused into the loop: intermediates stay in registers
+        streamed *= 1.0 - c.bytes_by_category["elementwise"] / c.bytes if c.bytes else 1.0
+    stream = streamed / bandwidth
     compute = (c.flops - dense) / (runtime.flops_factor * machine.cpu_flops[streaming])
+    dense = dense_compute
     dense_rate = runtime.dense_efficiency * machine.cpu_matmul_flops[precision]
     if runtime.threaded_dense:  # chains side by side take turns on the cores for dense work
         dense_rate /= max(1, parallel_chains)
@@ -213,6 +227,36 @@ def _cpu_roofline(
     if runtime.threaded:  # XLA's kernels of chains side by side take turns on the thread pool
         kernels *= max(1, parallel_chains)
     return max(stream, compute) + dense / dense_rate + kernels
+
+
+#: Flops per byte of its operands and output below which a dense linear algebra op is bound by
+#: memory, not arithmetic: a matrix-vector product does 2 flops per 8-byte element read (0.25);
+#: a 200 x 200 Cholesky about 8.
+DENSE_COMPUTE_BOUND_INTENSITY = 1.0
+
+
+def compute_bound_dense_flops(profile: ModelProfile) -> float:
+    """Flops of the dense linear algebra ops whose arithmetic intensity (flops per byte of
+    operands and output, float64) is at least :data:`DENSE_COMPUTE_BOUND_INTENSITY`: the dense
+    work that runs at the dense rate. Matrix-vector products (a GLM's ``X @ beta`` and its
+    gradient ``X.T @ r``) take the time of their bytes, which the roofline already streams:
+    charging their flops at the dense rate as well had NumPyro's gradient of the Poisson GLM
+    at 383 µs per leapfrog where it ran in 84 µs. An op with an unknown size counts as
+    compute-bound."""
+    c = profile.census
+    ops = getattr(c, "dense_linalg_operands", None)
+    if not ops:
+        return c.flops_by_category["dense_linalg"]
+    total = 0.0
+    for op in ops:
+        shapes = [*op.operands, op.output]
+        if any(d < 0 for s in shapes for d in s):
+            total += op.flops
+            continue
+        nbytes = 8.0 * sum(math.prod(s) for s in shapes)
+        if nbytes <= 0 or op.flops / nbytes >= DENSE_COMPUTE_BOUND_INTENSITY:
+            total += op.flops
+    return total
 
 
 def bandwidth_sharing(
