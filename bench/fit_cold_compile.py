@@ -21,13 +21,16 @@ import argparse
 import json
 import os
 import statistics
-import subprocess
 import sys
 import tempfile
 from collections import defaultdict
 from pathlib import Path
 
 HERE = Path(__file__).parent
+sys.path.insert(0, str(HERE))
+
+from fit_tuning import _split_labels, run_in_new_process  # noqa: E402
+
 CANDIDATES = ("numba[cpu,float64,driver=nutpie]", "numba[cpu,float64,driver=pymc]",
               "numpyro[cpu,float64,chain_method=parallel]")
 MODELS = "eight_schools,glm_linear,glm_poisson,funnel,pk_scan,seed_small,seed_mid"
@@ -42,21 +45,8 @@ def run(models: list[str], candidates: list[str], repeats: int) -> None:
             for candidate in candidates:
                 with tempfile.TemporaryDirectory(prefix="pymc-accel-cold-") as compiledir:
                     env = dict(os.environ, PYTENSOR_FLAGS=f"base_compiledir={compiledir}")
-                    cmd = [sys.executable, str(HERE / "fit_tuning.py"), "--models",
-                           f"{primer},{model}", "--lengths", "10,10", "--candidates", candidate]
-                    out = subprocess.run(cmd, capture_output=True, text=True, env=env,
-                                         check=False)
-                position = 0
-                for line in out.stdout.splitlines():
-                    if not line.startswith("{"):
-                        continue
-                    row = json.loads(line)
-                    row |= {"target": model, "repeat": repeat, "position": position}
-                    position += 1
-                    print(json.dumps(row), flush=True)
-                if out.returncode:
-                    print(json.dumps({"target": model, "candidate": candidate, "repeat": repeat,
-                                      "error": out.stderr[-500:]}), flush=True)
+                    run_in_new_process(f"{primer},{model}", candidate,
+                                       {"target": model, "repeat": repeat}, env=env)
 
 
 def cold_seconds(rows: list[dict]) -> dict[tuple[str, str], list[float]]:
@@ -77,7 +67,6 @@ def summarise(path: str) -> None:
     squares fits of ``b * kernels`` and ``a + b * kernels`` per candidate."""
     import numpy as np
 
-    sys.path.insert(0, str(HERE))
     import zoo
 
     from pymc_accel.profile import profile_model
@@ -115,9 +104,6 @@ def main(argv=None) -> None:
     if args.summarise:
         summarise(args.summarise)
         return
-    sys.path.insert(0, str(HERE))
-    from fit_tuning import _split_labels
-
     run(args.models.split(","), _split_labels(args.candidates), args.repeats)
 
 

@@ -20,12 +20,15 @@ from __future__ import annotations
 import argparse
 import json
 import statistics
-import subprocess
 import sys
 from collections import defaultdict
 from pathlib import Path
 
 HERE = Path(__file__).parent
+sys.path.insert(0, str(HERE))
+
+from fit_tuning import run_in_new_process  # noqa: E402
+
 NUTPIE = "numba[cpu,float64,driver=nutpie]"
 PYMC = "numba[cpu,float64,driver=pymc]"
 NUMPYRO = "numpyro[cpu,float64,chain_method=parallel]"
@@ -48,20 +51,8 @@ def run(scenarios: list[str], repeats: int) -> None:
     for repeat in range(repeats):
         for name in scenarios:
             models, candidates = SCENARIOS[name]
-            cmd = [sys.executable, str(HERE / "fit_tuning.py"), "--models", models,
-                   "--lengths", "10,10", "--candidates", ",".join(candidates)]
-            out = subprocess.run(cmd, capture_output=True, text=True, check=False)
-            position = 0
-            for line in out.stdout.splitlines():
-                if not line.startswith("{"):
-                    continue
-                row = json.loads(line)
-                row |= {"scenario": name, "repeat": repeat, "position": position}
-                position += 1
-                print(json.dumps(row), flush=True)
-            if out.returncode:
-                print(json.dumps({"scenario": name, "repeat": repeat,
-                                  "error": out.stderr[-500:]}), flush=True)
+            run_in_new_process(models, ",".join(candidates),
+                               {"scenario": name, "repeat": repeat})
 
 
 def summarise(path: str) -> None:

@@ -76,6 +76,28 @@ def main(argv=None) -> None:
                       flush=True)
 
 
+def run_in_new_process(models: str, candidates: str, tags: dict, env: dict | None = None) -> None:
+    """Run this script (``--lengths 10,10``) in a new Python process and print its JSON lines,
+    each tagged with ``tags`` and its position in the process; an error line if it failed.
+    For the benchmarks that time what a new process pays (``fit_first_use.py``,
+    ``fit_cold_compile.py``)."""
+    import subprocess
+
+    cmd = [sys.executable, __file__, "--models", models, "--lengths", "10,10",
+           "--candidates", candidates]
+    out = subprocess.run(cmd, capture_output=True, text=True, env=env, check=False)
+    position = 0
+    for line in out.stdout.splitlines():
+        if not line.startswith("{"):
+            continue
+        row = json.loads(line) | tags | {"position": position}
+        position += 1
+        print(json.dumps(row), flush=True)
+    if out.returncode:
+        print(json.dumps(tags | {"candidate": candidates, "error": out.stderr[-500:]}),
+              flush=True)
+
+
 def _split_labels(text: str) -> list[str]:
     """Split a comma-separated list of candidate labels, whose brackets hold commas too."""
     labels, depth, current = [], 0, ""

@@ -34,6 +34,14 @@ def _private_cache(tmp_path_factory):
 
 
 @pytest.fixture
+def ledger(tmp_path, monkeypatch):
+    """A private, empty run history, switched on (the session's is off)."""
+    monkeypatch.setenv("PYMC_ACCEL_CACHE_DIR", str(tmp_path))
+    monkeypatch.delenv("PYMC_ACCEL_HISTORY", raising=False)
+    return tmp_path
+
+
+@pytest.fixture
 def make_plugin(tmp_path, monkeypatch):
     """Install a fake plugin distribution on sys.path: ``make_plugin(name, source)``.
 

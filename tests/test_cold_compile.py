@@ -22,13 +22,6 @@ NUTPIE = Candidate("numba", "cpu", "float64", (("driver", "nutpie"),))
 NUMPYRO = Candidate("numpyro", "cpu", "float64", (("chain_method", "parallel"),))
 
 
-@pytest.fixture
-def ledger(tmp_path, monkeypatch):
-    monkeypatch.setenv("PYMC_ACCEL_CACHE_DIR", str(tmp_path))
-    monkeypatch.delenv("PYMC_ACCEL_HISTORY", raising=False)
-    return tmp_path
-
-
 def _machine() -> MachineFigures:
     return MachineFigures({"float32": 1e10, "float64": 1e10}, {"float32": 1e10, "float64": 1e10},
                           {"float32": 1e11, "float64": 5e10}, cpu_call_seconds=2.5e-6)

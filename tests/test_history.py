@@ -16,13 +16,6 @@ from pymc_accel.report import SelectionReport
 PYMC_NUTS = Candidate("numba", "cpu", "float64", (("driver", "pymc"),))
 
 
-@pytest.fixture
-def ledger(tmp_path, monkeypatch):
-    monkeypatch.setenv("PYMC_ACCEL_CACHE_DIR", str(tmp_path))
-    monkeypatch.delenv("PYMC_ACCEL_HISTORY", raising=False)
-    return tmp_path
-
-
 class _Result:
     """The part of an InferenceData the ledger reads."""
 

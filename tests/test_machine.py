@@ -81,6 +81,19 @@ def _machine(**kw) -> MachineFigures:
     return replace(base, **kw)
 
 
+def _marginal_gp(n: int):
+    """A marginal GP on ``n`` points: a Cholesky of n x n in every gradient."""
+    import pymc as pm
+    import pytensor.tensor as pt
+
+    x = np.linspace(0, 10, n)
+    with pm.Model() as gp:
+        ls = pm.Gamma("ls", 2, 1)
+        cov = pt.exp(-0.5 * (x[:, None] - x[None, :]) ** 2 / ls**2) + 0.1 * pt.eye(n)
+        pm.MvNormal("y", mu=np.zeros(n), cov=cov, observed=np.sin(x))
+    return gp
+
+
 def test_gpu_estimate_uses_calibrated_launch_latency():
     profile = profile_model(eight_schools())
     gpu = DeviceFigures("gpu", "G", {"float32": 1e13, "float64": 1e12},
@@ -253,15 +266,7 @@ def test_longer_trees_share_fixed_costs_over_more_effective_draws():
 
 
 def test_dense_linear_algebra_runs_below_matmul_speed_and_slower_under_jax_than_numba():
-    import pytensor.tensor as pt
-    import pymc as pm
-
-    x = np.linspace(0, 10, 200)
-    with pm.Model() as gp:
-        ls = pm.Gamma("ls", 2, 1)
-        cov = pt.exp(-0.5 * (x[:, None] - x[None, :]) ** 2 / ls**2) + 0.1 * pt.eye(200)
-        pm.MvNormal("y", mu=np.zeros(200), cov=cov, observed=np.sin(x))
-    profile, m = profile_model(gp), _machine()
+    profile, m = profile_model(_marginal_gp(200)), _machine()
     dense = profile.census.flops_by_category["dense_linalg"]
     at_matmul_speed = dense / m.cpu_matmul_flops["float64"]
     numba = costmodel._cpu_roofline(profile, m, "float64", costmodel.NUMBA_PYMC, 1)
@@ -315,9 +320,6 @@ def test_numpyros_compiled_sampler_pays_no_kernel_dispatch_and_shares_only_dense
     """Timed at two run lengths, NumPyro's leapfrog cost 18-118 µs where a standalone jitted
     gradient's kernel dispatch and a shared thread pool modelled 201-614 µs; its chains take
     turns on the cores only for dense linear algebra (the GP: 11 ms per leapfrog, 2.8 ms alone)."""
-    import pytensor.tensor as pt
-    import pymc as pm
-
     from pymc_accel.backends.numpyro_nuts import JaxNutsBackend
     from tests.models import scan_model
 
@@ -328,12 +330,7 @@ def test_numpyros_compiled_sampler_pays_no_kernel_dispatch_and_shares_only_dense
     assert costmodel._cpu_roofline(scan, m, "float64", sampler, 2) == pytest.approx(one)
     assert one < costmodel._cpu_roofline(scan, m, "float64", costmodel.JAX_CPU, 1) / 2
 
-    x = np.linspace(0, 10, 100)
-    with pm.Model() as gp:
-        ls = pm.Gamma("ls", 2, 1)
-        cov = pt.exp(-0.5 * (x[:, None] - x[None, :]) ** 2 / ls**2) + 0.1 * pt.eye(100)
-        pm.MvNormal("y", mu=np.zeros(100), cov=cov, observed=np.sin(x))
-    dense = profile_model(gp)
+    dense = profile_model(_marginal_gp(100))
     alone = costmodel._cpu_roofline(dense, m, "float64", sampler, 1)
     dense_seconds = costmodel.compute_bound_dense_flops(dense) / (
         sampler.dense_efficiency * m.cpu_matmul_flops["float64"])
@@ -384,7 +381,6 @@ def test_matrix_vector_products_take_the_time_of_their_bytes_not_the_dense_rate(
     their flops at the dense rate too had NumPyro's Poisson GLM at 383 µs a leapfrog (84 run).
     A Cholesky is bound by arithmetic and keeps its dense rate."""
     import pymc as pm
-    import pytensor.tensor as pt
 
     rng = np.random.default_rng(0)
     X = rng.normal(size=(2000, 20))
@@ -395,12 +391,7 @@ def test_matrix_vector_products_take_the_time_of_their_bytes_not_the_dense_rate(
     assert profile.census.flops_by_category["dense_linalg"] > 0
     assert costmodel.compute_bound_dense_flops(profile) == 0
 
-    x = np.linspace(0, 10, 100)
-    with pm.Model() as gp:
-        ls = pm.Gamma("ls", 2, 1)
-        cov = pt.exp(-0.5 * (x[:, None] - x[None, :]) ** 2 / ls**2) + 0.1 * pt.eye(100)
-        pm.MvNormal("y", mu=np.zeros(100), cov=cov, observed=np.sin(x))
-    dense = profile_model(gp)
+    dense = profile_model(_marginal_gp(100))
     assert costmodel.compute_bound_dense_flops(dense) > 0.5 * (
         dense.census.flops_by_category["dense_linalg"])
 
