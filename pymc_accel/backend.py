@@ -92,8 +92,8 @@ class Estimate:
 
     The wall time to the requested draws is
     ``fixed_seconds + first_use_seconds + cold_compile_seconds + (steps * (gradients_per_draw
-    + draw_start_gradients) + extra_gradients) * seconds_per_gradient * chain_rounds`` where ``steps = tune + draws``
-    and ``chain_rounds`` is how many times the chains must run one after another given the
+    + draw_start_gradients) + extra_gradients) * seconds_per_gradient * chain_rounds`` where
+    ``steps = tune + draws`` and ``chain_rounds`` is how many times the chains must run one after another given the
     device's parallelism. ``relative_efficiency`` scales effective
     draws per draw against nutpie's NUTS (1.0); a NUTS whose adaptation takes longer trees
     reports more (:func:`pymc_accel.costmodel.nuts_trajectory`), samplers with worse mixing less.

@@ -96,8 +96,9 @@ JAX_CPU_KERNEL_SECONDS = 250e-9
 # in a new process with an empty compile directory, after a primer model, the target's first
 # 10 + 10 run less its second (bench/fit_cold_compile.py, docs/results/fit-cold-compile-cpu.jsonl):
 # nutpie 1.2 s (funnel, 59 kernels) to 27.5 s (pk_scan, 533), PyMC's NUTS 1.5 to 29.2 s: 50
-# and 53 ms per kernel through zero, each model at 0.35x to 1.18x of it (eight schools lowest). JAX keeps no compile cache on disk: NumPyro's first run of a new structure took 0.4 to
-# 1.2 s more than its second, which its fixed cost does not model (nor does any other backend).
+# and 53 ms per kernel through zero, each model at 0.35x to 1.18x of it (eight schools lowest).
+# JAX keeps no compile cache on disk: NumPyro's first run of a new structure took 0.4 to 1.2 s
+# more than its second, which its fixed cost does not model (nor does any other backend).
 NUMBA_NUTPIE_COLD_PER_KERNEL = 0.050
 NUMBA_PYMC_COLD_PER_KERNEL = 0.053
 NUMBA_NUTPIE = Runtime("numba+nutpie", 2.7, 4.0, 2e-6, 1.3e-8, 0.7, 0.016,
@@ -112,8 +113,8 @@ NUMBA_PYMC = Runtime("numba+pymc", 2.7, 4.0, 60e-6, 3.8e-8, 0.5, 0.0042,
                      first_use=("numba",), cold_seconds_per_kernel=NUMBA_PYMC_COLD_PER_KERNEL)
 # JAX on the CPU driven call by call (DEER-MALA, the nutpie_jax plugin; measured mode's
 # standalone gradient timings). Fixed cost (a warm run: JAX compiles on every run) refitted
-# with the numba drivers', before NumPyro had its own runtime below: NumPyro's runs of 10 + 10 draws x 2 chains took 2.4 to 3.2 s on the zoo's 59- to
-# 117-kernel models, 4 to 5.7 s at 216 kernels and 5.3 to 6.8 s at 533 (pk_scan)
+# with the numba drivers', before NumPyro had its own runtime below: NumPyro's runs of 10 + 10
+# draws x 2 chains took 2.4 to 3.2 s on the zoo's 59- to 117-kernel models, 4 to 5.7 s at 216 kernels and 5.3 to 6.8 s at 533 (pk_scan)
 # (docs/results/fit-jax-cpu.jsonl), against 3.6 to 8.3 s modelled by the earlier 3.0 + 0.010.
 JAX_CPU = Runtime("jax-cpu", 0.6, 1.0, 5e-6, 1e-9, 2.0, 0.008, threaded=True,
                   dense_efficiency=JAX_CPU_DENSE_EFFICIENCY,
@@ -205,10 +206,9 @@ def _cpu_roofline(
     parallel_chains: int,
 ) -> float:
     c = profile.census
-    dense = c.flops_by_category["dense_linalg"]
     # a matrix-vector product's time is its bytes, already streamed: only the dense work that
     # is compute-bound (decompositions, solves, matrix products) runs at the dense rate
-    dense_compute = compute_bound_dense_flops(profile)
+    dense = compute_bound_dense_flops(profile)
     sharing = bandwidth_sharing(profile, machine, runtime, parallel_chains)
     # a runtime without float32 gain streams and computes as in float64 (dense work aside)
     streaming = precision if runtime.float32_gain else "float64"
@@ -217,8 +217,8 @@ def _cpu_roofline(
     if not runtime.streams_elementwise:  # fused into the loop: intermediates stay in registers
         streamed *= 1.0 - c.bytes_by_category["elementwise"] / c.bytes if c.bytes else 1.0
     stream = streamed / bandwidth
-    compute = (c.flops - dense) / (runtime.flops_factor * machine.cpu_flops[streaming])
-    dense = dense_compute
+    compute = ((c.flops - c.flops_by_category["dense_linalg"])
+               / (runtime.flops_factor * machine.cpu_flops[streaming]))
     dense_rate = runtime.dense_efficiency * machine.cpu_matmul_flops[precision]
     if runtime.threaded_dense:  # chains side by side take turns on the cores for dense work
         dense_rate /= max(1, parallel_chains)
@@ -512,7 +512,7 @@ def cold_compile_seconds(profile: ModelProfile, runtime: Runtime) -> Figure:
     if seconds <= 0:
         return Figure(0.0, "modelled", f"{runtime.name}: no compile cache on disk")
     return Figure(seconds, "modelled",
-                  f"{runtime.name}: first compile of this model's kernels on this machine")
+                  "not yet in the compile cache: the model has not run on this machine")
 
 
 def state_memory_bytes(profile: ModelProfile, precision: str, chains: int, draws: int) -> Figure:

@@ -485,7 +485,7 @@ def _row(s: _Scored, chosen: _Scored, registry: Registry, check: PrecisionCheck 
         reason += "; observed: " + " and ".join(seen)
     if e.cold_compile_seconds.value > 0:
         reason += (f"; includes {e.cold_compile_seconds.value:.1f} s compiling this model's "
-                   "kernels, not yet in the compile cache (it has not run on this machine)")
+                   f"kernels ({e.cold_compile_seconds.note})")
     sources: dict[str, Any] = {
         "s/grad": e.seconds_per_gradient.source,
         "grads/draw": e.gradients_per_draw.source,
