@@ -34,6 +34,11 @@ from pymc_accel.report import Row, SelectionReport
 #: Share of the measured-mode budget kept for the float32 guard (two FAST_COMPILE functions
 #: and a few evaluations) when a float32 candidate might be chosen.
 GUARD_RESERVE = 0.15
+#: How much faster per effective draw a float32 candidate of a float64 model must be estimated
+#: than the same candidate in float64 to be preferred: the estimates' typical error is 1.2x to
+#: 1.4x (docs/benchmarks.md), and float32 risks accuracy for what it gains. Under XLA on the
+#: CPU, float32 is no faster outside dense linear algebra, so a few percent there is noise.
+FLOAT32_MIN_GAIN = 1.10
 
 
 @dataclass
@@ -44,6 +49,8 @@ class _Scored:
     key: float
     needs_guard: bool = False
     measure_note: str = ""
+    # set when float32 is not enough faster than the candidate in float64 to be preferred
+    behind_float64: str = ""
 
     def rescore(self, steps: int, draws: int, chains: int) -> None:
         """Recompute the total and the ranking key from the estimate."""
@@ -264,6 +271,8 @@ def select(
         )
         scored.sort(key=lambda s: s.key)
 
+    scored = _float32_only_where_faster(scored)
+
     check = None
     if scored[0].needs_guard:
         guard_budget = None
@@ -436,6 +445,30 @@ def _fit_memory(backend, candidate: Candidate, profile: ModelProfile, devices: D
     return fit(candidate, profile, devices, run)
 
 
+def _float32_only_where_faster(scored: list[_Scored]) -> list[_Scored]:
+    """``scored`` (ranked) with every float32 candidate that is not :data:`FLOAT32_MIN_GAIN`
+    faster than the same candidate in float64 ranked just behind it, and noted so: float32 is
+    chosen only where it is faster, and the accuracy check is not run for a gain within the
+    estimates' error."""
+    def twin(s: _Scored) -> _Scored | None:
+        c = s.candidate
+        return next((o for o in scored if not o.needs_guard and o.candidate.backend == c.backend
+                     and o.candidate.device == c.device and o.candidate.options == c.options
+                     and o.candidate.precision != c.precision), None)
+
+    keys = {}
+    for s in scored:
+        other = twin(s) if s.needs_guard else None
+        if other is not None and s.key * FLOAT32_MIN_GAIN > other.key:
+            s.behind_float64 = (f"float32 estimated {other.key / s.key:.2f}x as fast as "
+                                f"{other.candidate.precision}, under the {FLOAT32_MIN_GAIN:.2f}x "
+                                "it must gain to be preferred")
+            keys[id(s)] = (other.key, 1)
+        else:
+            keys[id(s)] = (s.key, 0)
+    return sorted(scored, key=lambda s: keys[id(s)])
+
+
 def _guard(model, initvals, budget_seconds: float | None = None
            ) -> tuple[PrecisionCheck | None, str | None]:
     """Run the float32 accuracy guard; return the check and, if float32 must be refused, why.
@@ -471,7 +504,9 @@ def _row(s: _Scored, chosen: _Scored, registry: Registry, check: PrecisionCheck 
     else:
         status = "accepted"
         reason = f"estimated {s.key / chosen.key:.1f}x the chosen one's time per effective draw"
-    if s.needs_guard:
+    if s.behind_float64:
+        reason += f"; {s.behind_float64}"
+    elif s.needs_guard:
         reason += (f"; {check.summary()}" if check else
                    "; float32 accuracy is checked only when float32 would be chosen")
     if s.measure_note:

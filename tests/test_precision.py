@@ -69,21 +69,23 @@ def test_float32_fails_when_its_initial_logp_is_not_finite():
 
 
 class _TwoPrecisions:
-    """A backend whose float32 candidate is estimated twice as fast as its float64 one."""
+    """A backend whose float32 candidate is estimated ``gain`` times as fast as its float64
+    one (twice by default)."""
 
     name = "fake"
     description = "two precisions"
 
-    def __init__(self, diverging32: float = 0.0):
+    def __init__(self, diverging32: float = 0.0, gain: float = 2.0):
         self.diverging32 = diverging32
+        self.gain = gain
         self.sampled: list[str] = []
 
     def candidates(self, profile, devices):
         return [Candidate(self.name, "cpu", p) for p in ("float64", "float32")]
 
     def estimate(self, candidate, profile, machine):
-        per_grad = 1e-6 if candidate.precision == "float32" else 2e-6
-        return Estimate(Figure(per_grad), Figure(10.0), Figure(0.1))
+        per_grad = 2e-6 / self.gain if candidate.precision == "float32" else 2e-6
+        return Estimate(Figure(per_grad), Figure(10.0), Figure(0.001))
 
     def sample(self, model, candidate, request):
         self.sampled.append(candidate.precision)
@@ -117,7 +119,25 @@ def test_float32_is_not_checked_when_it_would_not_be_chosen():
     report = select(large_offset_model(), registry=build_registry(autoload=False),
                     devices=CPU_ONLY, chains=2)
     assert report.candidate.precision == "float64" and report.precision_check is None
-    assert any(r.precision == "float32" and "checked only when" in r.reason for r in report.rows)
+    assert any(r.precision == "float32" and ("checked only when" in r.reason
+                                             or "it must gain" in r.reason) for r in report.rows)
+
+
+def test_float32_a_few_percent_faster_is_not_worth_its_risk_or_its_check():
+    """Float32 is chosen only where it is faster: a gain within the estimates' error ranks it
+    behind the same candidate in float64, and its accuracy is not checked."""
+    from pymc_accel.selection import FLOAT32_MIN_GAIN
+
+    report = select(conjugate_normal().model, registry=_registry(_TwoPrecisions(gain=1.05)),
+                    devices=CPU_ONLY)
+    assert report.candidate.precision == "float64" and report.precision_check is None
+    f32 = next(r for r in report.rows if r.precision == "float32")
+    assert f"{FLOAT32_MIN_GAIN:.2f}x it must gain" in f32.reason
+    assert [r.precision for r in report.rows[:2]] == ["float64", "float32"]
+    # twice as fast: float32, once checked
+    report = select(conjugate_normal().model, registry=_registry(_TwoPrecisions(gain=2.0)),
+                    devices=CPU_ONLY)
+    assert report.candidate.precision == "float32" and report.precision_check is not None
 
 
 def test_explicit_float32_wins_with_a_warning_naming_the_error():
