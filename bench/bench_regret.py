@@ -114,8 +114,13 @@ def with_history(factory, args, request):
     history), then select again for another fresh model: the choice a user's second run of the
     model gets (its regret is judged with the other choices'). Returns the record."""
     import pymc_accel
+    from pymc_accel import history
 
     os.environ["PYMC_ACCEL_HISTORY"] = "on"
+    # every candidate's runs above compiled the model: its kernels are cached for all of them,
+    # as the warm rows this choice is judged against were
+    compiled_here = history.compiled_here
+    history.compiled_here = lambda profile, candidate: candidate.label
     try:
         t0 = time.perf_counter()
         idata = pymc_accel.sample(model=factory(), draws=args.draws, tune=args.tune,
@@ -129,10 +134,12 @@ def with_history(factory, args, request):
     except Exception as exc:
         return {"error": f"{type(exc).__name__}: {exc}"[:300]}
     finally:
+        history.compiled_here = compiled_here
         os.environ["PYMC_ACCEL_HISTORY"] = "off"
     chosen = next(r for r in second.rows if r.status == "chosen")
     return {"first_run": first, "first_run_wall": wall, "chosen": second.chosen,
-            "selection_seconds": second.selection_seconds, "why": chosen.reason}
+            "selection_seconds": second.selection_seconds, "why": chosen.reason,
+            "charged_first_compile": [r.label for r in second.rows if r.cold_compile_seconds]}
 
 
 def min_bulk_ess(idata) -> float:

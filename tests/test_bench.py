@@ -119,6 +119,12 @@ def test_history_step_selects_the_second_run_with_what_the_first_observed(tmp_pa
     assert out["first_run"] and out["first_run_wall"] > 0
     assert "observed" in out["why"]  # the second selection used the first run's figures
     assert bench_regret.os.environ["PYMC_ACCEL_HISTORY"] == "off"  # first selections stay blind
+    # the benchmark's rows are warm for every candidate: no first compile charged, and the
+    # history's own function is back afterwards
+    from pymc_accel import history
+
+    assert out["charged_first_compile"] == []
+    assert history.compiled_here.__name__ == "compiled_here"
 
 
 def test_trajectory_summary_gives_ratios_to_nutpie_and_leaves_the_funnel_out():
