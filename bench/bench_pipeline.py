@@ -119,6 +119,11 @@ def main(argv=None):
     parser.add_argument("--models", default="eight_schools,demo")
     parser.add_argument("--out", default=None)
     args = parser.parse_args(argv)
+    # a blind first selection, as bench_regret.py makes: no run history of earlier runs on this
+    # machine (and so no first compile charged, which the warm rows here do not pay)
+    import os
+
+    os.environ["PYMC_ACCEL_HISTORY"] = "off"
     zoo = {
         "eight_schools": eight_schools,
         "demo": lambda: hierarchical_logistic(5000, 500, 10).model,
