@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import platform
 import statistics
 import sys
@@ -121,8 +122,6 @@ def main(argv=None):
     args = parser.parse_args(argv)
     # a blind first selection, as bench_regret.py makes: no run history of earlier runs on this
     # machine (and so no first compile charged, which the warm rows here do not pay)
-    import os
-
     os.environ["PYMC_ACCEL_HISTORY"] = "off"
     zoo = {
         "eight_schools": eight_schools,
