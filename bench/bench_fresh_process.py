@@ -40,7 +40,7 @@ import sys
 import time
 from pathlib import Path
 
-from bench_regret import _pooled_ess_per_s
+from bench_regret import _pooled_ess_per_s, _private_history_dir
 
 HERE = Path(__file__).parent
 BUILTIN = ("numba[cpu,float64,driver=pymc]", "numba[cpu,float64,driver=nutpie]",
@@ -61,19 +61,12 @@ def worker_select(model: str, draws: int, tune: int, chains: int, cold: bool = F
     """In this new process: ``auto``'s choice with first use charged, then without; with
     ``cold``, with the model's first compile charged (an empty run history), then without (the
     history off), first use charged in both."""
-    import tempfile
-
     import pymc_accel
     import zoo
 
     factory = zoo.zoo(quick=True)[model]
-    if cold:
-        from pymc_accel.machine import cache_dir
-
-        private = tempfile.mkdtemp(prefix="pymc-accel-cold-ledger-")
-        for figures in cache_dir().glob("machine-*.json"):
-            (Path(private) / figures.name).write_bytes(figures.read_bytes())
-        os.environ["PYMC_ACCEL_CACHE_DIR"] = private
+    if cold:  # an empty run history of this worker's own, beside the machine's figures
+        _private_history_dir()
         os.environ["PYMC_ACCEL_HISTORY"] = "on"
     report = pymc_accel.select(factory(), draws=draws, tune=tune, chains=chains)
     if cold:

@@ -40,6 +40,7 @@ whatever ``auto`` chose; ``all`` runs every registered backend's candidates.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import statistics
@@ -95,18 +96,59 @@ def _fresh_compile_dir() -> str:
     return path
 
 
-def _private_history_dir() -> str:
-    """Point pymc-accel's cache at a new directory holding only this machine's cached figures,
-    so that the history step sees the history of this benchmark's own runs."""
+def copy_machine_figures(path: str) -> None:
+    """Copy this machine's cached CPU and device figures into the cache directory ``path``, so
+    that a private cache does not calibrate again."""
     import shutil
 
     from pymc_accel.machine import cache_dir
 
-    source, path = cache_dir(), tempfile.mkdtemp(prefix="pymc-accel-bench-cache-")
+    source = cache_dir()
     for figures in list(source.glob("machine-*.json")) + list(source.glob("device-*.json")):
         shutil.copy(figures, path)
+
+
+def _private_history_dir() -> str:
+    """Point pymc-accel's cache at a new directory holding only this machine's cached figures,
+    so that the history step sees the history of this benchmark's own runs."""
+    path = tempfile.mkdtemp(prefix="pymc-accel-bench-cache-")
+    copy_machine_figures(path)
     os.environ["PYMC_ACCEL_CACHE_DIR"] = path
     return path
+
+
+@contextlib.contextmanager
+def private_history():
+    """A run history of its own, empty and switched on, beside this machine's figures, for
+    selections that must see only what the caller records in it; the environment is restored
+    afterwards."""
+    saved = {k: os.environ.get(k) for k in ("PYMC_ACCEL_CACHE_DIR", "PYMC_ACCEL_HISTORY")}
+    with tempfile.TemporaryDirectory(prefix="pymc-accel-bench-cache-") as path:
+        copy_machine_figures(path)
+        os.environ["PYMC_ACCEL_CACHE_DIR"] = path
+        os.environ["PYMC_ACCEL_HISTORY"] = "on"
+        try:
+            yield path
+        finally:
+            for key, value in saved.items():
+                if value is None:
+                    os.environ.pop(key, None)
+                else:
+                    os.environ[key] = value
+
+
+@contextlib.contextmanager
+def kernels_cached():
+    """Selections inside treat every model as compiled on this machine for every candidate, so
+    no first compile is charged: the benchmark's rows they are judged against were warm."""
+    from pymc_accel import history
+
+    compiled_here = history.compiled_here
+    history.compiled_here = lambda profile, candidate: candidate.label
+    try:
+        yield
+    finally:
+        history.compiled_here = compiled_here
 
 
 def with_history(factory, args, request):
@@ -114,27 +156,24 @@ def with_history(factory, args, request):
     history), then select again for another fresh model: the choice a user's second run of the
     model gets (its regret is judged with the other choices'). Returns the record."""
     import pymc_accel
-    from pymc_accel import history
 
     os.environ["PYMC_ACCEL_HISTORY"] = "on"
-    # every candidate's runs above compiled the model: its kernels are cached for all of them,
-    # as the warm rows this choice is judged against were
-    compiled_here = history.compiled_here
-    history.compiled_here = lambda profile, candidate: candidate.label
     try:
-        t0 = time.perf_counter()
-        idata = pymc_accel.sample(model=factory(), draws=args.draws, tune=args.tune,
-                                  chains=args.chains, cores=request.cores,
-                                  random_seed=args.seed, progressbar=False, quiet=True,
-                                  compute_convergence_checks=False)
-        wall = time.perf_counter() - t0
-        first = pymc_accel.SelectionReport.from_idata(idata).chosen
-        second = pymc_accel.select(factory(), draws=args.draws, tune=args.tune,
-                                   chains=args.chains)
+        # every candidate's runs above compiled the model: its kernels are cached for all of
+        # them, as the warm rows this choice is judged against were
+        with kernels_cached():
+            t0 = time.perf_counter()
+            idata = pymc_accel.sample(model=factory(), draws=args.draws, tune=args.tune,
+                                      chains=args.chains, cores=request.cores,
+                                      random_seed=args.seed, progressbar=False, quiet=True,
+                                      compute_convergence_checks=False)
+            wall = time.perf_counter() - t0
+            first = pymc_accel.SelectionReport.from_idata(idata).chosen
+            second = pymc_accel.select(factory(), draws=args.draws, tune=args.tune,
+                                       chains=args.chains)
     except Exception as exc:
         return {"error": f"{type(exc).__name__}: {exc}"[:300]}
     finally:
-        history.compiled_here = compiled_here
         os.environ["PYMC_ACCEL_HISTORY"] = "off"
     chosen = next(r for r in second.rows if r.status == "chosen")
     return {"first_run": first, "first_run_wall": wall, "chosen": second.chosen,

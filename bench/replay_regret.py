@@ -120,43 +120,25 @@ def _record_other_models(results: dict, left_out: str) -> int:
 
 def replay_machine_pace(results: dict) -> list[dict]:
     """Leave-one-model-out replay with the other models' runs in the run history."""
-    import tempfile
-
-    from bench_regret import _low_ess, _regret, pooled_regret_interval
+    from bench_regret import (
+        _low_ess, _regret, kernels_cached, pooled_regret_interval, private_history,
+    )
 
     import pymc_accel
-    from pymc_accel import history
-    from pymc_accel.machine import cache_dir
     from pymc_accel.selection import forget_profiles
 
-    compiled_here = history.compiled_here
     lines = []
-    source = cache_dir()
-    previous = os.environ.get("PYMC_ACCEL_CACHE_DIR")
     for record in results["models"]:
         factory = _factory(record["model"])
         if factory is None:
             lines.append({"model": record["model"], "error": "not in bench/zoo.py"})
             continue
-        with tempfile.TemporaryDirectory(prefix="pymc-accel-replay-") as path:
-            for figures in source.glob("machine-*.json"):
-                (Path(path) / figures.name).write_bytes(figures.read_bytes())
-            os.environ["PYMC_ACCEL_CACHE_DIR"] = path
-            os.environ["PYMC_ACCEL_HISTORY"] = "on"
-            # the recorded runs found the model's kernels in the compile cache: no first compile
-            history.compiled_here = lambda profile, candidate: candidate.label
-            try:
-                _record_other_models(results, record["model"])
-                forget_profiles()
-                report = pymc_accel.select(factory(), draws=results["draws"],
-                                           tune=results["tune"], chains=results["chains"])
-            finally:
-                history.compiled_here = compiled_here
-                os.environ["PYMC_ACCEL_HISTORY"] = "off"
-                if previous is None:
-                    os.environ.pop("PYMC_ACCEL_CACHE_DIR", None)
-                else:
-                    os.environ["PYMC_ACCEL_CACHE_DIR"] = previous
+        # the recorded runs found the model's kernels in the compile cache: no first compile
+        with private_history(), kernels_cached():
+            _record_other_models(results, record["model"])
+            forget_profiles()
+            report = pymc_accel.select(factory(), draws=results["draws"],
+                                       tune=results["tune"], chains=results["chains"])
         rows = [r for r in record["rows"] if r.get("cold_ess_per_s") is not None]
         regret = _regret(rows, report.chosen, 0.0)
         lines.append({"model": record["model"], "recorded": record["chosen"]["auto"],
@@ -170,25 +152,12 @@ def replay_machine_pace(results: dict) -> list[dict]:
 def _select_with_empty_history(model, draws: int, tune: int, chains: int):
     """``auto``'s choice for a model this machine has not run: the run history on and empty,
     so the first compile of the model's kernels is charged (``bench_fresh_process --cold``)."""
-    import tempfile
+    from bench_regret import private_history
 
     import pymc_accel
-    from pymc_accel.machine import cache_dir
 
-    saved = {k: os.environ.get(k) for k in ("PYMC_ACCEL_CACHE_DIR", "PYMC_ACCEL_HISTORY")}
-    with tempfile.TemporaryDirectory(prefix="pymc-accel-replay-cold-") as path:
-        for figures in cache_dir().glob("machine-*.json"):
-            (Path(path) / figures.name).write_bytes(figures.read_bytes())
-        os.environ["PYMC_ACCEL_CACHE_DIR"] = path
-        os.environ["PYMC_ACCEL_HISTORY"] = "on"
-        try:
-            return pymc_accel.select(model, draws=draws, tune=tune, chains=chains)
-        finally:
-            for key, value in saved.items():
-                if value is None:
-                    os.environ.pop(key, None)
-                else:
-                    os.environ[key] = value
+    with private_history():
+        return pymc_accel.select(model, draws=draws, tune=tune, chains=chains)
 
 
 def replay_new_process(results: list[dict], draws: int, tune: int, chains: int) -> list[dict]:

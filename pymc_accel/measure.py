@@ -118,6 +118,7 @@ def measure_candidates(
         log["not_measured"].append({"candidate": s.candidate.label, "why": why})
         s.measure_note = f"not measured: {why}"
 
+    compiled: set[str] = set()  # backends whose measurement compiled the model's gradient
     for s in scored:
         backend = registry.backends[s.candidate.backend]
         fn = getattr(backend, "measure", None)
@@ -147,13 +148,13 @@ def measure_candidates(
                 est = replace(est, memory_bytes=s.estimate.memory_bytes)  # keep the memory plan
             s.estimate = est
             s.rescore(steps, draws, chains)
+            compiled.add(s.candidate.backend)
             s.measure_note = f"measured in {took:.2f} s"
             log["measured"].append({
                 "candidate": s.candidate.label, "seconds": took,
                 "seconds_per_gradient": est.seconds_per_gradient.value,
                 "note": est.seconds_per_gradient.note,
             })
-    compiled = {m["candidate"].split("[", 1)[0] for m in log["measured"]}
     for s in scored:  # measuring started runtimes (numba, JAX) whose first use no run pays now
         if s.estimate.first_use:  # an estimate that names no parts keeps its own figure
             s.estimate = replace(s.estimate, **first_use_figures(*s.estimate.first_use))
