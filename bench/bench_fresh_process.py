@@ -123,7 +123,9 @@ def primed_compiledir(model: str, chains: int) -> str:
     other models has cached, without ``model``'s own kernels."""
     import tempfile
 
-    primer = "eight_schools" if model == "funnel" else "funnel"
+    from fit_cold_compile import primer_for
+
+    primer = primer_for(model)
     path = tempfile.mkdtemp(prefix="pymc-accel-primed-")
     for label in BUILTIN[:2]:
         _call(["run", primer, label, "0", "10", "10", str(chains)], compiledir=path)
