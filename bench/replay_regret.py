@@ -31,6 +31,7 @@ model's are) are judged in sample. ``docs/benchmarks.md`` says which.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import sys
@@ -47,8 +48,10 @@ def _factory(name: str):
     return quick.get(name) or full.get(name)
 
 
-def replay(results: dict) -> list[dict]:
-    """One line per recorded model: recorded and replayed choices and the replayed regret."""
+def replay(results: dict, machine_pace: bool = False) -> list[dict]:
+    """One line per recorded model: recorded and replayed choices and the replayed regret.
+    With ``machine_pace``, each model is selected with the other models' runs in a run history
+    of its own (:func:`_other_models_in_history`)."""
     import pymc_accel
     from bench_regret import _low_ess, _regret, pooled_regret_interval
     from pymc_accel.selection import forget_profiles
@@ -59,9 +62,11 @@ def replay(results: dict) -> list[dict]:
         if factory is None:
             lines.append({"model": record["model"], "error": "not in bench/zoo.py"})
             continue
-        forget_profiles()
-        report = pymc_accel.select(factory(), draws=results["draws"], tune=results["tune"],
-                                   chains=results["chains"])
+        with (_other_models_in_history(results, record["model"]) if machine_pace
+              else contextlib.nullcontext()):
+            forget_profiles()
+            report = pymc_accel.select(factory(), draws=results["draws"],
+                                       tune=results["tune"], chains=results["chains"])
         rows = [r for r in record["rows"] if r.get("cold_ess_per_s") is not None]
         regret = _regret(rows, report.chosen, 0.0)
         line = {"model": record["model"], "recorded": record["chosen"]["auto"],
@@ -118,35 +123,16 @@ def _record_other_models(results: dict, left_out: str) -> int:
     return written
 
 
-def replay_machine_pace(results: dict) -> list[dict]:
-    """Leave-one-model-out replay with the other models' runs in the run history."""
-    from bench_regret import (
-        _low_ess, _regret, kernels_cached, pooled_regret_interval, private_history,
-    )
+@contextlib.contextmanager
+def _other_models_in_history(results: dict, left_out: str):
+    """A run history of its own holding the other models' recorded runs
+    (:func:`_record_other_models`), with every model's kernels treated as cached, as they were
+    in the recorded runs."""
+    from bench_regret import kernels_cached, private_history
 
-    import pymc_accel
-    from pymc_accel.selection import forget_profiles
-
-    lines = []
-    for record in results["models"]:
-        factory = _factory(record["model"])
-        if factory is None:
-            lines.append({"model": record["model"], "error": "not in bench/zoo.py"})
-            continue
-        # the recorded runs found the model's kernels in the compile cache: no first compile
-        with private_history(), kernels_cached():
-            _record_other_models(results, record["model"])
-            forget_profiles()
-            report = pymc_accel.select(factory(), draws=results["draws"],
-                                       tune=results["tune"], chains=results["chains"])
-        rows = [r for r in record["rows"] if r.get("cold_ess_per_s") is not None]
-        regret = _regret(rows, report.chosen, 0.0)
-        lines.append({"model": record["model"], "recorded": record["chosen"]["auto"],
-                      "replayed": report.chosen, "regret_warm": regret.get("regret_warm"),
-                      "regret_warm_pooled": regret.get("regret_warm_pooled"),
-                      "interval": pooled_regret_interval(rows, report.chosen),
-                      "low_ess": _low_ess(rows), "ratios": _estimate_ratios(report, rows)})
-    return lines
+    with private_history(), kernels_cached():
+        _record_other_models(results, left_out)
+        yield
 
 
 def _select_with_empty_history(model, draws: int, tune: int, chains: int):
@@ -270,7 +256,7 @@ def main(argv=None) -> None:
             tune, draws, chains = map(int, args.fresh_draws.split(","))
             lines = replay_new_process(results, draws, tune, chains)
         elif args.machine_pace:
-            lines = replay_machine_pace(results)
+            lines = replay(results, machine_pace=True)
         else:
             lines = replay(results)
         everything[path] = lines
