@@ -255,10 +255,8 @@ def main(argv=None) -> None:
         if isinstance(results, list):  # bench_fresh_process.py: every run a new process
             tune, draws, chains = map(int, args.fresh_draws.split(","))
             lines = replay_new_process(results, draws, tune, chains)
-        elif args.machine_pace:
-            lines = replay(results, machine_pace=True)
         else:
-            lines = replay(results)
+            lines = replay(results, machine_pace=args.machine_pace)
         everything[path] = lines
         print(table(lines, path), "\n", flush=True)
         if any(line.get("ratios") for line in lines):
