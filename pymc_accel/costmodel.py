@@ -101,13 +101,13 @@ JAX_CPU_KERNEL_SECONDS = 250e-9
 # more than its second, which its fixed cost does not model (nor does any other backend).
 NUMBA_NUTPIE_COLD_PER_KERNEL = 0.050
 NUMBA_PYMC_COLD_PER_KERNEL = 0.053
-NUMBA_NUTPIE = Runtime("numba+nutpie", 2.7, 4.0, 2e-6, 1.3e-8, 0.7, 0.016,
+NUMBA_NUTPIE = Runtime("numba+nutpie", 2.7, 4.0, 2e-6, 1.3e-8, 0.22, 0.0158,
                        dense_efficiency=NUMBA_DENSE_EFFICIENCY,
                        per_kernel_seconds=NUMBA_KERNEL_SECONDS, fused_elementwise=True,
                        first_use=("numba", "nutpie-numba"),
                        cold_seconds_per_kernel=NUMBA_NUTPIE_COLD_PER_KERNEL)
 # PyMC's Python NUTS: interpreter work on every leapfrog step, growing with the dimension.
-NUMBA_PYMC = Runtime("numba+pymc", 2.7, 4.0, 60e-6, 3.8e-8, 0.5, 0.0042,
+NUMBA_PYMC = Runtime("numba+pymc", 2.7, 4.0, 60e-6, 3.8e-8, 0.13, 0.0048,
                      dense_efficiency=NUMBA_DENSE_EFFICIENCY,
                      per_kernel_seconds=NUMBA_KERNEL_SECONDS, fused_elementwise=True,
                      first_use=("numba",), cold_seconds_per_kernel=NUMBA_PYMC_COLD_PER_KERNEL)
@@ -143,9 +143,15 @@ JAX_CPU_SAMPLER = Runtime("jax-cpu-sampler", 0.6, 1.0, 5e-6, 1e-9, 2.0, 0.0055,
                           threaded_dense=True, streams_elementwise=False,
                           dense_efficiency=JAX_CPU_SAMPLER_DENSE_EFFICIENCY,
                           per_kernel_seconds=0.0, float32_gain=False, first_use=("jax",))
-# One numba-compiled logp-and-gradient function from a cold cache, what measured mode pays first.
-NUMBA_GRADIENT_COMPILE_SECONDS = 2.0
-NUMBA_GRADIENT_COMPILE_PER_KERNEL = 0.025
+# One numba-compiled logp-and-gradient function, what measured mode compiles to time a numba
+# candidate, with the model's kernels in PyTensor's compile cache: 0.15 s (funnel, 59 kernels),
+# 0.22-0.39 s (89-117), 0.45-0.61 s (216-231) and 0.99 s (pk_scan, 533), medians of three
+# (bench/fit_measured_compiles.py, docs/results/fit-measured-compiles-cpu.jsonl). A model whose
+# kernels are not cached yet adds its first compile (cold_compile_seconds); the figures before
+# 2026-11-24, 2.0 s + 25 ms per kernel, priced every compile cold, so measured mode timed no
+# numba candidate within its 5 s on any zoo model but the funnel.
+NUMBA_GRADIENT_COMPILE_SECONDS = 0.05
+NUMBA_GRADIENT_COMPILE_PER_KERNEL = 0.0018
 # One jitted value-and-grad, not the whole sampler: 0.44-0.67 s measured (docs/benchmarks.md).
 JAX_GRADIENT_COMPILE_SECONDS = 0.4
 JAX_GRADIENT_COMPILE_PER_KERNEL = 0.002
@@ -342,12 +348,15 @@ def measured_cpu_gradient_seconds(
     return Figure(seconds, "measured", note or f"{runtime.name}: timed gradient + modelled driver")
 
 
-def gradient_compile_seconds(profile: ModelProfile, runtime: Runtime) -> float:
+def gradient_compile_seconds(profile: ModelProfile, runtime: Runtime,
+                             cold_seconds: float = 0.0) -> float:
     """Modelled seconds to compile one logp-and-gradient function (not the whole sampler):
-    what measured mode pays before it can time a candidate."""
+    what measured mode pays before it can time a candidate. For numba, ``cold_seconds`` is
+    what compiling the model's kernels not yet in PyTensor's cache adds
+    (:func:`cold_compile_seconds`, or what the run history leaves of it)."""
     if runtime.name.startswith("numba"):
         return (NUMBA_GRADIENT_COMPILE_SECONDS
-                + NUMBA_GRADIENT_COMPILE_PER_KERNEL * profile.census.kernels)
+                + NUMBA_GRADIENT_COMPILE_PER_KERNEL * profile.census.kernels + cold_seconds)
     return JAX_GRADIENT_COMPILE_SECONDS + JAX_GRADIENT_COMPILE_PER_KERNEL * profile.census.kernels
 
 
