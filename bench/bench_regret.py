@@ -254,9 +254,13 @@ def bench_model(name, factory, args):
             if i == 0 and wall > args.slow_run_seconds:
                 break
         rows.append(_summarise(label, runs, report))
-    # measured mode after the runs: its compilations would otherwise warm the cold runs
-    measured = pymc_accel.select(factory(), draws=args.draws, tune=args.tune, chains=args.chains,
-                                 measure=True)
+    # measured mode after the runs: its compilations would otherwise warm the cold runs. Every
+    # candidate has compiled the model by now, so its kernels are cached, as measured mode
+    # learns from the run history (an empty one here, but for that) when it predicts what its
+    # numba compiles take
+    with private_history(), kernels_cached():
+        measured = pymc_accel.select(factory(), draws=args.draws, tune=args.tune,
+                                     chains=args.chains, measure=True)
     chosen = {"auto": report.chosen, "auto (measure=True)": measured.chosen}
     ok = [r for r in rows if r["cold_ess_per_s"] is not None]
     result = {

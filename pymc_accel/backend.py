@@ -137,6 +137,11 @@ class Estimate:
         the runtime's disk cache yet (a new or changed model: PyTensor's numba kernels);
         :func:`pymc_accel.history.apply` sets it to zero once the model has run on this
         machine with the backend.
+    precompiled_seconds : float
+        Compile seconds paid before the run, by measured mode, for an artefact the run uses
+        again (nutpie's compiled model: :mod:`pymc_accel.backends.nutpie_compiled`): not in
+        ``fixed_seconds``, and added back when the run history records what the run's fixed
+        costs are without it.
     """
 
     seconds_per_gradient: Figure
@@ -152,6 +157,7 @@ class Estimate:
     first_use: tuple[str, ...] = ()
     modelled_fixed_seconds: float | None = None
     cold_compile_seconds: Figure = field(default_factory=lambda: Figure(0.0))
+    precompiled_seconds: float = 0.0
 
     def gradients_per_chain(self, steps: int) -> float:
         """Gradient evaluations one chain makes in ``steps`` iterations."""

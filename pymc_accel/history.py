@@ -206,6 +206,8 @@ def record(
             "first_use_seconds": estimate.first_use_seconds.value,
             "cold_compile_seconds": estimate.cold_compile_seconds.value,
         }
+        if estimate.precompiled_seconds > 0:  # measured mode's compile, which the run used
+            entry["precompiled_seconds"] = estimate.precompiled_seconds
         entry["fixed_seconds"] = _observed_fixed_seconds(entry, seen) or 0.0  # for the listing
         modelled = (estimate.modelled_fixed_seconds if estimate.modelled_fixed_seconds is not None
                     else estimate.fixed_seconds.value)
@@ -387,12 +389,17 @@ def _observed_fixed_seconds(entry: dict[str, Any], estimate: Estimate) -> float 
     (``first_use_seconds``, :mod:`pymc_accel.first_use`), and a model's first run on the machine
     the first compile of its kernels it was charged (``cold_compile_seconds``): each takes its
     share the same way and is not a fixed cost of later runs.
+    A compile that measured mode paid before the run and the run used again
+    (``precompiled_seconds``, :mod:`pymc_accel.backends.nutpie_compiled`) is a fixed cost of
+    runs without it: it counts in the wall time and in the estimate's fixed seconds.
     Entries without the run's length give their recorded fixed seconds."""
     wall, steps, chains = (entry.get(k) for k in ("wall_seconds", "steps", "chains"))
     if not all(isinstance(v, (int, float)) and v > 0 for v in (wall, steps, chains)):
         fixed = entry.get("fixed_seconds")
         return float(fixed) if isinstance(fixed, (int, float)) and fixed >= 0 else None
-    modelled_fixed = estimate.fixed_seconds.value
+    pre = entry.get("precompiled_seconds")
+    wall = float(wall) + (float(pre) if isinstance(pre, (int, float)) and pre > 0 else 0.0)
+    modelled_fixed = estimate.fixed_seconds.value + estimate.precompiled_seconds
     once = 0.0  # first use in the process, first compile on the machine: not paid again
     for key in ("first_use_seconds", "cold_compile_seconds"):
         value = entry.get(key)

@@ -68,6 +68,13 @@ def record_compile(kind: str, modelled: float, actual: float, load: float = 1.0)
         _COMPILE_RATIO[kind] = actual / (modelled * max(1.0, load))
 
 
+def numba_gradient_compile_seconds(model: Any) -> float | None:
+    """Seconds the numba gradient compile of ``model`` took in this process (measured mode's
+    timing, :func:`time_numba_gradient`), or ``None`` if it has not been compiled."""
+    hit = _cached(model, ("numba", "cpu", "model"))
+    return hit[0] if hit is not None else None
+
+
 def _timing_seconds(budget_seconds: float, compiled: float) -> float:
     """Seconds left for timing calls after a compile: none when the compile used the budget
     (``time_calls`` still makes its minimum number of calls)."""
@@ -121,9 +128,14 @@ def time_numba_gradient(model: Any, budget_seconds: float, machine: MachineFigur
 def numba_measure(
     candidate: Candidate, model: Any, profile: ModelProfile, machine: MachineFigures,
     budget_seconds: float, modelled: Estimate, runtime: costmodel.Runtime, parallel_chains: int,
+    cold_seconds: float | None = None,
 ) -> Estimate | None:
-    """Measured estimate for a numba candidate (any driver), or ``None`` if over budget."""
-    modelled_compile = costmodel.gradient_compile_seconds(profile, runtime)
+    """Measured estimate for a numba candidate (any driver), or ``None`` if over budget.
+    ``cold_seconds``: what compiling the model's kernels not yet cached adds to the compile
+    (``None``: not known, all of ``modelled.cold_compile_seconds``)."""
+    if cold_seconds is None:
+        cold_seconds = modelled.cold_compile_seconds.value
+    modelled_compile = costmodel.gradient_compile_seconds(profile, runtime, cold_seconds)
     if _cached(model, ("numba", "cpu", "model")) is None and not fits(
         "numba", modelled_compile, budget_seconds, modelled.seconds_per_gradient.value
     ):

@@ -8,12 +8,16 @@ the choice of driver and renames nutpie's sample_stats to PyMC's names.
 
 from __future__ import annotations
 
+import contextlib
+import time
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 import pymc as pm
 
 from pymc_accel import costmodel
 from pymc_accel.backend import Candidate, Estimate, Figure, Refusal, SampleRequest
+from pymc_accel.backends import nutpie_compiled
 from pymc_accel.backends._common import missing_module, rename_nutpie_stats
 from pymc_accel.devices import cpu_cores
 from pymc_accel.first_use import first_use_figures
@@ -103,9 +107,15 @@ class NumbaBackend:
         runtime = (
             costmodel.NUMBA_PYMC if candidate.option("driver") == "pymc" else costmodel.NUMBA_NUTPIE
         )
+        began = time.perf_counter()
         modelled = self.estimate(candidate, profile, machine)
-        return numba_measure(candidate, model, profile, machine, budget_seconds, modelled,
-                             runtime, modelled.chain_parallelism)
+        cold = _cold_compile_left(modelled, profile, candidate)
+        measured = numba_measure(candidate, model, profile, machine, budget_seconds, modelled,
+                                 runtime, modelled.chain_parallelism, cold)
+        if measured is None or candidate.option("driver", "nutpie") != "nutpie":
+            return measured
+        return _with_nutpie_compiled(model, measured, cold,
+                                     budget_seconds - (time.perf_counter() - began))
 
     def sample(self, model, candidate: Candidate, request: SampleRequest):
         """Call ``pm.sample`` with the candidate's driver and the numba backend."""
@@ -116,7 +126,9 @@ class NumbaBackend:
         if sampler_kwargs:
             kwargs["nuts"] = sampler_kwargs
         kwargs.setdefault("nuts", {}).setdefault("target_accept", request.target_accept)
-        with _blas_limit(kwargs.get("blas_cores", "auto"), request.cores, request.chains):
+        reuse = (nutpie_compiled.reused_by_pm_sample(model) if driver == "nutpie"
+                 else contextlib.nullcontext())
+        with _blas_limit(kwargs.get("blas_cores", "auto"), request.cores, request.chains), reuse:
             idata = self._pm_sample(model, driver, request, kwargs)
         if driver == "nutpie":
             rename_nutpie_stats(idata)
@@ -131,6 +143,70 @@ class NumbaBackend:
             model=model,
             **kwargs,
         )
+
+
+#: What a nutpie run pays besides ``nutpie.compile_pymc_model`` and its leapfrogs when its
+#: compiled model was kept from measured mode: ``pm.sample``'s own start-up (initial point,
+#: checks) and the conversion to InferenceData. Timed on the quick zoo at 10 + 10 draws
+#: (``bench/fit_measured_compiles.py``, ``docs/results/fit-measured-compiles-cpu.jsonl``):
+#: 0.07 to 0.38 s, median 0.15 s, on the models whose 10 + 10 draws' leapfrogs are negligible.
+NUTPIE_KEPT_MODEL_RUN_SECONDS = 0.15
+#: nutpie's compile (``nutpie.compile_pymc_model``) against the numba gradient compile measured
+#: mode times first, both with the model's kernels cached: 3.2x (glm_poisson) to 7.4x (seed_mid)
+#: on the quick zoo (``bench/fit_measured_compiles.py``). Measured mode compiles nutpie's model
+#: only where this many times the gradient's compile fits in what is left of its budget.
+NUTPIE_COMPILE_PER_GRADIENT_COMPILE = 7.5
+
+
+def _cold_compile_left(modelled: Estimate, profile: ModelProfile, candidate: Candidate) -> float:
+    """What compiling the model's kernels not yet in PyTensor's cache adds to a compile, as
+    the run history knows it (:func:`pymc_accel.history.apply`): nothing once this candidate
+    ran the model here, a share once the other driver did; all of the modelled first compile
+    when the history is off, where it is not known (measured mode must not overrun)."""
+    from pymc_accel import history
+
+    if not history.enabled():
+        return modelled.cold_compile_seconds.value
+    return history.apply(modelled, profile, candidate).cold_compile_seconds.value
+
+
+def _with_nutpie_compiled(model, measured: Estimate, cold_seconds: float,
+                          budget_seconds: float) -> Estimate:
+    """``measured`` (a nutpie candidate's measured estimate) with nutpie's compiled model built
+    now and kept for the run (:mod:`pymc_accel.backends.nutpie_compiled`), when the compile
+    (modelled: the fixed seconds, nutpie's first use in this process if unpaid, and
+    ``cold_seconds`` of kernels not yet cached) is predicted to fit in ``budget_seconds``:
+    its fixed seconds become the run's start-up beyond the compile, and the compile's measured
+    seconds its ``precompiled_seconds``. A compile over budget leaves ``measured`` as it is."""
+    from pymc_accel import first_use
+    from pymc_accel.backends import _measure
+
+    full = measured.fixed_seconds.value
+    if nutpie_compiled.kept(model) is None:
+        unpaid = first_use_figures("nutpie-numba")["first_use_seconds"].value
+        gradient = _measure.numba_gradient_compile_seconds(model)
+        if gradient is not None:  # just timed: the model's kernels are in the cache now
+            predicted = NUTPIE_COMPILE_PER_GRADIENT_COMPILE * gradient + unpaid
+        else:
+            predicted = _measure.predicted_compile_seconds("nutpie", full + unpaid + cold_seconds)
+        load = _measure.load_factor()
+        if predicted * load > budget_seconds:
+            return measured
+        seconds = nutpie_compiled.compile_for_run(model)
+        first_use.mark_used(("nutpie-numba",))
+        _measure.record_compile("nutpie", full + unpaid, seconds, load)
+    else:
+        seconds = nutpie_compiled.compile_seconds(model)
+    return replace(
+        measured,
+        fixed_seconds=Figure(
+            NUTPIE_KEPT_MODEL_RUN_SECONDS, "measured",
+            f"nutpie's model compiled by measured mode in {seconds:.2f} s and kept for the run "
+            f"({full:.2f} s modelled); pm.sample's own start-up left"),
+        cold_compile_seconds=Figure(0.0, "measured", "compiled by measured mode"),
+        precompiled_seconds=seconds,
+        modelled_fixed_seconds=full,
+    )
 
 
 def blas_threads_per_chain(cores: int | None, chains: int) -> int:

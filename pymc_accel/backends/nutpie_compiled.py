@@ -1,0 +1,118 @@
+"""nutpie's compiled model, built once by measured mode and used again by the run.
+
+Most of a warm nutpie run's fixed cost is ``nutpie.compile_pymc_model`` (1.2 of 1.5 s on eight
+schools, 3.2 of 3.1-3.3 s on the 66-parameter seed model: ``bench/fit_measured_compiles.py``), which
+``pm.sample(nuts_sampler="nutpie")`` calls on every run. Measured mode compiles it to time it
+(:func:`compile_for_run`); the run then passes the same compiled model to ``pm.sample``'s nutpie
+path (:func:`reused_by_pm_sample`) instead of compiling again, so the time measuring took is
+not paid twice.
+
+A kept model is used only while the PyMC model is unchanged: the same variables, initial
+values, precision and data arrays (``pm.set_data`` replaces an array, which makes the kept
+model stale), and only for the call PyMC makes with its defaults (no ``var_names``, no
+initial values, the numba backend). Any other call compiles as usual. Written by hand: neither
+PyMC nor nutpie keeps compiled models between ``pm.sample`` calls.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import time
+import weakref
+from typing import Any
+
+# model -> (validity key, compiled nutpie model, compile seconds)
+_KEPT: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def _validity_key(model: Any) -> tuple:
+    """What the compiled model depends on: the profile's fingerprint of the model (variables,
+    data shapes, dims, initial values, precision) and the identity of each data array."""
+    from pymc_accel.selection import _fingerprint
+
+    arrays = tuple(
+        d.get_value(borrow=True) if hasattr(d, "get_value") else getattr(d, "data", d)
+        for d in model.data_vars
+    )
+    return _fingerprint(model), tuple(map(id, arrays)), arrays
+
+
+def _same(a: tuple, b: tuple) -> bool:
+    return a[0] == b[0] and a[1] == b[1]  # identities compared; the arrays keep them alive
+
+
+def compile_for_run(model: Any) -> float:
+    """Compile ``model`` for nutpie's numba backend, as ``pm.sample(nuts_sampler="nutpie")``
+    does, keep it for the run and return the seconds it took.
+
+    Parameters
+    ----------
+    model : pm.Model
+
+    Returns
+    -------
+    float
+        Wall seconds of ``nutpie.compile_pymc_model``.
+    """
+    import nutpie
+
+    start = time.perf_counter()
+    compiled = nutpie.compile_pymc_model(model, backend="numba")
+    seconds = time.perf_counter() - start
+    _KEPT[model] = (_validity_key(model), compiled, seconds)
+    return seconds
+
+
+def kept(model: Any) -> Any | None:
+    """The compiled nutpie model kept for ``model``, or ``None`` if there is none or the model
+    changed since it was compiled."""
+    try:
+        hit = _KEPT.get(model)
+    except TypeError:  # not weak-referenceable
+        return None
+    if hit is None:
+        return None
+    if not _same(hit[0], _validity_key(model)):
+        del _KEPT[model]
+        return None
+    return hit[1]
+
+
+def compile_seconds(model: Any) -> float:
+    """Seconds the compile of the model kept for ``model`` took (0 when none is kept)."""
+    hit = _KEPT.get(model)
+    return hit[2] if hit is not None else 0.0
+
+
+def forget(model: Any | None = None) -> None:
+    """Drop the compiled model kept for ``model`` (every kept model when ``None``)."""
+    if model is None:
+        _KEPT.clear()
+    else:
+        _KEPT.pop(model, None)
+
+
+@contextlib.contextmanager
+def reused_by_pm_sample(model: Any):
+    """Within the block, ``pm.sample``'s call ``nutpie.compile_pymc_model(model, var_names=None,
+    backend="numba")`` returns the model kept for ``model`` (if any) instead of compiling;
+    every other call compiles as before. Yields whether a kept model is in place."""
+    compiled = kept(model)
+    if compiled is None:
+        yield False
+        return
+    import nutpie
+
+    original = nutpie.compile_pymc_model
+
+    def compile_pymc_model(m, *args, **kwargs):
+        plain = not args and kwargs.get("var_names") is None and kwargs.get("backend") == "numba"
+        if m is model and plain and set(kwargs) <= {"var_names", "backend"}:
+            return compiled
+        return original(m, *args, **kwargs)
+
+    nutpie.compile_pymc_model = compile_pymc_model
+    try:
+        yield True
+    finally:
+        nutpie.compile_pymc_model = original
