@@ -114,8 +114,20 @@ class NumbaBackend:
                                  runtime, modelled.chain_parallelism, cold)
         if measured is None or candidate.option("driver", "nutpie") != "nutpie":
             return measured
-        return _with_nutpie_compiled(model, measured, cold,
+        kept = _with_nutpie_compiled(model, measured, cold,
                                      budget_seconds - (time.perf_counter() - began))
+        if kept is measured:
+            return measured
+        timed = nutpie_compiled.time_gradient(
+            model, max(0.0, min(0.2, budget_seconds - (time.perf_counter() - began))))
+        if timed is None:
+            return kept
+        call, calls = timed
+        kernel = max(call - machine.cpu_call_seconds, 0.1 * call)
+        return replace(kept, seconds_per_gradient=costmodel.measured_cpu_gradient_seconds(
+            kernel, profile, machine, candidate.precision, runtime, modelled.chain_parallelism,
+            note=f"nutpie's own gradient function timed: {kernel * 1e6:.1f} µs median of "
+                 f"{calls} calls + {runtime.name} driver (modelled)"))
 
     def sample(self, model, candidate: Candidate, request: SampleRequest):
         """Call ``pm.sample`` with the candidate's driver and the numba backend."""

@@ -96,7 +96,18 @@ def test_measured_mode_compiles_nutpie_for_the_run_once_the_kernels_are_cached(l
     row = next(r for r in report.rows if r.label == NUTPIE)
     assert "compile measured" in row.sources
     assert nutpie_compiled.kept(ref.model) is not None
+    # and its gradient is timed as nutpie runs it, not as PyTensor compiles model.logp() alone
+    note = next(e["note"] for e in report.measurement["measured"] if e["candidate"] == NUTPIE)
+    assert note.startswith("nutpie's own gradient function timed")
     assert row.fixed_seconds == pytest.approx(numba_cpu.NUTPIE_KEPT_MODEL_RUN_SECONDS)
+
+
+def test_the_kept_models_gradient_is_timed_only_when_there_is_one():
+    ref = conjugate_normal()
+    assert nutpie_compiled.time_gradient(ref.model, 0.05) is None
+    nutpie_compiled.compile_for_run(ref.model)
+    seconds, calls = nutpie_compiled.time_gradient(ref.model, 0.05)
+    assert calls >= 2 and 0 < seconds < 0.05
 
 
 def test_a_kept_compile_too_long_for_the_budget_is_not_started(monkeypatch):
