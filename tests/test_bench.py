@@ -262,3 +262,23 @@ def test_estimate_accuracy_table_gives_typical_error_either_way():
     lines = [{"ratios": {"x[cpu]": 2.0}}, {"ratios": {"x[cpu]": 0.5}}, {"error": "missing"}]
     table = replay_regret.accuracy(lines)
     assert "| x[cpu] | 1.00 | 0.50–2.00 | 2.00x | 2 |" in table
+
+
+def test_fixed_cost_fit_weighs_each_day_and_drops_cold_runs(tmp_path):
+    import json
+
+    import fit_fixed
+
+    day = tmp_path / "day.jsonl"
+    # the first (cold) run of each pair is dropped; the median of the rest is kept
+    rows = [("m", "c", 9.0), ("m", "c", 1.0), ("m", "c", 3.0), ("m", "c", 2.0)]
+    day.write_text("\n".join(json.dumps({"model": m, "candidate": c, "wall": w})
+                             for m, c, w in rows))
+    assert fit_fixed.warm_medians(str(day)) == {("m", "c"): 2.0}
+    # exact points of 0.2 + 0.015 k are fitted back
+    a, b = fit_fixed.fit_line([(k, 0.2 + 0.015 * k) for k in (59, 117, 216, 533)])
+    assert a == pytest.approx(0.2, abs=1e-3) and b == pytest.approx(0.015, rel=1e-3)
+    # a day 25% faster and one 25% slower pull the fit equally: it sits between them
+    a, b = fit_fixed.fit_line([(k, f * (1 + 0.01 * k)) for k in (50, 200, 500)
+                               for f in (0.75, 1 / 0.75)])
+    assert a + b * 200 == pytest.approx(1 + 0.01 * 200, rel=0.05)
