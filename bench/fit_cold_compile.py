@@ -17,7 +17,6 @@ it is timed as a check.
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import statistics
@@ -29,7 +28,7 @@ from pathlib import Path
 HERE = Path(__file__).parent
 sys.path.insert(0, str(HERE))
 
-from fit_tuning import _split_labels, run_in_new_process  # noqa: E402
+from fit_tuning import _split_labels, fit_arguments, run_in_new_process  # noqa: E402
 
 CANDIDATES = ("numba[cpu,float64,driver=nutpie]", "numba[cpu,float64,driver=pymc]",
               "numpyro[cpu,float64,chain_method=parallel]")
@@ -100,12 +99,8 @@ def summarise(path: str) -> None:
 
 
 def main(argv=None) -> None:
-    p = argparse.ArgumentParser(description=__doc__,
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--models", default=MODELS)
+    p = fit_arguments(__doc__, MODELS, repeats=1)
     p.add_argument("--candidates", default=",".join(CANDIDATES))
-    p.add_argument("--repeats", type=int, default=1)
-    p.add_argument("--summarise", metavar="JSONL", help="summarise a recorded run instead")
     args = p.parse_args(argv)
     if args.summarise:
         summarise(args.summarise)

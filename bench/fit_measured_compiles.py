@@ -20,7 +20,6 @@ One JSON line per model and repeat.
 
 from __future__ import annotations
 
-import argparse
 import json
 import statistics
 import sys
@@ -86,12 +85,9 @@ def summarise(path: str) -> None:
 
 
 def main(argv=None) -> None:
-    p = argparse.ArgumentParser(description=__doc__,
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--models", default=DEFAULT_MODELS)
-    p.add_argument("--repeats", type=int, default=3)
-    p.add_argument("--summarise", metavar="JSONL", help="summarise an earlier run's output")
-    args = p.parse_args(argv)
+    from fit_tuning import fit_arguments
+
+    args = fit_arguments(__doc__, DEFAULT_MODELS, repeats=3).parse_args(argv)
     if args.summarise:
         summarise(args.summarise)
         return

@@ -98,6 +98,17 @@ def run_in_new_process(models: str, candidates: str, tags: dict, env: dict | Non
               flush=True)
 
 
+def fit_arguments(doc: str, models: str, repeats: int) -> argparse.ArgumentParser:
+    """The command line the fitting scripts share: ``--models``, ``--repeats`` and
+    ``--summarise JSONL`` (summarise a recorded run instead of running)."""
+    p = argparse.ArgumentParser(description=doc,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--models", default=models)
+    p.add_argument("--repeats", type=int, default=repeats)
+    p.add_argument("--summarise", metavar="JSONL", help="summarise a recorded run instead")
+    return p
+
+
 def _split_labels(text: str) -> list[str]:
     """Split a comma-separated list of candidate labels, whose brackets hold commas too."""
     labels, depth, current = [], 0, ""
