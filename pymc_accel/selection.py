@@ -39,6 +39,12 @@ GUARD_RESERVE = 0.15
 #: 1.4x (docs/benchmarks.md), and float32 risks accuracy for what it gains. Under XLA on the
 #: CPU, float32 is no faster outside dense linear algebra, so a few percent there is noise.
 FLOAT32_MIN_GAIN = 1.10
+#: A runner-up estimated within this factor of the chosen candidate's time per effective draw
+#: is a close call, which the report says, with how to settle it (measured mode). Replayed
+#: against every recorded regret run, the estimates were 1.17x to 1.30x off a candidate's warm
+#: wall time (geometric means of the error factor per result file, docs/benchmarks.md), and
+#: nutpie's fixed cost varied 0.65x to 1.4x of its fit between models and days.
+CLOSE_CALL = 1.25
 
 
 @dataclass
@@ -328,7 +334,8 @@ def select(
         precision_check=check.to_dict() if check else None,
         measurement=measurement,
         notes=(_scan_notes(registry.backends[chosen.candidate.backend], chosen.candidate, profile)
-               + _geometry_notes(profile)),
+               + _geometry_notes(profile)
+               + _close_call_notes(scored, chosen, measure and measurement is not None)),
         process=_process_line(),
         candidate=chosen.candidate,
         estimate=chosen.estimate,
@@ -344,6 +351,34 @@ def _scan_notes(backend, candidate: Candidate, profile: ModelProfile) -> list[st
 
     line = describe_plan(profile, candidate.device)
     return [line] if line else []
+
+
+def _close_call_notes(scored: list[_Scored], chosen: _Scored, measured: bool) -> list[str]:
+    """A note when another backend or driver is estimated within :data:`CLOSE_CALL` of the
+    chosen one (a float32 twin of the same sampler is not a rival: its own rule decides it):
+    the estimates cannot tell such candidates apart, and measured mode can time both. In
+    measured mode, which candidates' figures stayed modelled."""
+    def sampler(s: _Scored) -> tuple:
+        return s.candidate.backend, s.candidate.device, s.candidate.options
+
+    rivals = [s for s in scored
+              if s is not chosen and sampler(s) != sampler(chosen)
+              and s.key <= chosen.key * CLOSE_CALL]
+    if not rivals:
+        return []
+    best = min(rivals, key=lambda s: s.key)
+    ratio = best.key / chosen.key
+    line = (f"close call: {best.candidate.label} is estimated at {ratio:.2f}x "
+            f"{chosen.candidate.label}'s time per effective draw, within the estimates' "
+            f"typical error")
+    if measured:
+        modelled = [s.candidate.label for s in (chosen, best) if not s.measure_note.startswith(
+            "measured")]
+        if modelled:
+            line += f"; {', '.join(modelled)} could not be measured within the budget"
+        return [line]
+    return [line + "; measure=True (pymc_accel.sample or select) times both on this machine "
+            "within a few seconds"]
 
 
 def _geometry_notes(profile: ModelProfile) -> list[str]:

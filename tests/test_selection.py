@@ -208,3 +208,40 @@ def test_a_model_built_again_is_not_profiled_again(monkeypatch):
     assert third.note.count("reused") == 1  # said once, however often it is reused
     selection.cached_profile(hierarchical_logistic(301, 15, 2).model)  # another structure
     assert len(calls) == 1
+
+
+class _FixedCost:
+    """A backend whose estimate is ``fixed`` seconds and nothing else."""
+
+    description = "test: a fixed estimate"
+
+    def __init__(self, name, fixed):
+        self.name, self.fixed = name, fixed
+
+    def candidates(self, profile, devices):
+        return [Candidate(self.name, "cpu", profile.float_dtype)]
+
+    def estimate(self, candidate, profile, machine):
+        from pymc_accel.backend import Estimate, Figure
+
+        return Estimate(seconds_per_gradient=Figure(0.0), gradients_per_draw=Figure(1.0),
+                        fixed_seconds=Figure(self.fixed))
+
+    def sample(self, model, candidate, request):
+        raise AssertionError
+
+
+@pytest.mark.parametrize("rival, close", [(1.1, True), (1.24, True), (1.3, False), (2.0, False)])
+def test_a_close_call_is_reported_with_how_to_settle_it(rival, close):
+    reg = build_registry(autoload=False, builtins=False)
+    reg.backends["fast"] = _FixedCost("fast", 1.0)
+    reg.backends["rival"] = _FixedCost("rival", rival)
+    report = select(eight_schools(), registry=reg, devices=CPU_ONLY)
+    assert report.chosen == "fast[cpu,float64]"
+    notes = [n for n in report.notes if n.startswith("close call")]
+    if close:
+        assert len(notes) == 1 and f"at {rival:.2f}x" in notes[0]
+        assert "rival[cpu,float64]" in notes[0] and "measure=True" in notes[0]
+        assert "close call" in str(report)
+    else:
+        assert not notes
