@@ -221,17 +221,64 @@ def record(
         entry["nuts"] = estimate.trajectory_scale is not None
         if entry["nuts"]:  # its trees against nutpie's, for sharing them with other NUTS
             entry["trajectory_scale"] = estimate.trajectory_scale
-        runs = previous.get("runs", 1) if isinstance(previous, dict) else 0
+        ran_before = isinstance(previous, dict) and "wall_seconds" in previous
+        runs = previous.get("runs", 1) if ran_before else 0
         entry["runs"] = (runs if isinstance(runs, int) else 1) + 1
+        if isinstance(previous, dict) and isinstance(previous.get("measured"), dict):
+            entry["measured"] = previous["measured"]  # measured mode's figures stay
         data[key] = entry
-        while len(data) > MAX_ENTRIES:
-            data.pop(next(iter(data)))
-        path = _path()
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_suffix(f".{os.getpid()}.tmp")
-        tmp.write_text(json.dumps(data))
-        tmp.replace(path)  # atomic: a concurrent reader sees the old or the new ledger
+        _write(data)
     except Exception:  # a read-only cache or an odd idata must not fail a finished run
+        return
+
+
+def _write(data: dict[str, Any]) -> None:
+    """Write the ledger, the oldest entries dropped beyond :data:`MAX_ENTRIES`."""
+    while len(data) > MAX_ENTRIES:
+        data.pop(next(iter(data)))
+    path = _path()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(f".{os.getpid()}.tmp")
+    tmp.write_text(json.dumps(data))
+    tmp.replace(path)  # atomic: a concurrent reader sees the old or the new ledger
+
+
+def record_measured(profile: ModelProfile, candidate: Candidate, estimate: Estimate) -> None:
+    """Keep what measured mode timed for this model and candidate, for later selections of the
+    model in any process (:func:`apply`): the seconds per gradient, and the fixed seconds of
+    a run where it compiled the sampler's own artefact (nutpie's model: the compile and the
+    start-up left, what a run that compiles pays). Never raises.
+
+    Parameters
+    ----------
+    profile : ModelProfile
+    candidate : Candidate
+    estimate : Estimate
+        The candidate's estimate after measuring; figures not labelled ``measured`` are not
+        kept.
+    """
+    if not enabled():
+        return
+    try:
+        measured: dict[str, Any] = {}
+        grad = estimate.seconds_per_gradient
+        if grad.source == "measured" and grad.value > 0:
+            measured["seconds_per_gradient"] = grad.value
+            measured["gradient_note"] = grad.note
+        fixed = estimate.fixed_seconds
+        if fixed.source == "measured" and estimate.precompiled_seconds > 0:
+            measured["fixed_seconds"] = fixed.value + estimate.precompiled_seconds
+        if not measured:
+            return
+        measured["recorded"] = time.strftime("%Y-%m-%d %H:%M:%S")
+        key = f"{model_key(profile)}|{candidate.label}"
+        data = dict(_load())
+        previous = data.pop(key, None)
+        entry = dict(previous) if isinstance(previous, dict) else {"candidate": candidate.label}
+        entry["measured"] = measured
+        data[key] = entry
+        _write(data)
+    except Exception:  # a read-only cache must not fail a selection
         return
 
 
@@ -251,8 +298,11 @@ def apply(estimate: Estimate, profile: ModelProfile, candidate: Candidate) -> Es
       implementations get about the same effective draws per gradient
       (:func:`pymc_accel.costmodel.nuts_trajectory`).
     - Any other sampler takes its own observed leapfrogs per draw.
+    - Seconds per gradient that ``measure=True`` timed for the model and candidate
+      (:func:`record_measured`), where the estimate's own are modelled.
     - Once the model has run more than once with the candidate, the fixed seconds (compile,
       start-up) of its latest run, which found its compiled artefacts cached.
+    - Otherwise the fixed seconds ``measure=True`` timed (nutpie's compile), if it did.
     - Otherwise, once the candidate has run other models on this machine with their compiled
       artefacts cached, the modelled fixed seconds times its pace on them
       (:func:`machine_pace`).
@@ -290,12 +340,28 @@ def apply(estimate: Estimate, profile: ModelProfile, candidate: Candidate) -> Es
     elif own is not None:
         out = replace(out, gradients_per_draw=Figure(
             own, "observed", f"leapfrogs per draw of this model's run at {when}"))
+    measured = entry.get("measured") if entry else None
+    measured = measured if isinstance(measured, dict) else {}
+    grad = measured.get("seconds_per_gradient")
+    if (isinstance(grad, (int, float)) and grad > 0
+            and out.seconds_per_gradient.source == "modelled"):
+        out = replace(out, seconds_per_gradient=Figure(
+            float(grad), "measured", f"measure=True at {measured.get('recorded', '?')}: "
+            f"{measured.get('gradient_note', '')}"))
+    fixed_measured = measured.get("fixed_seconds")
     if (entry is not None and fixed_seconds_usable(entry)
             and (fixed := _observed_fixed_seconds(entry, out)) is not None):
         out = replace(out, fixed_seconds=Figure(
             fixed, "observed",
             f"run at {when}: {entry.get('wall_seconds', 0):.1f} s, its fixed share "
             f"({estimate.fixed_seconds.value:.1f} s modelled); compiled artefacts cached since"),
+            modelled_fixed_seconds=estimate.fixed_seconds.value)
+    elif (isinstance(fixed_measured, (int, float)) and fixed_measured > 0
+          and estimate.fixed_seconds.source == "modelled"):
+        out = replace(out, fixed_seconds=Figure(
+            float(fixed_measured), "measured",
+            f"measure=True at {measured.get('recorded', '?')} compiled it in this time "
+            f"({estimate.fixed_seconds.value:.1f} s modelled)"),
             modelled_fixed_seconds=estimate.fixed_seconds.value)
     elif (pace := machine_pace(profile, candidate)) is not None:
         ratio, models = pace

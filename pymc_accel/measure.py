@@ -64,6 +64,28 @@ def time_calls(
     return statistics.median(times), len(times)
 
 
+_FIGURES = ("seconds_per_gradient", "gradients_per_draw", "fixed_seconds", "memory_bytes",
+            "relative_efficiency", "extra_gradients", "draw_start_gradients",
+            "cold_compile_seconds")
+
+
+def measured_over(selected: Any, measured: Any) -> Any:
+    """The selection's estimate with the figures a backend's ``measure`` labelled ``measured``
+    put over it. A backend measures from its own modelled estimate; the selection's may hold
+    what the run history observed of the model (leapfrogs per draw, fixed seconds), which a
+    timing of the gradient does not replace. A measured fixed cost brings the compile it
+    paid for the run (``precompiled_seconds``) with it."""
+    out = selected
+    for name in _FIGURES:
+        figure = getattr(measured, name)
+        if figure.source == "measured":
+            out = replace(out, **{name: figure})
+    if measured.fixed_seconds.source == "measured":
+        out = replace(out, precompiled_seconds=measured.precompiled_seconds,
+                      modelled_fixed_seconds=measured.modelled_fixed_seconds)
+    return out
+
+
 def measure_candidates(
     scored: list[Any],
     model: Any,
@@ -146,7 +168,7 @@ def measure_candidates(
                 continue
             if s.estimate.memory_bytes.note and not est.memory_bytes.note:
                 est = replace(est, memory_bytes=s.estimate.memory_bytes)  # keep the memory plan
-            s.estimate = est
+            s.estimate = measured_over(s.estimate, est)
             s.rescore(steps, draws, chains)
             compiled.add(s.candidate.backend)
             s.measure_note = f"measured in {took:.2f} s"

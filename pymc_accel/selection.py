@@ -275,6 +275,9 @@ def select(
             steps=tune + draws, draws=draws, chains=chains,
             spent_before=_measure._clock() - budget_start, reserve=reserve,
         )
+        for s in scored:  # later selections of the model, in any process, use the timings
+            if s.measure_note.startswith("measured"):
+                history.record_measured(profile, s.candidate, s.estimate)
         scored.sort(key=lambda s: s.key)
 
     scored = _float32_only_where_faster(scored)

@@ -237,3 +237,28 @@ def test_a_machine_pace_is_bounded(ledger):
     for wall in (900.0, 900.0):  # an odd, very slow hour of the machine
         history.record(schools, PYMC_NUTS, _estimate(), request, wall, _Result(7.0))
     assert history.machine_pace(logistic, PYMC_NUTS) == (history.PACE_BOUNDS[1], 1)
+
+
+def test_measured_figures_serve_later_selections_and_are_not_runs(ledger):
+    from dataclasses import replace
+
+    profile = profile_model(eight_schools())
+    measured = replace(_estimate(), seconds_per_gradient=Figure(2e-5, "measured", "timed"),
+                       fixed_seconds=Figure(0.15, "measured", "kept"), precompiled_seconds=1.2)
+    history.record_measured(profile, PYMC_NUTS, measured)
+    seen = history.apply(_estimate(), profile, PYMC_NUTS)
+    assert seen.seconds_per_gradient.value == 2e-5
+    assert seen.seconds_per_gradient.source == "measured"
+    # a run that compiles pays the compile measured mode timed, and the start-up left
+    assert seen.fixed_seconds.source == "measured"
+    assert seen.fixed_seconds.value == pytest.approx(1.35)
+    assert seen.modelled_fixed_seconds == 3.0
+    # measuring is not a run: the model's first run is still its first, and keeps them
+    request = SampleRequest(draws=100, tune=100, chains=2)
+    history.record(profile, PYMC_NUTS, _estimate(), request, 9.0, _Result(7.0))
+    entry = history.lookup(profile, PYMC_NUTS)
+    assert entry["runs"] == 1 and entry["measured"]["seconds_per_gradient"] == 2e-5
+    assert history.apply(_estimate(), profile, PYMC_NUTS).fixed_seconds.source == "measured"
+    # figures the backend did not measure are not kept
+    history.record_measured(profile, PYMC_NUTS, _estimate())
+    assert history.lookup(profile, PYMC_NUTS)["measured"]["seconds_per_gradient"] == 2e-5

@@ -223,3 +223,31 @@ def test_sample_with_measure_records_it_in_the_report():
                               compute_convergence_checks=False)
     report = pymc_accel.SelectionReport.from_idata(idata)
     assert report.request["measure"] is True and report.measurement is not None
+
+
+def test_a_measurement_keeps_what_the_run_history_observed():
+    from dataclasses import replace
+
+    selected = Estimate(seconds_per_gradient=Figure(1e-4), gradients_per_draw=Figure(
+        7.0, "observed", "a run"), fixed_seconds=Figure(2.0, "observed", "a run"))
+    timed = Estimate(seconds_per_gradient=Figure(3e-5, "measured", "timed"),
+                     gradients_per_draw=Figure(5.0), fixed_seconds=Figure(3.0))
+    merged = measure.measured_over(selected, timed)
+    assert merged.seconds_per_gradient.value == 3e-5
+    assert merged.gradients_per_draw.value == 7.0 and merged.fixed_seconds.value == 2.0
+    # a measured fixed cost (a compile kept for the run) comes with what it paid before
+    kept = replace(timed, fixed_seconds=Figure(0.15, "measured", "kept"),
+                   precompiled_seconds=1.2, modelled_fixed_seconds=3.0)
+    merged = measure.measured_over(selected, kept)
+    assert merged.fixed_seconds.value == 0.15 and merged.precompiled_seconds == 1.2
+
+
+def test_a_later_selection_uses_what_measured_mode_timed(ledger):
+    model = conjugate_normal().model
+    first = select(model, registry=build_registry(autoload=False), devices=CPU_ONLY, chains=2,
+                   backend="numpyro", measure=True)
+    assert any(e["candidate"].startswith("numpyro[cpu") for e in first.measurement["measured"])
+    again = select(conjugate_normal().model, registry=build_registry(autoload=False),
+                   devices=CPU_ONLY, chains=2, backend="numpyro")
+    rows = [r for r in again.rows if r.status != "refused" and r.label.startswith("numpyro[cpu")]
+    assert rows and all("s/grad measured" in r.sources for r in rows)
