@@ -261,12 +261,16 @@ def bench_model(name, factory, args):
     with private_history(), kernels_cached():
         measured = pymc_accel.select(factory(), draws=args.draws, tune=args.tune,
                                      chains=args.chains, measure=True)
-    chosen = {"auto": report.chosen, "auto (measure=True)": measured.chosen}
+        # the default mode's next selection of the model, with what measuring timed kept
+        after = pymc_accel.select(factory(), draws=args.draws, tune=args.tune, chains=args.chains)
+    chosen = {"auto": report.chosen, "auto (measure=True)": measured.chosen,
+              "auto after measure=True": after.chosen}
     ok = [r for r in rows if r["cold_ess_per_s"] is not None]
     result = {
         "model": name, "profile": report.profile, "selection_seconds": selection_seconds,
         "start_check_seconds": check_seconds,
         "measured_selection_seconds": measured.selection_seconds,
+        "after_measured_selection_seconds": after.selection_seconds,
         "measurement": measured.measurement, "chosen": chosen, "rows": rows,
     }
     if args.history:
@@ -442,6 +446,8 @@ def _own_seconds(result, key) -> float:
         return result["selection_seconds"]
     if key == "auto (measure=True)":
         return result["measured_selection_seconds"]
+    if key == "auto after measure=True":
+        return result.get("after_measured_selection_seconds", 0.0)
     return (result.get("history") or {}).get("selection_seconds", 0.0)
 
 
@@ -498,10 +504,12 @@ def markdown(results) -> str:
            "regret cold | best warm | "
            "wall-time regret warm / cold | overhead warm / cold | overhead at `pm.sample` "
            "defaults, first selection (run); new process; model built again | `measure=True` chose | its regret warm | `measure=True` took | "
-           "second run (history) chose | its regret warm, median / pooled |",
-           "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+           "second run (history) chose | its regret warm, median / pooled | "
+           "after one `measure=True`, `auto` chose | its regret warm |",
+           "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for m in results["models"]:
         a, b = m["auto"], m["auto (measure=True)"]
+        am = m.get("auto after measure=True") or {}
         h = m.get("auto (second run, history)") or {}
         def f(x, fmt="{:.2f}"):
             return "–" if x is None else fmt.format(x)
@@ -525,7 +533,8 @@ def markdown(results) -> str:
             f"{f(a.get('overhead_warm'), '{:.1%}')} / {f(a.get('overhead_cold'), '{:.1%}')} | "
             f"{dflt} | {b['chosen']} | {f(b.get('regret_warm'))} | "
             f"{m['measured_selection_seconds']:.1f} s | {h.get('chosen', '–')} | "
-            f"{f(h.get('regret_warm'))} / {f(h.get('regret_warm_pooled'))} |")
+            f"{f(h.get('regret_warm'))} / {f(h.get('regret_warm_pooled'))} | "
+            f"{am.get('chosen', '–')} | {f(am.get('regret_warm'))} |")
     for m in results["models"]:
         out += ["", f"#### {m['model']} (selection {m['selection_seconds']:.2f} s"
                 f" + start check {m.get('start_check_seconds', 0.0):.2f} s; with "
