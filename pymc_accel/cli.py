@@ -116,23 +116,37 @@ def cmd_history(args: argparse.Namespace) -> int:
     rows = history.entries()
     table = Table(title=escape(f"Run history ({history.ledger_path()})"), title_justify="left")
     for col in ("model", "candidate", "runs", "recorded", "steps x chains", "wall",
-                "leapfrogs/draw", "fixed"):
+                "leapfrogs/draw", "fixed", "measured (measure=True)"):
         table.add_column(col)
     for r in rows:
         lpd = r.get("leapfrogs_per_draw")
-        fixed = f"{r.get('fixed_seconds', 0.0):.1f} s"
-        if not history.fixed_seconds_usable(r):
+        ran = "wall_seconds" in r
+        fixed = f"{r.get('fixed_seconds', 0.0):.1f} s" if ran else "–"
+        if ran and not history.fixed_seconds_usable(r):
             fixed += " (first run: compiled, not used)"
         table.add_row(escape(r["model"]), escape(str(r.get("candidate", ""))),
-                      str(r.get("runs", 1)), escape(str(r.get("recorded", ""))),
-                      f"{r.get('steps')} x {r.get('chains')}",
-                      f"{r.get('wall_seconds', 0.0):.1f} s", "–" if lpd is None else f"{lpd:.1f}",
-                      fixed)
+                      str(r.get("runs", 1)) if ran else "0",
+                      escape(str(r.get("recorded", "") if ran else "")),
+                      f"{r.get('steps')} x {r.get('chains')}" if ran else "–",
+                      f"{r.get('wall_seconds', 0.0):.1f} s" if ran else "–",
+                      "–" if lpd is None else f"{lpd:.1f}", fixed, escape(_measured(r)))
     console.print(table if rows else "no runs recorded yet (pymc_accel.sample records each run)")
     if not history.enabled():
         console.print("PYMC_ACCEL_HISTORY is off: selection neither reads nor writes it")
     return 0
 
+
+def _measured(entry: dict) -> str:
+    """What measure=True timed for a ledger entry, for the history listing."""
+    measured = entry.get("measured")
+    if not isinstance(measured, dict):
+        return "–"
+    parts = []
+    if isinstance(measured.get("seconds_per_gradient"), (int, float)):
+        parts.append(f"{measured['seconds_per_gradient'] * 1e6:.1f} µs/grad")
+    if isinstance(measured.get("fixed_seconds"), (int, float)):
+        parts.append(f"{measured['fixed_seconds']:.1f} s fixed")
+    return ", ".join(parts) + f" ({measured.get('recorded', '')})"
 
 def bench_script() -> Path | None:
     """``bench/bench_regret.py`` of the source checkout this package runs from (or of the

@@ -70,6 +70,12 @@ def test_history_lists_and_forgets_recorded_runs(tmp_path, monkeypatch, capsys):
     assert main(["history"]) == 0
     out = capsys.readouterr().out
     assert "numba[cpu,float64]" in out and "7.0" in out and "1.5 s" in out
+    # what measure=True timed is listed too, for a candidate that has not run the model
+    history.record_measured(profile_model(eight_schools()), Candidate("numpyro", "cpu", "float64"),
+                            Estimate(Figure(2.5e-5, "measured"), Figure(9.0), Figure(1.0)))
+    assert main(["history"]) == 0
+    out = capsys.readouterr().out
+    assert "numpyro[cpu,float64]" in out and "25.0 µs/grad" in out
     assert main(["history", "--clear"]) == 0
     assert "forgot" in capsys.readouterr().out and not list(tmp_path.glob("history-*.json"))
     assert main(["history", "--clear"]) == 0
