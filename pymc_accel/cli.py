@@ -148,6 +148,7 @@ def _measured(entry: dict) -> str:
         parts.append(f"{measured['fixed_seconds']:.1f} s fixed")
     return ", ".join(parts) + f" ({measured.get('recorded', '')})"
 
+
 def bench_script() -> Path | None:
     """``bench/bench_regret.py`` of the source checkout this package runs from (or of the
     current directory), or ``None`` when neither has one."""

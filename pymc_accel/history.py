@@ -376,18 +376,26 @@ def apply(estimate: Estimate, profile: ModelProfile, candidate: Candidate) -> Es
             out = replace(out, cold_compile_seconds=Figure(
                 0.0, "modelled", "not charged: without the run history (PYMC_ACCEL_HISTORY=off) "
                 "whether this model's kernels are cached is not known"))
-        elif (seen := compiled_here(profile, candidate)) is not None:
-            when = (_load().get(f"{model_key(profile)}|{seen}") or {}).get(
-                "recorded", "an earlier run")
-            if seen == candidate.label:
-                out = replace(out, cold_compile_seconds=Figure(
-                    0.0, "observed", f"this model ran here at {when}: its kernels are cached"))
-            else:
-                out = replace(out, cold_compile_seconds=Figure(
-                    out.cold_compile_seconds.value * SHARED_COMPILE_LEFT, "observed",
-                    f"this model ran here with {seen} at {when}, whose cached kernels this "
-                    f"candidate shares but for {SHARED_COMPILE_LEFT:.0%}"))
+        else:
+            out = replace(out, cold_compile_seconds=cold_compile_left(
+                out.cold_compile_seconds, profile, candidate))
     return out
+
+
+def cold_compile_left(cold: Figure, profile: ModelProfile, candidate: Candidate) -> Figure:
+    """What is left of ``cold`` (the candidate's first compile of the model's kernels) as the
+    run history knows it: nothing once the model has run here with the candidate,
+    :data:`SHARED_COMPILE_LEFT` of it once another candidate of the backend ran it
+    (:func:`compiled_here`), all of it otherwise."""
+    seen = compiled_here(profile, candidate)
+    if seen is None:
+        return cold
+    when = (_load().get(f"{model_key(profile)}|{seen}") or {}).get("recorded", "an earlier run")
+    if seen == candidate.label:
+        return Figure(0.0, "observed", f"this model ran here at {when}: its kernels are cached")
+    return Figure(cold.value * SHARED_COMPILE_LEFT, "observed",
+                  f"this model ran here with {seen} at {when}, whose cached kernels this "
+                  f"candidate shares but for {SHARED_COMPILE_LEFT:.0%}")
 
 
 def compiled_here(profile: ModelProfile, candidate: Candidate) -> str | None:

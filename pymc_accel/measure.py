@@ -166,9 +166,7 @@ def measure_candidates(
             if est is None:
                 skip(s, f"its compile would not fit in the {left:.1f} s left of the budget")
                 continue
-            if s.estimate.memory_bytes.note and not est.memory_bytes.note:
-                est = replace(est, memory_bytes=s.estimate.memory_bytes)  # keep the memory plan
-            s.estimate = measured_over(s.estimate, est)
+            s.estimate = measured_over(s.estimate, est)  # the memory plan and history kept
             s.rescore(steps, draws, chains)
             compiled.add(s.candidate.backend)
             s.measure_note = f"measured in {took:.2f} s"

@@ -356,16 +356,18 @@ def _scan_notes(backend, candidate: Candidate, profile: ModelProfile) -> list[st
     return [line] if line else []
 
 
+def _sampler(candidate: Candidate) -> tuple:
+    """A candidate without its precision: the same sampler on the same device."""
+    return candidate.backend, candidate.device, candidate.options
+
+
 def _close_call_notes(scored: list[_Scored], chosen: _Scored, measured: bool) -> list[str]:
     """A note when another backend or driver is estimated within :data:`CLOSE_CALL` of the
     chosen one (a float32 twin of the same sampler is not a rival: its own rule decides it):
     the estimates cannot tell such candidates apart, and measured mode can time both. In
     measured mode, which candidates' figures stayed modelled."""
-    def sampler(s: _Scored) -> tuple:
-        return s.candidate.backend, s.candidate.device, s.candidate.options
-
     rivals = [s for s in scored
-              if s is not chosen and sampler(s) != sampler(chosen)
+              if s is not chosen and _sampler(s.candidate) != _sampler(chosen.candidate)
               and s.key <= chosen.key * CLOSE_CALL]
     if not rivals:
         return []
@@ -490,8 +492,8 @@ def _float32_only_where_faster(scored: list[_Scored]) -> list[_Scored]:
     estimates' error."""
     def twin(s: _Scored) -> _Scored | None:
         c = s.candidate
-        return next((o for o in scored if not o.needs_guard and o.candidate.backend == c.backend
-                     and o.candidate.device == c.device and o.candidate.options == c.options
+        return next((o for o in scored if not o.needs_guard
+                     and _sampler(o.candidate) == _sampler(c)
                      and o.candidate.precision != c.precision), None)
 
     keys = {}

@@ -68,6 +68,12 @@ def record_compile(kind: str, modelled: float, actual: float, load: float = 1.0)
         _COMPILE_RATIO[kind] = actual / (modelled * max(1.0, load))
 
 
+def kernel_seconds(call_seconds: float, machine: MachineFigures) -> float:
+    """A timed Python call of a compiled function less the machine's call overhead, at least a
+    tenth of the call."""
+    return max(call_seconds - machine.cpu_call_seconds, 0.1 * call_seconds)
+
+
 def numba_gradient_compile_seconds(model: Any) -> float | None:
     """Seconds the numba gradient compile of ``model`` took in this process (measured mode's
     timing, :func:`time_numba_gradient`), or ``None`` if it has not been compiled."""
@@ -120,7 +126,7 @@ def time_numba_gradient(model: Any, budget_seconds: float, machine: MachineFigur
     record_compile("numba", modelled_compile, compiled, load)
     call, calls = time_calls(lambda: fn(*args), _timing_seconds(budget_seconds, compiled),
                              min_calls=2)
-    kernel = max(call - machine.cpu_call_seconds, 0.1 * call)
+    kernel = kernel_seconds(call, machine)
     _store(model, key, (compiled, kernel, calls))
     return compiled, kernel, calls
 

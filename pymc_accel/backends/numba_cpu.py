@@ -102,7 +102,7 @@ class NumbaBackend:
     ) -> Estimate | None:
         """Compile the numba gradient and time it (once for both drivers); ``None`` when
         its modelled compile would not fit in ``budget_seconds``."""
-        from pymc_accel.backends._measure import numba_measure
+        from pymc_accel.backends._measure import kernel_seconds, numba_measure
 
         runtime = (
             costmodel.NUMBA_PYMC if candidate.option("driver") == "pymc" else costmodel.NUMBA_NUTPIE
@@ -123,7 +123,7 @@ class NumbaBackend:
         if timed is None:
             return kept
         call, calls = timed
-        kernel = max(call - machine.cpu_call_seconds, 0.1 * call)
+        kernel = kernel_seconds(call, machine)
         return replace(kept, seconds_per_gradient=costmodel.measured_cpu_gradient_seconds(
             kernel, profile, machine, candidate.precision, runtime, modelled.chain_parallelism,
             note=f"nutpie's own gradient function timed: {kernel * 1e6:.1f} µs median of "
@@ -172,14 +172,14 @@ NUTPIE_COMPILE_PER_GRADIENT_COMPILE = 7.5
 
 def _cold_compile_left(modelled: Estimate, profile: ModelProfile, candidate: Candidate) -> float:
     """What compiling the model's kernels not yet in PyTensor's cache adds to a compile, as
-    the run history knows it (:func:`pymc_accel.history.apply`): nothing once this candidate
+    the run history knows it (:func:`pymc_accel.history.cold_compile_left`): nothing once this candidate
     ran the model here, a share once the other driver did; all of the modelled first compile
     when the history is off, where it is not known (measured mode must not overrun)."""
     from pymc_accel import history
 
     if not history.enabled():
         return modelled.cold_compile_seconds.value
-    return history.apply(modelled, profile, candidate).cold_compile_seconds.value
+    return history.cold_compile_left(modelled.cold_compile_seconds, profile, candidate).value
 
 
 def _with_nutpie_compiled(model, measured: Estimate, cold_seconds: float,
