@@ -6,25 +6,32 @@ For each zoo model, in one process whose numba and nutpie have already run (a pr
 with PyTensor's compile cache holding the model's kernels (each model is compiled once first),
 it times, on a model object built afresh each time:
 
-- ``gradient``: PyTensor's numba logp-and-gradient function, as measured mode compiles it;
+- ``gradient``: PyMC's numba logp-and-gradient function, as measured mode compiles it
+  (``_measure.pymc_gradient_function``, the one PyMC's NUTS compiles);
 - ``nutpie_compile``: ``nutpie.compile_pymc_model(model, backend="numba")``;
 - ``run_kept``: ``pm.sample(nuts_sampler="nutpie")`` of 10 + 10 draws x 2 chains with that
   compiled model kept (``pymc_accel.backends.nutpie_compiled``);
-- ``run``: the same run compiling as usual.
+- ``run``: the same run compiling as usual;
+- ``pymc_run_kept``: ``pm.sample(nuts_sampler="pymc", backend="numba")`` of 10 + 10 draws x 2
+  chains with measured mode's gradient function kept (``pymc_accel.backends.pymc_compiled``);
+- ``pymc_run``: the same run compiling as usual (both with one BLAS thread per chain, as the
+  backend runs them).
 
 One JSON line per model and repeat.
 
-    JAX_PLATFORMS=cpu python bench/fit_measured_compiles.py --repeats 3 > docs/results/fit-measured-compiles-cpu.jsonl
-    python bench/fit_measured_compiles.py --summarise docs/results/fit-measured-compiles-cpu.jsonl
+    JAX_PLATFORMS=cpu python bench/fit_measured_compiles.py --repeats 3 > docs/results/fit-measured-compiles-pymc-function-cpu.jsonl
+    python bench/fit_measured_compiles.py --summarise docs/results/fit-measured-compiles-pymc-function-cpu.jsonl
 """
 
 from __future__ import annotations
 
 import json
+import math
 import statistics
 import sys
 import time
 from collections import defaultdict
+from functools import partial
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
@@ -43,7 +50,7 @@ def time_model(name: str) -> dict[str, float]:
     import pymc as pm
     import zoo
 
-    from pymc_accel.backends import _measure, nutpie_compiled
+    from pymc_accel.backends import _measure, numba_cpu, nutpie_compiled, pymc_compiled
     from pymc_accel.machine import machine_figures
 
     build = zoo.zoo(quick=True)[name]
@@ -61,8 +68,27 @@ def time_model(name: str) -> dict[str, float]:
 
     kept = _timed(run_kept)
     run = _timed(lambda: pm.sample(model=build(), **kwargs))
+    pymc_kwargs = dict(kwargs, nuts_sampler="pymc", backend="numba")
+    # one BLAS thread per chain, as the backend runs PyMC's NUTS: unlimited, the marginal GP's
+    # chains took 1.7 to 28 s where they take 1 to 3
+    blas_limit = partial(numba_cpu._blas_limit, "auto", 2, 2)
+    model = build()
+    _measure.time_numba_gradient(model, 0.05, machine)
+
+    def pymc_run_kept():
+        with pymc_compiled.reused_by_pm_sample(model) as reused, blas_limit():
+            assert reused
+            pm.sample(model=model, **pymc_kwargs)
+
+    def pymc_run():
+        with blas_limit():
+            pm.sample(model=build(), **pymc_kwargs)
+
+    pymc_kept = _timed(pymc_run_kept)
+    pymc_run = _timed(pymc_run)
     return {"model": name, "gradient": round(gradient, 3), "nutpie_compile": round(compile_seconds, 3),
-            "run_kept": round(kept, 3), "run": round(run, 3)}
+            "run_kept": round(kept, 3), "run": round(run, 3),
+            "pymc_run_kept": round(pymc_kept, 3), "pymc_run": round(pymc_run, 3)}
 
 
 def summarise(path: str) -> None:
@@ -71,17 +97,32 @@ def summarise(path: str) -> None:
     for line in Path(path).read_text().splitlines():
         row = json.loads(line)
         rows[row["model"]].append(row)
-    print("| model | gradient compile (s) | nutpie compile (s) | run, model kept (s) | run (s) |")
-    print("|---|---|---|---|---|")
-    kept = []
+    keys = ("gradient", "nutpie_compile", "run_kept", "run", "pymc_run_kept", "pymc_run")
+    print("| model | gradient compile (s) | nutpie compile (s) | nutpie / gradient compile | "
+          "nutpie run, model kept (s) | nutpie run (s) | PyMC NUTS run, function kept (s) | "
+          "PyMC NUTS run (s) |")
+    print("|---|---|---|---|---|---|---|---|")
+    kept, ratios, pymc_kept = [], [], []
     for model, runs in rows.items():
-        med = {k: statistics.median(r[k] for r in runs)
-               for k in ("gradient", "nutpie_compile", "run_kept", "run")}
+        med = {k: statistics.median(r[k] for r in runs) if all(k in r for r in runs) else math.nan
+               for k in keys}
         kept.append(med["run_kept"])
+        ratios.append(med["nutpie_compile"] / med["gradient"])
+        pymc_kept.append(med["pymc_run_kept"])
         print(f"| {model} | {med['gradient']:.2f} | {med['nutpie_compile']:.2f} | "
-              f"{med['run_kept']:.2f} | {med['run']:.2f} |")
-    print(f"\nrun with the model kept: median {statistics.median(kept):.2f} s "
+              f"{ratios[-1]:.1f} | {med['run_kept']:.2f} | {med['run']:.2f} | "
+              f"{med['pymc_run_kept']:.2f} | {med['pymc_run']:.2f} |")
+    print(f"\nnutpie run with the model kept: median {statistics.median(kept):.2f} s "
           f"(range {min(kept):.2f}-{max(kept):.2f})")
+    print(f"nutpie compile / gradient compile: {min(ratios):.1f}-{max(ratios):.1f}")
+    print(f"PyMC NUTS run with the function kept: {min(pymc_kept):.2f}-{max(pymc_kept):.2f} s")
+    from fit_fixed import fit_line, kernels_of
+
+    kernels = kernels_of(set(rows))
+    medians = {m: statistics.median(r["gradient"] for r in runs) for m, runs in rows.items()}
+    a, b = fit_line([(kernels[m], g) for m, g in medians.items()])
+    print(f"gradient compile: {a:.3f} s + {b * 1e3:.2f} ms x kernels; per model / fit: "
+          + ", ".join(f"{m} {g / (a + b * kernels[m]):.2f}" for m, g in medians.items()))
 
 
 def main(argv=None) -> None:

@@ -144,14 +144,17 @@ JAX_CPU_SAMPLER = Runtime("jax-cpu-sampler", 0.6, 1.0, 5e-6, 1e-9, 2.0, 0.0055,
                           dense_efficiency=JAX_CPU_SAMPLER_DENSE_EFFICIENCY,
                           per_kernel_seconds=0.0, float32_gain=False, first_use=("jax",))
 # One numba-compiled logp-and-gradient function, what measured mode compiles to time a numba
-# candidate, with the model's kernels in PyTensor's compile cache: 0.15 s (funnel, 59 kernels),
-# 0.22-0.39 s (89-117), 0.45-0.61 s (216-231) and 0.99 s (pk_scan, 533), medians of three
-# (bench/fit_measured_compiles.py, docs/results/fit-measured-compiles-cpu.jsonl). A model whose
-# kernels are not cached yet adds its first compile (cold_compile_seconds); the figures before
-# 2026-11-24, 2.0 s + 25 ms per kernel, priced every compile cold, so measured mode timed no
-# numba candidate within its 5 s on any zoo model but the funnel.
-NUMBA_GRADIENT_COMPILE_SECONDS = 0.05
-NUMBA_GRADIENT_COMPILE_PER_KERNEL = 0.0018
+# candidate (PyMC's own, raveled inputs: the function its NUTS compiles), with the model's
+# kernels in PyTensor's compile cache: 0.22 s (funnel, 59 kernels), 0.32-0.39 s (89-117),
+# 0.61-0.63 s (216), 0.82 s (gp_200) and 1.15 s (pk_scan, 533), medians of three
+# (bench/fit_measured_compiles.py, docs/results/fit-measured-compiles-pymc-function-cpu.jsonl);
+# the fit leaves each model at 0.83x-1.27x. A model whose kernels are not cached yet adds its
+# first compile (cold_compile_seconds). The figures before 2026-11-24, 2.0 s + 25 ms per
+# kernel, priced every compile cold, so measured mode timed no numba candidate within its 5 s
+# on any zoo model but the funnel; those of the morning (0.05 s + 1.8 ms) were fitted to a
+# function of the unraveled variables, whose kernels the runs do not cache.
+NUMBA_GRADIENT_COMPILE_SECONDS = 0.085
+NUMBA_GRADIENT_COMPILE_PER_KERNEL = 0.0024
 # One jitted value-and-grad, not the whole sampler: 0.44-0.67 s measured (docs/benchmarks.md).
 JAX_GRADIENT_COMPILE_SECONDS = 0.4
 JAX_GRADIENT_COMPILE_PER_KERNEL = 0.002

@@ -402,7 +402,7 @@ def _geometry_notes(profile: ModelProfile) -> list[str]:
 _PROFILES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
-def _fingerprint(model) -> tuple:
+def model_fingerprint(model) -> tuple:
     """What a profile depends on: the model's variables (by identity), its data's shapes and
     dtypes, its dimension lengths, its initial values and the float precision."""
     import numpy as np
@@ -444,7 +444,7 @@ def cached_profile(model) -> ModelProfile:
     earlier in this process or, through :mod:`pymc_accel.profile_store`, in an earlier one;
     the reused profile's ``profile_seconds`` is what the lookup took."""
     try:
-        key = _fingerprint(model)
+        key = model_fingerprint(model)
         hit = _PROFILES.get(model)
     except TypeError:  # not weak-referenceable: profile every time
         return profile_model(model)

@@ -17,7 +17,7 @@ import pymc as pm
 
 from pymc_accel import costmodel
 from pymc_accel.backend import Candidate, Estimate, Figure, Refusal, SampleRequest
-from pymc_accel.backends import nutpie_compiled
+from pymc_accel.backends import nutpie_compiled, pymc_compiled
 from pymc_accel.backends._common import missing_module, rename_nutpie_stats
 from pymc_accel.devices import cpu_cores
 from pymc_accel.first_use import first_use_figures
@@ -112,8 +112,10 @@ class NumbaBackend:
         cold = _cold_compile_left(modelled, profile, candidate)
         measured = numba_measure(candidate, model, profile, machine, budget_seconds, modelled,
                                  runtime, modelled.chain_parallelism, cold)
-        if measured is None or candidate.option("driver", "nutpie") != "nutpie":
-            return measured
+        if measured is None:
+            return None
+        if candidate.option("driver", "nutpie") == "pymc":
+            return _with_pymc_function_kept(model, measured)
         kept = _with_nutpie_compiled(model, measured, cold,
                                      budget_seconds - (time.perf_counter() - began))
         if kept is measured:
@@ -139,7 +141,7 @@ class NumbaBackend:
             kwargs["nuts"] = sampler_kwargs
         kwargs.setdefault("nuts", {}).setdefault("target_accept", request.target_accept)
         reuse = (nutpie_compiled.reused_by_pm_sample(model) if driver == "nutpie"
-                 else contextlib.nullcontext())
+                 else pymc_compiled.reused_by_pm_sample(model))
         with _blas_limit(kwargs.get("blas_cores", "auto"), request.cores, request.chains), reuse:
             idata = self._pm_sample(model, driver, request, kwargs)
         if driver == "nutpie":
@@ -164,10 +166,12 @@ class NumbaBackend:
 #: 0.07 to 0.38 s, median 0.15 s, on the models whose 10 + 10 draws' leapfrogs are negligible.
 NUTPIE_KEPT_MODEL_RUN_SECONDS = 0.15
 #: nutpie's compile (``nutpie.compile_pymc_model``) against the numba gradient compile measured
-#: mode times first, both with the model's kernels cached: 3.2x (glm_poisson) to 7.4x (seed_mid)
-#: on the quick zoo (``bench/fit_measured_compiles.py``). Measured mode compiles nutpie's model
-#: only where this many times the gradient's compile fits in what is left of its budget.
-NUTPIE_COMPILE_PER_GRADIENT_COMPILE = 7.5
+#: mode times first (PyMC's gradient function), both with the model's kernels cached: 3.4x
+#: (gp_200) to 6.9x (pk_scan) on the quick zoo (``bench/fit_measured_compiles.py``,
+#: ``docs/results/fit-measured-compiles-pymc-function-cpu.jsonl``). Measured mode compiles
+#: nutpie's model only where this many times the gradient's compile fits in what is left of its
+#: budget.
+NUTPIE_COMPILE_PER_GRADIENT_COMPILE = 7.0
 
 
 def _cold_compile_left(modelled: Estimate, profile: ModelProfile, candidate: Candidate) -> float:
@@ -180,6 +184,40 @@ def _cold_compile_left(modelled: Estimate, profile: ModelProfile, candidate: Can
     if not history.enabled():
         return modelled.cold_compile_seconds.value
     return history.cold_compile_left(modelled.cold_compile_seconds, profile, candidate).value
+
+
+#: Share of measured mode's gradient compile a PyMC NUTS run saves by using the kept function
+#: (the rest is building the graph, which the timing includes and the run does anyway): runs of
+#: 10 + 10 draws x 2 chains took 0.17 s (funnel) to 0.91 s (pk_scan) less with it, 0.74x to
+#: 0.88x of the compile, median 0.81 (``bench/fit_measured_compiles.py``,
+#: ``docs/results/fit-measured-compiles-pymc-function-cpu.jsonl``).
+PYMC_KEPT_FUNCTION_SAVING = 0.8
+#: Least fixed seconds of a PyMC NUTS run whose gradient function measured mode kept: its
+#: initial point, jitter checks and conversion to InferenceData.
+PYMC_KEPT_FUNCTION_RUN_SECONDS = 0.1
+
+
+def _with_pymc_function_kept(model, measured: Estimate) -> Estimate:
+    """``measured`` (a PyMC NUTS candidate's measured estimate) less the gradient compile
+    measured mode kept for the run (:mod:`pymc_accel.backends.pymc_compiled`): its fixed
+    seconds lose what the kept compile saves the run (:data:`PYMC_KEPT_FUNCTION_SAVING` of its
+    measured seconds), which becomes its ``precompiled_seconds``, and
+    the kernels that compile put in PyTensor's cache are no longer a first compile to pay."""
+    seconds = pymc_compiled.compile_seconds(model) if pymc_compiled.kept(model) is not None else 0.0
+    if seconds <= 0:
+        return measured
+    full = measured.fixed_seconds.value
+    left = max(PYMC_KEPT_FUNCTION_RUN_SECONDS, full - PYMC_KEPT_FUNCTION_SAVING * seconds)
+    return replace(
+        measured,
+        fixed_seconds=Figure(
+            left, "measured",
+            f"PyMC's gradient function compiled by measured mode in {seconds:.2f} s and kept for "
+            f"the run ({full:.2f} s modelled in all); the run's other start-up left"),
+        cold_compile_seconds=Figure(0.0, "measured", "compiled by measured mode"),
+        precompiled_seconds=full - left,
+        modelled_fixed_seconds=full,
+    )
 
 
 def _with_nutpie_compiled(model, measured: Estimate, cold_seconds: float,

@@ -18,27 +18,11 @@ from __future__ import annotations
 
 import contextlib
 import time
-import weakref
 from typing import Any
 
-# model -> (validity key, compiled nutpie model, compile seconds)
-_KEPT: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+from pymc_accel.backends.kept import KeptPerModel
 
-
-def _validity_key(model: Any) -> tuple:
-    """What the compiled model depends on: the profile's fingerprint of the model (variables,
-    data shapes, dims, initial values, precision) and the identity of each data array."""
-    from pymc_accel.selection import _fingerprint
-
-    arrays = tuple(
-        d.get_value(borrow=True) if hasattr(d, "get_value") else getattr(d, "data", d)
-        for d in model.data_vars
-    )
-    return _fingerprint(model), tuple(map(id, arrays)), arrays
-
-
-def _same(a: tuple, b: tuple) -> bool:
-    return a[0] == b[0] and a[1] == b[1]  # identities compared; the arrays keep them alive
+_KEPT = KeptPerModel()
 
 
 def compile_for_run(model: Any) -> float:
@@ -59,7 +43,7 @@ def compile_for_run(model: Any) -> float:
     start = time.perf_counter()
     compiled = nutpie.compile_pymc_model(model, backend="numba")
     seconds = time.perf_counter() - start
-    _KEPT[model] = (_validity_key(model), compiled, seconds)
+    _KEPT.put(model, compiled, seconds)
     return seconds
 
 
@@ -89,30 +73,17 @@ def time_gradient(model: Any, seconds: float) -> tuple[float, int] | None:
 def kept(model: Any) -> Any | None:
     """The compiled nutpie model kept for ``model``, or ``None`` if there is none or the model
     changed since it was compiled."""
-    try:
-        hit = _KEPT.get(model)
-    except TypeError:  # not weak-referenceable
-        return None
-    if hit is None:
-        return None
-    if not _same(hit[0], _validity_key(model)):
-        del _KEPT[model]
-        return None
-    return hit[1]
+    return _KEPT.get(model)
 
 
 def compile_seconds(model: Any) -> float:
     """Seconds the compile of the model kept for ``model`` took (0 when none is kept)."""
-    hit = _KEPT.get(model)
-    return hit[2] if hit is not None else 0.0
+    return _KEPT.seconds(model)
 
 
 def forget(model: Any | None = None) -> None:
     """Drop the compiled model kept for ``model`` (every kept model when ``None``)."""
-    if model is None:
-        _KEPT.clear()
-    else:
-        _KEPT.pop(model, None)
+    _KEPT.forget(model)
 
 
 @contextlib.contextmanager

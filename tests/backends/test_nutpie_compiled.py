@@ -116,7 +116,7 @@ def test_a_kept_compile_too_long_for_the_budget_is_not_started(monkeypatch):
                    fixed_seconds=Figure(1.0))
     monkeypatch.setattr(_measure, "load_factor", lambda: 1.0)
     monkeypatch.setattr(_measure, "numba_gradient_compile_seconds", lambda model: 0.5)
-    # 7.5 x 0.5 s predicted: not started in 3 s, started in 4 s
+    # 7 x 0.5 s predicted: not started in 3 s, started in 4 s
     assert numba_cpu._with_nutpie_compiled(ref.model, est, 0.0, 3.0) is est
     assert nutpie_compiled.kept(ref.model) is None
     kept = numba_cpu._with_nutpie_compiled(ref.model, est, 0.0, 4.0)
