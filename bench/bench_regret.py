@@ -15,7 +15,9 @@ If it chose a candidate not in the run set, its regret is not available.
 Regret = best ESS/s ÷ ESS/s of what ``auto`` chose (1.0 is perfect),
 with the range the warm runs' spread allows, and *pooled*: each candidate's warm runs' ESS
 summed over their wall times summed (where ESS per run is in the tens, as on the funnel, the
-median of ratios is one seed's luck); overhead = pymc-accel's own seconds (selection,
+median of ratios is one seed's luck), and beside it its *noise floor*: the regret of a choice
+made in hindsight from the same candidates' other warm runs (:func:`hindsight_regret`), which
+is above 1 wherever candidates are within their seeds' scatter; overhead = pymc-accel's own seconds (selection,
 plus ``pymc_accel.sample``'s initial-point check where the chosen sampler does not check its
 start itself) ÷ the chosen candidate's wall time. Short runs make the overhead look large, so
 ``--default-run`` (on by default) also selects for the run a user gets from ``pm.sample()``
@@ -433,6 +435,33 @@ def pooled_regret_interval(rows, label, level=0.9, resamples=2000, seed=0):
     return [float(np.quantile(regret, tail)), float(np.quantile(regret, 1 - tail))]
 
 
+def hindsight_regret(rows) -> tuple[float, float] | None:
+    """The noise floor of the warm regret: the regret of a choice made in hindsight from the
+    same candidates' *other* warm runs. For every split of the warm runs into the seeds a
+    choice is made on (the best median ESS/s there) and the rest it is judged on (regret
+    against the best median ESS/s there), the regret; returns its median and maximum over the
+    splits, or ``None`` with fewer than two warm runs per candidate. Where candidates are
+    within their seeds' scatter, the best of their medians is the luckiest draw, and even a
+    choice that knows how every candidate ran on other seeds has a regret above 1: a warm
+    regret near this floor is as good as this many runs can show."""
+    import itertools
+
+    per = {r["candidate"]: [x["ess_per_s"] for x in r["runs"][1:] if "error" not in x]
+           for r in rows if r.get("runs")}
+    per = {k: v for k, v in per.items() if len(v) >= 2}
+    if len(per) < 2:
+        return None
+    n = min(len(v) for v in per.values())
+    regrets = []
+    for k in range(1, n):
+        for seen in itertools.combinations(range(n), k):
+            judged = [i for i in range(n) if i not in seen]
+            pick = max(per, key=lambda c: statistics.median(per[c][i] for i in seen))
+            best = max(statistics.median(per[c][i] for i in judged) for c in per)
+            regrets.append(best / statistics.median(per[pick][i] for i in judged))
+    return statistics.median(regrets), max(regrets)
+
+
 def _low_ess(rows) -> bool:
     """Whether even the best candidate's median ESS per run is below :data:`RELIABLE_ESS`."""
     medians = [statistics.median(x["ess"] for x in warm)
@@ -489,6 +518,11 @@ def _leapfrogs(runs) -> str:
     return " / ".join(f"{v:.1f}" for v in seen) if seen else "–"
 
 
+def _floor(rows) -> str:
+    floor = hindsight_regret(rows)
+    return "–" if floor is None else f"{floor[0]:.2f} [{floor[1]:.2f}]"
+
+
 def markdown(results) -> str:
     """The results as a Markdown section (summary table, then one table per model)."""
     out = [f"Command: `{results['command']}`; machine: {results['machine']}; "
@@ -500,13 +534,13 @@ def markdown(results) -> str:
            f"pays one-off imports: {results.get('first_selection_in_process_seconds', 0):.2f} s "
            "here (not in the overheads below).", "",
            "| model | free dim | `auto` chose | regret warm [range] | regret warm, pooled "
-           "[90% bootstrap] | "
+           "[90% bootstrap] | noise floor: hindsight from other seeds, median [max] | "
            "regret cold | best warm | "
            "wall-time regret warm / cold | overhead warm / cold | overhead at `pm.sample` "
            "defaults, first selection (run); new process; model built again | `measure=True` chose | its regret warm | `measure=True` took | "
            "second run (history) chose | its regret warm, median / pooled | "
            "after one `measure=True`, `auto` chose | its regret warm |",
-           "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+           "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for m in results["models"]:
         a, b = m["auto"], m["auto (measure=True)"]
         am = m.get("auto after measure=True") or {}
@@ -528,6 +562,7 @@ def markdown(results) -> str:
             f"| {m['model']} | {m['profile']['free dimension']} | {a['chosen']} | "
             f"{f(a.get('regret_warm'))} [{f(rng[0]) if rng else '–'}–{f(rng[1]) if rng else '–'}] | "
             f"{f(a.get('regret_warm_pooled'))} {_interval(m['rows'], a['chosen'])} | "
+            f"{_floor(m['rows'])} | "
             f"{f(a.get('regret_cold'))} | {a.get('best_warm', '–')} | "
             f"{f(a.get('wall_regret_warm'))} / {f(a.get('wall_regret_cold'))} | "
             f"{f(a.get('overhead_warm'), '{:.1%}')} / {f(a.get('overhead_cold'), '{:.1%}')} | "

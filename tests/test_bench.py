@@ -64,6 +64,21 @@ def test_pooled_regret_interval_spans_what_the_seeds_allow():
     assert bench_regret.pooled_regret_interval(rows, "not run") is None
 
 
+def test_hindsight_regret_is_the_noise_floor_of_choosing_from_other_seeds():
+    # a steadily faster candidate: choosing it from any seeds costs nothing
+    fast, slow = _row("a", [9.0, 3.0, 3.0, 3.0], 100.0), _row("b", [9.0, 4.0, 4.0, 4.0], 100.0)
+    assert bench_regret.hindsight_regret([fast, slow]) == (1.0, 1.0)
+    # two candidates whose order swaps with the seed: whatever one seed says, another disagrees
+    a = _row("a", [9.0, 2.0, 4.0, 4.0], 100.0)  # 50, 25, 25 ESS/s
+    b = _row("b", [9.0, 4.0, 2.0, 2.5], 100.0)  # 25, 50, 40 ESS/s
+    median, worst = bench_regret.hindsight_regret([a, b])
+    # chosen on the first and third warm seeds (a: 37.5 against 32.5), judged on the second:
+    # b's 50 against a's 25
+    assert worst == pytest.approx(2.0)
+    assert 1.0 < median <= worst
+    assert bench_regret.hindsight_regret([a]) is None  # nothing to choose between
+
+
 def test_models_without_a_reliable_ess_are_flagged():
     assert bench_regret._low_ess([_row("a", [1.0, 1.0, 1.0], 40.0), _row("b", [1.0, 1.0], 90.0)])
     assert not bench_regret._low_ess([_row("a", [1.0, 1.0, 1.0], 40.0), _row("b", [1.0, 1.0], 150.0)])
