@@ -48,7 +48,7 @@ def main(argv=None) -> None:
     for name in args.models.split(","):
         offered = {}
         for backend in registry.backends.values():
-            for c in backend.candidates(profile_model(zoo.zoo(quick=True)[name]()), discover()):
+            for c in backend.candidates(profile_model(zoo.fit_models()[name]()), discover()):
                 if isinstance(c, Candidate):
                     offered[c.label] = c
         for label in wanted:
@@ -62,7 +62,7 @@ def main(argv=None) -> None:
                                         progressbar=False, quiet=True,
                                         compute_convergence_checks=False,
                                         discard_tuned_samples=False)
-                model = zoo.zoo(quick=True)[name]()
+                model = zoo.fit_models()[name]()
                 start = time.perf_counter()
                 idata = backend.sample(model, candidate, request)
                 wall = time.perf_counter() - start

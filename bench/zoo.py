@@ -152,3 +152,115 @@ def zoo(quick: bool = False) -> dict[str, Callable[[], pm.Model]]:
             "gp_2000": lambda: gp_marginal(2000),
         }
     return models
+
+
+# Model shapes beyond the zoo's regimes, for fitting what a numba compile costs
+# (bench/fit_fixed.py): its time follows the kernels' loop ranks and the Scans, not the kernel
+# count, and the zoo alone has too few shapes to tell them apart.
+
+
+def conjugate() -> pm.Model:
+    """One scalar mean, 20 observations."""
+    y = np.random.default_rng(0).normal(1.5, 2.0, size=20)
+    with pm.Model() as model:
+        mu = pm.Normal("mu", 0, 3)
+        pm.Normal("y", mu, 2.0, observed=y)
+    return model
+
+
+def many_scalars(k: int = 15) -> pm.Model:
+    """``k`` scalar free variables: many small kernels, no loops over arrays to speak of."""
+    y = np.random.default_rng(0).normal(size=50)
+    with pm.Model() as model:
+        xs = [pm.Normal(f"x{i}", 0, 1) for i in range(k)]
+        pm.Normal("y", sum(xs), 1, observed=y)
+    return model
+
+
+def logistic(n: int = 2000, p: int = 8) -> pm.Model:
+    """Logistic regression through a matrix-vector product."""
+    rng = np.random.default_rng(2)
+    X = rng.normal(size=(n, p))
+    y = rng.binomial(1, 1 / (1 + np.exp(-X @ rng.normal(size=p))))
+    with pm.Model() as model:
+        b = pm.Normal("b", 0, 1, shape=p)
+        a = pm.Normal("a", 0, 2)
+        pm.Bernoulli("y", logit_p=a + pm.math.dot(X, b), observed=y)
+    return model
+
+
+def student_t(n: int = 1000, p: int = 5) -> pm.Model:
+    """Robust regression: Student-t noise with its degrees of freedom free."""
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(n, p))
+    y = X @ rng.normal(size=p) + rng.standard_t(3, n)
+    with pm.Model() as model:
+        b = pm.Normal("b", 0, 1, shape=p)
+        s = pm.HalfNormal("s", 1)
+        nu = pm.Gamma("nu", 2, 0.1)
+        pm.StudentT("y", nu=nu, mu=pm.math.dot(X, b), sigma=s, observed=y)
+    return model
+
+
+def varying_intercept(n: int = 1000, groups: int = 20) -> pm.Model:
+    """Non-centred varying intercepts indexed by group: a gather and its scatter."""
+    rng = np.random.default_rng(3)
+    idx = rng.integers(0, groups, n)
+    y = rng.normal(size=n)
+    with pm.Model() as model:
+        mu = pm.Normal("mu", 0, 1)
+        sd = pm.HalfNormal("sd", 1)
+        z = pm.Normal("z", 0, 1, shape=groups)
+        s = pm.HalfNormal("s", 1)
+        pm.Normal("y", mu + sd * z[idx], s, observed=y)
+    return model
+
+
+def mixture(n: int = 500) -> pm.Model:
+    """Two-component normal mixture: loops over (observations x components)."""
+    rng = np.random.default_rng(4)
+    y = np.r_[rng.normal(-2, 1, n // 2), rng.normal(2, 1, n // 2)]
+    with pm.Model() as model:
+        w = pm.Dirichlet("w", np.ones(2))
+        mu = pm.Normal("mu", 0, 5, shape=2, transform=pm.distributions.transforms.ordered,
+                       initval=[-1.0, 1.0])
+        s = pm.HalfNormal("s", 2, shape=2)
+        pm.NormalMixture("y", w, mu, s, observed=y)
+    return model
+
+
+def many_deterministics(k: int = 10) -> pm.Model:
+    """Two free variables and ``k`` deterministics (which nutpie's expand function computes)."""
+    y = np.random.default_rng(5).normal(size=100)
+    with pm.Model() as model:
+        a = pm.Normal("a", 0, 1)
+        s = pm.HalfNormal("s", 1)
+        for i in range(k):
+            pm.Deterministic(f"d{i}", a * i + s)
+        pm.Normal("y", a, s, observed=y)
+    return model
+
+
+def ar1(steps: int = 100) -> pm.Model:
+    """An AR(1) likelihood (PyMC's vectorised ``AR``, no Scan)."""
+    y = np.cumsum(np.random.default_rng(6).normal(size=steps))
+    with pm.Model() as model:
+        rho = pm.Uniform("rho", -1, 1)
+        s = pm.HalfNormal("s", 1)
+        pm.AR("y", rho=[rho], sigma=s, init_dist=pm.Normal.dist(0, 10), observed=y)
+    return model
+
+
+def shapes() -> dict[str, Callable[[], pm.Model]]:
+    """Name -> factory of the model shapes the compile-cost fits add to the quick zoo."""
+    return {
+        "conjugate": conjugate, "many_scalars": many_scalars, "logistic": logistic,
+        "student_t": student_t, "varying_intercept": varying_intercept, "mixture": mixture,
+        "many_deterministics": many_deterministics, "ar1": ar1,
+        "pk_short": lambda: pk_scan(2, 30),
+    }
+
+
+def fit_models() -> dict[str, Callable[[], pm.Model]]:
+    """The quick zoo and :func:`shapes`: every model a fitting script can name."""
+    return zoo(quick=True) | shapes()

@@ -57,6 +57,10 @@ class Runtime:
     # disk cache, whose fixed cost compiles every run
     cold_seconds: float = 0.0
     cold_seconds_per_kernel: float = 0.0
+    # fixed seconds per kernel by the rank it loops over (census.RANKS: scalar, vector, loop
+    # nest), in place of compile_seconds_per_kernel where the census counts them
+    # (compile_seconds)
+    compile_seconds_by_rank: tuple[float, ...] = ()
 
 
 # Fitted on the 2-core CPU machine to single gradients (split timing) and to whole runs side by
@@ -67,11 +71,19 @@ class Runtime:
 # per leapfrog around a 142 µs gradient, i.e. 1.3e-8 and 3.8e-8 s per dimension over their
 # fixed per-step costs.
 # Fixed costs are those of a run whose PyTensor numba cache is warm (every run of a model after
-# its first), fitted to runs of 10 + 10 draws x 2 chains of eight zoo models, timed three times
-# (docs/results/fit-fixed-cpu.jsonl): nutpie 1.4 s (59 kernels) to 8.5 s (533; it compiles its
-# LLVM wrapper of the gradient again on every run), PyMC's NUTS 0.36 to 2.4 s (graph rewrites
-# and the gradient's construction; its compiled kernels load from the cache). The earlier
-# figures (2.0 + 0.025 and 1.0 + 0.008 per kernel) were two to three times these.
+# its first), fitted to runs of 10 + 10 draws x 2 chains timed on three days: the quick zoo's
+# models less gp_200 and seed_large (docs/results/fit-fixed-cpu.jsonl, fit-fixed-cpu-2026-11-24
+# .jsonl) and nine more model shapes (zoo.shapes: docs/results/fit-fixed-shapes-cpu-2026-11-24
+# .jsonl), by bench/fit_fixed.py. They follow the rank of the loops each kernel compiles, not
+# the kernel count: nutpie 0.90 s + 1.9 ms per scalar kernel + 10 ms per vector loop + 57 ms per
+# loop nest, each model's fit predicted within 1.37x when fitted without it (0.128 rms log
+# error), where 0.44 s + 12 ms per kernel missed by up to 2.42x (0.364): it charged 15 scalar
+# variables' 342 kernels 4.6 s (2.0 s timed) and eight schools' 117 kernels 1.9 s (1.3-1.9 s).
+# PyMC's NUTS 0.23 s + 3.4, 4.0 and 10 ms (0.188 against 0.195 by kernels: graph rewrites and
+# the gradient's construction; its compiled kernels load from the cache). The day's pace moves
+# them all: 1.18x the fit on 2026-11-23, 0.93x and 0.96x on 2026-11-24 (history.machine_pace).
+# A census without ranks (a profile stored by an older release) has every kernel charged as a
+# vector loop (compile_seconds_per_kernel).
 # Dense linear algebra: the marginal GP's gradient (a Cholesky of N x N, triangular solves and
 # their gradients; 90-97% of its flops), timed alone in one BLAS thread at N = 100, 200 and 400,
 # ran at 0.25, 0.49 and 0.47 of the machine's 384 x 384 matmul throughput under numba (LAPACK)
@@ -101,13 +113,15 @@ JAX_CPU_KERNEL_SECONDS = 250e-9
 # more than its second, which its fixed cost does not model (nor does any other backend).
 NUMBA_NUTPIE_COLD_PER_KERNEL = 0.050
 NUMBA_PYMC_COLD_PER_KERNEL = 0.053
-NUMBA_NUTPIE = Runtime("numba+nutpie", 2.7, 4.0, 2e-6, 1.3e-8, 0.22, 0.0158,
+NUMBA_NUTPIE = Runtime("numba+nutpie", 2.7, 4.0, 2e-6, 1.3e-8, 0.90, 0.0100,
+                       compile_seconds_by_rank=(0.0019, 0.0100, 0.0572),
                        dense_efficiency=NUMBA_DENSE_EFFICIENCY,
                        per_kernel_seconds=NUMBA_KERNEL_SECONDS, fused_elementwise=True,
                        first_use=("numba", "nutpie-numba"),
                        cold_seconds_per_kernel=NUMBA_NUTPIE_COLD_PER_KERNEL)
 # PyMC's Python NUTS: interpreter work on every leapfrog step, growing with the dimension.
-NUMBA_PYMC = Runtime("numba+pymc", 2.7, 4.0, 60e-6, 3.8e-8, 0.13, 0.0048,
+NUMBA_PYMC = Runtime("numba+pymc", 2.7, 4.0, 60e-6, 3.8e-8, 0.23, 0.0040,
+                     compile_seconds_by_rank=(0.0034, 0.0040, 0.0103),
                      dense_efficiency=NUMBA_DENSE_EFFICIENCY,
                      per_kernel_seconds=NUMBA_KERNEL_SECONDS, fused_elementwise=True,
                      first_use=("numba",), cold_seconds_per_kernel=NUMBA_PYMC_COLD_PER_KERNEL)
@@ -511,8 +525,22 @@ def compile_seconds(profile: ModelProfile, runtime: Runtime) -> Figure:
     caches warm, in a process that has run the sampler before: what every run of a model after
     its first pays. A new process also pays the runtime's first use (:mod:`pymc_accel.first_use`,
     a separate figure of the estimate); the first run of a new model also compiles its kernels,
-    which the regret benchmark reports separately as cold runs."""
-    seconds = runtime.compile_seconds + runtime.compile_seconds_per_kernel * profile.census.kernels
+    which the regret benchmark reports separately as cold runs.
+
+    A runtime with ``compile_seconds_by_rank`` is charged per kernel by the rank of the loops
+    it compiles (``census.compiled_kernels_by_rank``): numba's compile time follows the code it
+    generates, and a loop nest over a matrix is several times a vector loop's code, where a
+    kernel count charges both alike (a model of 15 scalar variables, 342 kernels, compiled in
+    half the seed model's time with its 216)."""
+    c = profile.census
+    ranks = getattr(c, "compiled_kernels_by_rank", None) or {}
+    if runtime.compile_seconds_by_rank and sum(ranks.values()):
+        from pymc_accel.census import RANKS
+
+        seconds = runtime.compile_seconds + sum(
+            w * ranks.get(r, 0) for w, r in zip(runtime.compile_seconds_by_rank, RANKS))
+        return Figure(seconds, "modelled", f"{runtime.name}: fixed + compile by the kernels' loop ranks")
+    seconds = runtime.compile_seconds + runtime.compile_seconds_per_kernel * c.kernels
     return Figure(seconds, "modelled", f"{runtime.name}: fixed + per-kernel compile")
 
 

@@ -48,6 +48,27 @@ def test_scan_is_found_with_its_length():
     assert len(p.census.scans) == 2 and p.census.scans[0].n_steps == 25
 
 
+def test_kernels_are_counted_by_the_rank_of_the_loops_they_compile():
+    import numpy as np
+    import pymc as pm
+
+    with pm.Model() as scalars:  # three scalar variables: nothing loops over an array
+        xs = [pm.Normal(f"x{i}", 0, 1) for i in range(3)]
+        pm.Normal("y", xs[0] + xs[1] + xs[2], 1, observed=0.5)
+    with pm.Model() as matrix:  # a matrix of means: loop nests
+        m = pm.Normal("m", 0, 1, shape=(4, 3))
+        pm.Normal("y", m, 1, observed=np.zeros((4, 3)))
+    ranks = profile_model(scalars).census.compiled_kernels_by_rank
+    assert ranks["2+"] == 0 and ranks["0"] > ranks["1"]
+    nested = profile_model(matrix).census
+    assert nested.compiled_kernels_by_rank["2+"] > 0
+    assert sum(nested.compiled_kernels_by_rank.values()) == nested.kernels  # every kernel once
+    # a Scan's step is compiled once, however many steps it runs
+    short, long = profile_model(scan_model(5)).census, profile_model(scan_model(50)).census
+    assert long.kernels > short.kernels
+    assert long.compiled_kernels_by_rank == short.compiled_kernels_by_rank
+
+
 def test_float32_model_is_recognised():
     with pytensor.config.change_flags(floatX="float32"):
         p = profile_model(hierarchical_logistic(200, 10, 2, dtype="float32").model)

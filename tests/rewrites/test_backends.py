@@ -75,7 +75,7 @@ def test_report_lists_the_rewritten_scans(monkeypatch, pk_profile):
     off = select(profile=pk_profile, backend="numpyro", device="gpu", devices=ONE_GPU, registry=reg)
     assert off.notes == [f"affine scans kept sequential on gpu ({ENV_VAR}=off)"]
     numba = select(profile=pk_profile, backend="numba", devices=CPU_ONLY, registry=reg)
-    assert numba.notes == []  # the numba backend does not rewrite
+    assert not any("scans" in n for n in numba.notes)  # the numba backend does not rewrite
 
 
 def test_gpu_estimate_costs_the_parallel_prefix(monkeypatch, pk_profile):
