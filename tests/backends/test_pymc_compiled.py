@@ -149,3 +149,7 @@ def test_the_kept_compile_comes_off_the_fixed_seconds_down_to_a_floor():
     floor = numba_cpu._with_pymc_function_kept(ref.model, est)
     assert floor.fixed_seconds.value == numba_cpu.PYMC_KEPT_FUNCTION_RUN_SECONDS
     assert floor.precompiled_seconds == pytest.approx(1.0 - floor.fixed_seconds.value)
+    # a compile measured far slower than modelled is credited only up to the limit
+    capped = numba_cpu._with_pymc_function_kept(ref.model, est, modelled_compile=0.2)
+    credit = numba_cpu.PYMC_KEPT_FUNCTION_SAVING * numba_cpu.PYMC_KEPT_CREDIT_LIMIT * 0.2
+    assert capped.fixed_seconds.value == pytest.approx(1.0 - credit)
