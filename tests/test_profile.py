@@ -62,6 +62,8 @@ def test_kernels_are_counted_by_the_rank_of_the_loops_they_compile():
     assert ranks["2+"] == 0 and ranks["0"] > ranks["1"]
     nested = profile_model(matrix).census
     assert nested.compiled_kernels_by_rank["2+"] > 0
+    n = nested.compiled_kernels_by_rank["2+"]
+    assert profile_model(matrix).summary()["compiled loops"].endswith(f"{n} nested")  # reported
     assert sum(nested.compiled_kernels_by_rank.values()) == nested.kernels  # every kernel once
     # a Scan's step is compiled once, however many steps it runs
     short, long = profile_model(scan_model(5)).census, profile_model(scan_model(50)).census
