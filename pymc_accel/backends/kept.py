@@ -54,12 +54,11 @@ class KeptPerModel:
         return hit[1]
 
     def seconds(self, model: Any) -> float:
-        """Seconds the compile of the artefact kept for ``model`` took (0 when none is kept)."""
-        try:
-            hit = self._kept.get(model)
-        except TypeError:
+        """Seconds the compile of the artefact kept for ``model`` took (0 when none is kept,
+        or it is stale)."""
+        if self.get(model) is None:
             return 0.0
-        return hit[2] if hit is not None else 0.0
+        return self._kept[model][2]
 
     def forget(self, model: Any | None = None) -> None:
         """Drop the artefact kept for ``model`` (every one when ``None``)."""

@@ -219,15 +219,22 @@ def _with_pymc_function_kept(model, measured: Estimate, modelled_compile: float 
     full = measured.fixed_seconds.value
     credited = min(seconds, PYMC_KEPT_CREDIT_LIMIT * modelled_compile)
     left = max(PYMC_KEPT_FUNCTION_RUN_SECONDS, full - PYMC_KEPT_FUNCTION_SAVING * credited)
+    return _kept_for_the_run(
+        measured, left, full - left,
+        f"PyMC's gradient function compiled by measured mode in {seconds:.2f} s and kept for "
+        f"the run ({full:.2f} s modelled in all); the run's other start-up left")
+
+
+def _kept_for_the_run(measured: Estimate, fixed: float, precompiled: float, note: str
+                      ) -> Estimate:
+    """``measured`` with what measured mode compiled kept for the run: ``fixed`` seconds of
+    start-up left (measured), ``precompiled`` seconds paid before it, no first compile."""
     return replace(
         measured,
-        fixed_seconds=Figure(
-            left, "measured",
-            f"PyMC's gradient function compiled by measured mode in {seconds:.2f} s and kept for "
-            f"the run ({full:.2f} s modelled in all); the run's other start-up left"),
+        fixed_seconds=Figure(fixed, "measured", note),
         cold_compile_seconds=Figure(0.0, "measured", "compiled by measured mode"),
-        precompiled_seconds=full - left,
-        modelled_fixed_seconds=full,
+        precompiled_seconds=precompiled,
+        modelled_fixed_seconds=measured.fixed_seconds.value,
     )
 
 
@@ -258,16 +265,10 @@ def _with_nutpie_compiled(model, measured: Estimate, cold_seconds: float,
         _measure.record_compile("nutpie", full + unpaid, seconds, load)
     else:
         seconds = nutpie_compiled.compile_seconds(model)
-    return replace(
-        measured,
-        fixed_seconds=Figure(
-            NUTPIE_KEPT_MODEL_RUN_SECONDS, "measured",
-            f"nutpie's model compiled by measured mode in {seconds:.2f} s and kept for the run "
-            f"({full:.2f} s modelled); pm.sample's own start-up left"),
-        cold_compile_seconds=Figure(0.0, "measured", "compiled by measured mode"),
-        precompiled_seconds=seconds,
-        modelled_fixed_seconds=full,
-    )
+    return _kept_for_the_run(
+        measured, NUTPIE_KEPT_MODEL_RUN_SECONDS, seconds,
+        f"nutpie's model compiled by measured mode in {seconds:.2f} s and kept for the run "
+        f"({full:.2f} s modelled); pm.sample's own start-up left")
 
 
 def blas_threads_per_chain(cores: int | None, chains: int) -> int:

@@ -70,20 +70,11 @@ def time_gradient(model: Any, seconds: float) -> tuple[float, int] | None:
     return time_calls(lambda: fn(point), seconds, min_calls=2)
 
 
-def kept(model: Any) -> Any | None:
-    """The compiled nutpie model kept for ``model``, or ``None`` if there is none or the model
-    changed since it was compiled."""
-    return _KEPT.get(model)
-
-
-def compile_seconds(model: Any) -> float:
-    """Seconds the compile of the model kept for ``model`` took (0 when none is kept)."""
-    return _KEPT.seconds(model)
-
-
-def forget(model: Any | None = None) -> None:
-    """Drop the compiled model kept for ``model`` (every kept model when ``None``)."""
-    _KEPT.forget(model)
+#: The compiled model kept for a model, or ``None`` if there is none or the model changed since
+#: it was compiled; the seconds its compile took (0 when none is kept); dropping it.
+kept = _KEPT.get
+compile_seconds = _KEPT.seconds
+forget = _KEPT.forget
 
 
 @contextlib.contextmanager

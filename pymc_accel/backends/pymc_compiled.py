@@ -25,20 +25,11 @@ def keep(model: Any, function: Any, seconds: float) -> None:
     _KEPT.put(model, function, seconds)
 
 
-def kept(model: Any) -> Any | None:
-    """The gradient function kept for ``model``, or ``None`` if there is none or the model
-    changed since it was compiled."""
-    return _KEPT.get(model)
-
-
-def compile_seconds(model: Any) -> float:
-    """Seconds the compile of the function kept for ``model`` took (0 when none is kept)."""
-    return _KEPT.seconds(model)
-
-
-def forget(model: Any | None = None) -> None:
-    """Drop the function kept for ``model`` (every kept function when ``None``)."""
-    _KEPT.forget(model)
+#: The compiled function kept for a model, or ``None`` if there is none or the model changed
+#: since it was compiled; the seconds its compile took (0 when none is kept); dropping it.
+kept = _KEPT.get
+compile_seconds = _KEPT.seconds
+forget = _KEPT.forget
 
 
 def _default_numba_mode(mode: Any) -> bool:

@@ -85,19 +85,6 @@ def test_other_calls_and_other_models_compile_as_usual(compiles):
         assert not reused
 
 
-def test_a_kept_function_is_dropped_when_the_data_change():
-    with pm.Model() as model:
-        x = pm.Data("x", np.arange(5.0))
-        mu = pm.Normal("mu", 0, 1)
-        pm.Normal("y", mu + x, 1, observed=np.arange(5.0))
-    _measure_gradient(model)
-    assert pymc_compiled.kept(model) is not None
-    with model:
-        pm.set_data({"x": np.ones(5)})
-    assert pymc_compiled.kept(model) is None
-    assert pymc_compiled.compile_seconds(model) == 0.0
-
-
 def test_numbas_start_in_the_process_is_not_counted_as_the_models_compile(monkeypatch):
     """What nutpie's compile is predicted from is the model's own compile, not numba's start."""
     ref = conjugate_normal()
