@@ -129,10 +129,11 @@ class OpCensus:
     scans : list of ScanSummary
     compiled_kernels_by_rank : dict
         Kernels a compiler generates code for, by the largest rank they loop over (:data:`RANKS`;
-        a Scan's inner kernels once, not once per step): what a numba compile's time follows.
-        Timed on the 2-core machine, nutpie's compile took 1.0-1.5 s on models of 47 to 342
-        kernels whose loops are over vectors and scalars, and 2.9-3.6 s on models of 216 to 284
-        kernels with 32 to 73 loop nests (``bench/fit_compile_ranks.py``).
+        a Scan's inner kernels once, not once per step; dense linear algebra, a call into LAPACK,
+        not at all): what a numba compile's time follows. Timed on the 2-core machine, nutpie's
+        compile took 1.0-1.5 s on models of 47 to 342 kernels whose loops are over vectors and
+        scalars, and 3.1-3.6 s on models of 216 and 284 kernels with 32 and 33 loop nests
+        (``bench/fit_fixed.py`` fits the drivers' fixed costs on it).
     """
 
     flops: float = 0.0

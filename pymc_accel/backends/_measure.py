@@ -119,11 +119,14 @@ def pymc_gradient_function(model: Any) -> Any:
     return fn
 
 
-def _raveled_initial_point(model: Any, fn: Any) -> Any:
+def _raveled_initial_point(model: Any) -> Any:
+    """The initial point as :func:`pymc_gradient_function` takes it: the continuous free
+    variables (``logp_dlogp_function``'s default ``grad_vars``) raveled in the model's order."""
     from pymc.blocking import DictToArrayBijection
 
     point = model.initial_point()
-    return DictToArrayBijection.map({v.name: point[v.name] for v in fn._grad_vars}).data
+    return DictToArrayBijection.map({v.name: point[v.name]
+                                     for v in model.continuous_value_vars}).data
 
 
 def time_numba_gradient(model: Any, budget_seconds: float, machine: MachineFigures,
@@ -144,7 +147,7 @@ def time_numba_gradient(model: Any, budget_seconds: float, machine: MachineFigur
     load = load_factor()
     start = time.perf_counter()
     fn = pymc_gradient_function(model)
-    q = _raveled_initial_point(model, fn)
+    q = _raveled_initial_point(model)
     fn(q)
     wall = time.perf_counter() - start
     first_use.mark_used(("numba",))  # numba has started: the run will not pay it again
