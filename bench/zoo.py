@@ -28,7 +28,7 @@ import pymc as pm
 import pytensor
 import pytensor.tensor as pt
 
-from pymc_accel.models import eight_schools, hierarchical_logistic
+from pymc_accel.models import conjugate_normal, eight_schools, hierarchical_logistic
 
 
 def glm_linear(n: int = 2000, p: int = 10, seed: int = 1) -> pm.Model:
@@ -159,15 +159,6 @@ def zoo(quick: bool = False) -> dict[str, Callable[[], pm.Model]]:
 # count, and the zoo alone has too few shapes to tell them apart.
 
 
-def conjugate() -> pm.Model:
-    """One scalar mean, 20 observations."""
-    y = np.random.default_rng(0).normal(1.5, 2.0, size=20)
-    with pm.Model() as model:
-        mu = pm.Normal("mu", 0, 3)
-        pm.Normal("y", mu, 2.0, observed=y)
-    return model
-
-
 def many_scalars(k: int = 15) -> pm.Model:
     """``k`` scalar free variables: many small kernels, no loops over arrays to speak of."""
     y = np.random.default_rng(0).normal(size=50)
@@ -254,7 +245,9 @@ def ar1(steps: int = 100) -> pm.Model:
 def shapes() -> dict[str, Callable[[], pm.Model]]:
     """Name -> factory of the model shapes the compile-cost fits add to the quick zoo."""
     return {
-        "conjugate": conjugate, "many_scalars": many_scalars, "logistic": logistic,
+        # the tests' conjugate normal: one scalar mean, 20 observations
+        "conjugate": lambda: conjugate_normal().model,
+        "many_scalars": many_scalars, "logistic": logistic,
         "student_t": student_t, "varying_intercept": varying_intercept, "mixture": mixture,
         "many_deterministics": many_deterministics, "ar1": ar1,
         "pk_short": lambda: pk_scan(2, 30),

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from pymc_accel.backend import Figure
+from pymc_accel.census import RANKS
 from pymc_accel.machine import MachineFigures
 from pymc_accel.profile import ModelProfile
 
@@ -535,8 +536,6 @@ def compile_seconds(profile: ModelProfile, runtime: Runtime) -> Figure:
     c = profile.census
     ranks = getattr(c, "compiled_kernels_by_rank", None) or {}
     if runtime.compile_seconds_by_rank and sum(ranks.values()):
-        from pymc_accel.census import RANKS
-
         seconds = runtime.compile_seconds + sum(
             w * ranks.get(r, 0) for w, r in zip(runtime.compile_seconds_by_rank, RANKS))
         return Figure(seconds, "modelled", f"{runtime.name}: fixed + compile by the kernels' loop ranks")

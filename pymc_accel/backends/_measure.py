@@ -130,7 +130,7 @@ def _raveled_initial_point(model: Any) -> Any:
 
 
 def time_numba_gradient(model: Any, budget_seconds: float, machine: MachineFigures,
-                        modelled_compile: float = 0.0) -> tuple[float, float, int] | None:
+                        modelled_compile: float = 0.0) -> tuple[float, float, int]:
     """Compile PyMC's logp and gradient with PyTensor's numba linker
     (:func:`pymc_gradient_function`) and time it.
 

@@ -213,7 +213,7 @@ def _with_pymc_function_kept(model, measured: Estimate, modelled_compile: float 
     measured seconds, at most :data:`PYMC_KEPT_CREDIT_LIMIT` times ``modelled_compile``, the
     warm compile modelled), which becomes its ``precompiled_seconds``, and the kernels that
     compile put in PyTensor's cache are no longer a first compile to pay."""
-    seconds = pymc_compiled.compile_seconds(model) if pymc_compiled.kept(model) is not None else 0.0
+    seconds = pymc_compiled.compile_seconds(model)  # 0 when none is kept, or it is stale
     if seconds <= 0:
         return measured
     full = measured.fixed_seconds.value
