@@ -2,9 +2,11 @@
 
 The model's logp-and-gradient graph (built in float64) is rebuilt with every float64 input,
 constant and data container in float32, so each operation computes and rounds in float32 as a
-float32 backend would. Both graphs are evaluated, without JIT compilation (PyTensor's
-``FAST_COMPILE`` mode plus the stabilizing rewrites every backend applies), at the initial point
-and at a few points jittered as PyMC jitters chain starts (uniform(-1, 1) on the unconstrained scale). float32 is safe when every float32 value is
+float32 backend would. The log density is first rewritten with the stabilizing rewrites every
+backend applies, then differentiated; both graphs are evaluated as built, op by op in Python
+(:func:`_evaluating_mode`: no JIT compilation and no further rewrites), at the initial point
+and at a few points jittered as PyMC jitters chain starts (uniform(-1, 1) on the unconstrained
+scale). float32 is safe when every float32 value is
 finite where float64's is, and the errors are within the tolerances:
 
 - log density: ``|logp32 - logp64| / max(|logp64|, 1)`` at most ``logp_rtol`` (default 1e-4);
@@ -23,6 +25,8 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 import numpy as np
+
+from pymc_accel.graph_building import quietly
 
 LOGP_RTOL = 1e-4
 GRAD_RTOL = 1e-3
@@ -156,35 +160,49 @@ def float32_graph(inputs: list[Any], outputs: list[Any]) -> tuple[list[Any], lis
 
 
 def _points(model: Any, n_jittered: int, initvals: dict | None, seed: int) -> list[dict]:
+    """The initial point and ``n_jittered`` copies jittered as PyMC jitters chain starts.
+
+    PyMC adds uniform(-1, 1) noise to each transformed initial value
+    (``make_initial_point_expression``); adding it here to the one initial point saves
+    compiling a second, jittered initial-point function (about half of what the points cost).
+    """
     from pymc.initial_point import make_initial_point_fn
 
     start = make_initial_point_fn(model=model, overrides=initvals or None, jitter_rvs=set())
-    points = [start(seed)]
-    if n_jittered:
-        jitter = make_initial_point_fn(
-            model=model, overrides=initvals or None, jitter_rvs=set(model.free_RVs)
-        )
-        points += [jitter(seed + 1 + i) for i in range(n_jittered)]
+    point = start(seed)
+    points = [point]
+    for i in range(n_jittered):
+        rng = np.random.default_rng(seed + 1 + i)
+        points.append({
+            name: (value + rng.uniform(-1.0, 1.0, size=np.shape(value))).astype(value.dtype)
+            if np.issubdtype(np.asarray(value).dtype, np.floating) else value
+            for name, value in point.items()
+        })
     return points
 
 
-def _checking_mode() -> Any:
-    """``FAST_COMPILE`` plus PyTensor's numerical stabilization rewrites.
+def _evaluating_mode() -> Any:
+    """PyTensor's Python linker with no rewrites: each op's ``perform`` on NumPy arrays.
 
-    Every sampler backend compiles the logp with those rewrites (``log(1 - sigmoid(x))`` becomes
-    ``-softplus(x)``, and so on); without them a float32 Bernoulli likelihood whose logit
-    reaches about 17 evaluates ``log(0)`` and the check would refuse float32 that the samplers
-    compute finitely (the seed blog's model at full size did).
+    The check evaluates a handful of points, so compiling is what it would spend its time on:
+    ``FAST_COMPILE`` with the stabilizing rewrites took 0.1-0.3 s per function on the quick zoo
+    (two functions per check; 1.2 s for the pharmacokinetic Scan model's pair), against
+    0.05-0.5 s for the whole check now (docs/benchmarks.md, "The float32 guard's cost"). The
+    stabilizing rewrites are applied once to the log density before it is differentiated
+    (:func:`check_float32`); its gradient is evaluated as ``pytensor.grad`` builds it. A backend
+    rewrites that gradient further, which can only make it more stable, so the check errs on
+    the side of float64.
     """
-    from pytensor.compile.mode import get_mode
+    from pytensor.compile.mode import Mode
 
-    return get_mode("FAST_COMPILE").including("canonicalize", "stabilize")
+    return Mode(linker="py", optimizer=None)
 
 
 def _rel(err: float, ref: float) -> float:
     return err / max(abs(ref), 1.0)
 
 
+@quietly
 def check_float32(
     model: Any = None,
     *,
@@ -231,7 +249,7 @@ def check_float32(
     # logp): the gradient of log(1 - sigmoid(x)) taken first is 0/0 in float32 at large x.
     logp = rewrite_graph(model.logp(), include=("canonicalize", "stabilize"))
     grads = pytensor.grad(logp, value_vars)
-    mode = _checking_mode()
+    mode = _evaluating_mode()
     f64 = pytensor.function(value_vars, [logp, *grads], mode=mode,
                             on_unused_input="ignore")
     ins32, outs32 = float32_graph(value_vars, [logp, *grads])

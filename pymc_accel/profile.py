@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import contextlib
-import functools
-import gc
 import math
 import time
 from dataclasses import asdict, dataclass, field
@@ -14,6 +11,7 @@ import pymc as pm
 import pytensor
 
 from pymc_accel.census import OpCensus, census_of
+from pymc_accel.graph_building import quietly
 
 _DISCRETE_PREFIXES = ("int", "uint", "bool")
 
@@ -217,51 +215,7 @@ def _logp_and_grad_census(
     return census, note, _constant_bytes([logp]), (shapes if static else None)
 
 
-def _without_traces(fn):
-    """Run ``fn`` with PyTensor's stack traces off: PyTensor records a Python stack trace for
-    every variable it creates (``config.traceback__limit``), which was 85% of profiling eight
-    schools (0.33 s against 0.05 s); the profile's graph copies need none."""
-
-    @functools.wraps(fn)
-    def wrapper(*args, **kwargs):
-        with pytensor.config.change_flags(traceback__limit=0):
-            return fn(*args, **kwargs)
-
-    return wrapper
-
-
-@contextlib.contextmanager
-def _collector_paused():
-    """Pause Python's cyclic garbage collector for a profile: building a logp and gradient
-    graph allocates thousands of small objects, which set off collections of the whole heap
-    (a full one walks every object a PyMC session holds). Timed on the quick zoo, 8 first
-    selections each: medians 0-30% lower, the slowest 2-4x faster (eight schools 246 ms ->
-    81 ms; bench/bench_regret.py once saw a 1.3 s profile of pk_scan). The collector is
-    left as it was found (on, unless the caller had switched it off) and collects later as
-    usual: the garbage is a few megabytes of graph."""
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            gc.enable()
-
-
-def _quietly(fn):
-    """:func:`_without_traces`, with the collector paused (:func:`_collector_paused`)."""
-
-    traced = _without_traces(fn)
-
-    @functools.wraps(fn)
-    def wrapper(*args, **kwargs):
-        with _collector_paused():
-            return traced(*args, **kwargs)
-
-    return wrapper
-
-
-@_quietly
+@quietly
 def profile_model(model: pm.Model | None = None) -> ModelProfile:
     """Profile a PyMC model for sampler selection, without sampling or evaluating it.
 
