@@ -554,6 +554,25 @@ def cold_compile_seconds(profile: ModelProfile, runtime: Runtime) -> Figure:
                   "not yet in the compile cache: the model has not run on this machine")
 
 
+#: The float32 accuracy check (:func:`pymc_accel.precision.check_float32`): building the log
+#: density and gradient once, each kernel's Python overhead, and four evaluations that read the
+#: gradient's bytes. Fit on the quick zoo and its shapes, 18 models, 3 repeats
+#: (bench/fit_guard.py, docs/results/fit-guard-cpu.jsonl): 62 ms (funnel) to 372 ms (pk_scan),
+#: each model left out estimated at 0.70x-1.66x (rms log error 0.22).
+GUARD_SECONDS = 0.033
+GUARD_SECONDS_PER_KERNEL = 0.70e-3
+GUARD_SECONDS_PER_BYTE = 7.2e-9
+
+
+def guard_seconds(profile: ModelProfile) -> Figure:
+    """Modelled seconds of the float32 accuracy check the selector runs before it chooses
+    float32 for a float64 model: selection time, charged to float32 candidates when they are
+    ranked (float32 is worth its check only where it saves more than the check costs)."""
+    c = profile.census
+    seconds = GUARD_SECONDS + GUARD_SECONDS_PER_KERNEL * c.kernels + GUARD_SECONDS_PER_BYTE * c.bytes
+    return Figure(seconds, "modelled", "float32 accuracy check: fixed + per kernel + per byte")
+
+
 def state_memory_bytes(profile: ModelProfile, precision: str, chains: int, draws: int) -> Figure:
     """Device memory: data and graph intermediates once, plus per-chain state and stored draws."""
     itemsize = 4 if precision == "float32" else 8

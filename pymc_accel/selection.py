@@ -15,6 +15,7 @@ from typing import Any
 from pymc_accel import first_use, history, profile_store
 from pymc_accel import measure as _measure
 from pymc_accel.backend import Candidate, Estimate, Refusal, SampleRequest
+from pymc_accel.costmodel import guard_seconds
 from pymc_accel.devices import Devices, discover
 from pymc_accel.errors import (
     BackendUnavailableError,
@@ -57,11 +58,16 @@ class _Scored:
     measure_note: str = ""
     # set when float32 is not enough faster than the candidate in float64 to be preferred
     behind_float64: str = ""
+    # the float32 accuracy check's modelled seconds, paid by the selection before a float32
+    # candidate of a float64 model can be chosen (costmodel.guard_seconds); 0 otherwise
+    check_seconds: float = 0.0
 
     def rescore(self, steps: int, draws: int, chains: int) -> None:
-        """Recompute the total and the ranking key from the estimate."""
+        """Recompute the total and the ranking key from the estimate: the run's wall time, and
+        that time plus the float32 check (if the candidate needs one) per effective draw."""
         self.total = self.estimate.total_seconds(steps, chains)
-        self.key = self.estimate.seconds_per_effective_draw(steps, draws, chains)
+        key = self.estimate.seconds_per_effective_draw(steps, draws, chains)
+        self.key = key * (self.total + self.check_seconds) / self.total if self.total > 0 else key
 
 
 def _precision_policy(
@@ -257,7 +263,8 @@ def select(
             est = history.apply(est, profile, c)  # what an earlier run of this model observed
             if memory is not None:
                 est = replace(est, memory_bytes=memory)
-            s = _Scored(c, est, 0.0, 0.0, needs_guard)
+            s = _Scored(c, est, 0.0, 0.0, needs_guard,
+                        check_seconds=guard_seconds(profile).value if needs_guard else 0.0)
             s.rescore(tune + draws, draws, chains)
         except Exception as exc:
             refusals.append(Refusal(c.backend, f"estimate() raised {exc!r}", c.device, c.precision))
@@ -549,6 +556,8 @@ def _row(s: _Scored, chosen: _Scored, registry: Registry, check: PrecisionCheck 
     elif s.needs_guard:
         reason += (f"; {check.summary()}" if check else
                    "; float32 accuracy is checked only when float32 would be chosen")
+    if s.check_seconds:
+        reason += f"; ranked with the float32 check's {s.check_seconds:.2f} s (modelled) added"
     if s.measure_note:
         reason += f"; {s.measure_note}"
     seen = []

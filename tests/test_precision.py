@@ -70,21 +70,25 @@ def test_float32_fails_when_its_initial_logp_is_not_finite():
 
 class _TwoPrecisions:
     """A backend whose float32 candidate is estimated ``gain`` times as fast as its float64
-    one (twice by default)."""
+    one (twice by default), at ``seconds_per_gradient`` in float64 (a run of seconds by
+    default: long enough that halving it pays for the float32 check)."""
 
     name = "fake"
     description = "two precisions"
 
-    def __init__(self, diverging32: float = 0.0, gain: float = 2.0):
+    def __init__(self, diverging32: float = 0.0, gain: float = 2.0,
+                 seconds_per_gradient: float = 1e-2):
         self.diverging32 = diverging32
         self.gain = gain
+        self.seconds_per_gradient = seconds_per_gradient
         self.sampled: list[str] = []
 
     def candidates(self, profile, devices):
         return [Candidate(self.name, "cpu", p) for p in ("float64", "float32")]
 
     def estimate(self, candidate, profile, machine):
-        per_grad = 2e-6 / self.gain if candidate.precision == "float32" else 2e-6
+        per_grad = self.seconds_per_gradient
+        per_grad = per_grad / self.gain if candidate.precision == "float32" else per_grad
         return Estimate(Figure(per_grad), Figure(10.0), Figure(0.001))
 
     def sample(self, model, candidate, request):
@@ -138,6 +142,25 @@ def test_float32_a_few_percent_faster_is_not_worth_its_risk_or_its_check():
     report = select(conjugate_normal().model, registry=_registry(_TwoPrecisions(gain=2.0)),
                     devices=CPU_ONLY)
     assert report.candidate.precision == "float32" and report.precision_check is not None
+
+
+def test_float32_that_saves_less_than_its_check_costs_is_not_chosen():
+    """The float32 check is selection time: a float32 candidate is ranked with its modelled
+    seconds added, so halving a run of a few hundredths of a second does not buy a check of a
+    tenth of one, and the report says what was added."""
+    from pymc_accel.costmodel import guard_seconds
+
+    model = conjugate_normal().model
+    check = guard_seconds(profile_model(model)).value
+    assert 0.03 < check < 1.0
+    short = _TwoPrecisions(gain=2.0, seconds_per_gradient=2e-7)  # a run of ~4 ms in float64
+    report = select(model, registry=_registry(short), devices=CPU_ONLY)
+    assert report.candidate.precision == "float64" and report.precision_check is None
+    f32 = next(r for r in report.rows if r.precision == "float32")
+    assert f"float32 check's {check:.2f} s (modelled) added" in f32.reason
+    long = _TwoPrecisions(gain=2.0, seconds_per_gradient=2e-4)  # seconds: the check pays
+    report = select(conjugate_normal().model, registry=_registry(long), devices=CPU_ONLY)
+    assert report.candidate.precision == "float32"
 
 
 def test_explicit_float32_wins_with_a_warning_naming_the_error():

@@ -1,0 +1,106 @@
+"""What the float32 guard costs: the data behind ``costmodel.GUARD_*``.
+
+The selector runs :func:`pymc_accel.precision.check_float32` before it chooses float32 for a
+float64 model, and the check's seconds are the selection's, so a float32 candidate is charged
+them in advance (``costmodel.guard_seconds``). For each model of the fit (the quick zoo and
+``zoo.shapes()``), in one process that has checked a primer model first, it times the check on
+a model object built afresh each time and records the profile's census beside it.
+
+One JSON line per model and repeat; ``--summarise`` fits
+``seconds = fixed + per_kernel * kernels + per_byte * bytes`` by least squares on the medians
+and prints each model's error, with each model left out of the fit in turn.
+
+    JAX_PLATFORMS=cpu python bench/fit_guard.py --repeats 3 > docs/results/fit-guard-cpu.jsonl
+    python bench/fit_guard.py --summarise docs/results/fit-guard-cpu.jsonl
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import statistics
+import sys
+from collections import defaultdict
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).parent))
+
+
+def time_model(name: str, build) -> dict:
+    """One repeat: the check's seconds, its verdict and the model's census figures."""
+    from pymc_accel.precision import check_float32
+    from pymc_accel.profile import profile_model
+
+    profile = profile_model(build())
+    check = check_float32(build())
+    census = profile.census
+    return {"model": name, "seconds": check.seconds, "safe": check.safe, "points": check.points,
+            "kernels": census.kernels, "bytes": census.bytes, "flops": census.flops,
+            "n_free": profile.n_free}
+
+
+def fit(rows: list[dict]) -> tuple[list[float], dict[str, float]]:
+    """Least-squares ``(fixed, per_kernel, per_byte)`` on per-model medians, and each model's
+    estimate with that model left out of the fit."""
+    import numpy as np
+
+    by_model = defaultdict(list)
+    for r in rows:
+        by_model[r["model"]].append(r)
+    names = sorted(by_model)
+    X = np.array([[1.0, by_model[n][0]["kernels"], by_model[n][0]["bytes"]] for n in names])
+    y = np.array([statistics.median(r["seconds"] for r in by_model[n]) for n in names])
+    coef = np.linalg.lstsq(X, y, rcond=None)[0]
+    left_out = {}
+    for i, n in enumerate(names):
+        keep = [j for j in range(len(names)) if j != i]
+        c = np.linalg.lstsq(X[keep], y[keep], rcond=None)[0]
+        left_out[n] = float(X[i] @ c)
+    return [float(c) for c in coef], left_out
+
+
+def summarise(path: str) -> None:
+    """Print the fit and each model's measured and left-out estimated seconds."""
+    rows = [json.loads(line) for line in Path(path).read_text().splitlines() if line.strip()]
+    coef, left_out = fit(rows)
+    print(f"fit: {coef[0] * 1e3:.1f} ms + {coef[1] * 1e3:.3f} ms per kernel + "
+          f"{coef[2] * 1e9:.3f} ms per MB of gradient bytes")
+    print("| model | kernels | gradient MB | measured (median) | estimated, model left out | ratio |")
+    print("|---|---|---|---|---|---|")
+    errors = []
+    for name in sorted(left_out):
+        mine = [r for r in rows if r["model"] == name]
+        measured = statistics.median(r["seconds"] for r in mine)
+        est = left_out[name]
+        errors.append(math.log(max(est, 1e-3) / measured))
+        print(f"| {name} | {mine[0]['kernels']} | {mine[0]['bytes'] / 1e6:.2f} | "
+              f"{measured * 1e3:.0f} ms | {est * 1e3:.0f} ms | {est / measured:.2f} |")
+    rms = math.sqrt(sum(e * e for e in errors) / len(errors))
+    print(f"rms log error, each model left out: {rms:.3f}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--models", default="", help="comma-separated; default: every fit model")
+    parser.add_argument("--summarise", metavar="JSONL", help="fit recorded timings instead")
+    args = parser.parse_args()
+    if args.summarise:
+        summarise(args.summarise)
+        return
+    import zoo
+
+    from pymc_accel.models import eight_schools
+    from pymc_accel.precision import check_float32
+
+    check_float32(eight_schools())  # primer: PyTensor's and PyMC's code paths run once
+    models = zoo.fit_models()
+    names = args.models.split(",") if args.models else list(models)
+    for _ in range(args.repeats):
+        for name in names:
+            print(json.dumps(time_model(name, models[name])), flush=True)
+
+
+if __name__ == "__main__":
+    main()
