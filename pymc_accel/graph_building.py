@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import gc
+from typing import Any
 
 import pytensor
 
@@ -56,3 +57,19 @@ def quietly(fn):
             return traced(*args, **kwargs)
 
     return wrapper
+
+
+def evaluating_mode() -> Any:
+    """PyTensor's Python linker with no rewrites: each op's ``perform`` on NumPy arrays.
+
+    For a graph evaluated a handful of times, compiling is where the time would go: the float32
+    check (:func:`pymc_accel.precision.check_float32`) compiled two functions with
+    ``FAST_COMPILE`` and the stabilizing rewrites, 0.1-0.3 s each on the quick zoo (1.2 s for the
+    pharmacokinetic Scan model's pair), against 0.05-0.4 s for the whole check in this mode
+    (docs/benchmarks.md, "The float32 check's cost"). Callers apply the stabilizing rewrites
+    every backend applies themselves, once, where they matter (``rewrite_graph(...,
+    include=("canonicalize", "stabilize"))``).
+    """
+    from pytensor.compile.mode import Mode
+
+    return Mode(linker="py", optimizer=None)

@@ -19,6 +19,7 @@ from pymc_accel.errors import (
     PluginError,
     PymcAccelError,
 )
+from pymc_accel.graph_building import evaluating_mode, quietly
 from pymc_accel.registry import BUILTIN_PLUGIN_NAME, get_registry
 from pymc_accel.report import ATTRS_KEY, SelectionReport
 from pymc_accel.selection import select
@@ -37,19 +38,28 @@ _PYMC_ONLY_KWARGS = (
 )
 
 
+@quietly
 def check_initial_point(model: pm.Model, initvals: dict | None = None) -> None:
     """Raise :class:`NonFiniteInitialPointError` if the log density is not finite at the start.
 
-    Each variable's log density is evaluated at the initial point with PyTensor's FAST_COMPILE
-    mode (no numba or JAX compilation), so the check is cheap.
+    Each variable's log density, with PyTensor's stabilizing rewrites applied as every backend
+    applies them, is evaluated at the initial point op by op in Python (no numba or JAX
+    compilation, no compile at all: :func:`pymc_accel.graph_building.evaluating_mode`), so the
+    check is cheap. Potentials are checked with the random variables.
     """
+    import pytensor
     from pymc.initial_point import make_initial_point_fn
+    from pytensor.graph.rewriting.utils import rewrite_graph
 
     point = make_initial_point_fn(model=model, overrides=initvals or None, jitter_rvs=set())(0)
-    logps = model.compile_logp(sum=False, mode="FAST_COMPILE")(point)
+    terms = model.free_RVs + model.observed_RVs + model.potentials  # model.logp's order
+    logp_terms = rewrite_graph(model.logp(terms, sum=False), include=("canonicalize", "stabilize"))
+    inputs = list(model.value_vars)
+    logps = pytensor.function(inputs, logp_terms, mode=evaluating_mode(),
+                              on_unused_input="ignore")(*[point[v.name] for v in inputs])
     bad = [
-        (rv.name, float(np.sum(lp)))
-        for rv, lp in zip(model.basic_RVs, logps, strict=True)
+        (term.name, float(np.sum(lp)))
+        for term, lp in zip(terms, logps, strict=True)
         if not np.all(np.isfinite(lp))
     ]
     if bad:

@@ -4,7 +4,7 @@ The model's logp-and-gradient graph (built in float64) is rebuilt with every flo
 constant and data container in float32, so each operation computes and rounds in float32 as a
 float32 backend would. The log density is first rewritten with the stabilizing rewrites every
 backend applies, then differentiated; both graphs are evaluated as built, op by op in Python
-(:func:`_evaluating_mode`: no JIT compilation and no further rewrites), at the initial point
+(:func:`evaluating_mode`: no JIT compilation and no further rewrites), at the initial point
 and at a few points jittered as PyMC jitters chain starts (uniform(-1, 1) on the unconstrained
 scale). float32 is safe when every float32 value is
 finite where float64's is, and the errors are within the tolerances:
@@ -26,7 +26,7 @@ from typing import Any
 
 import numpy as np
 
-from pymc_accel.graph_building import quietly
+from pymc_accel.graph_building import evaluating_mode, quietly
 
 LOGP_RTOL = 1e-4
 GRAD_RTOL = 1e-3
@@ -181,23 +181,6 @@ def _points(model: Any, n_jittered: int, initvals: dict | None, seed: int) -> li
     return points
 
 
-def _evaluating_mode() -> Any:
-    """PyTensor's Python linker with no rewrites: each op's ``perform`` on NumPy arrays.
-
-    The check evaluates a handful of points, so compiling is what it would spend its time on:
-    ``FAST_COMPILE`` with the stabilizing rewrites took 0.1-0.3 s per function on the quick zoo
-    (two functions per check; 1.2 s for the pharmacokinetic Scan model's pair), against
-    0.05-0.5 s for the whole check now (docs/benchmarks.md, "The float32 guard's cost"). The
-    stabilizing rewrites are applied once to the log density before it is differentiated
-    (:func:`check_float32`); its gradient is evaluated as ``pytensor.grad`` builds it. A backend
-    rewrites that gradient further, which can only make it more stable, so the check errs on
-    the side of float64.
-    """
-    from pytensor.compile.mode import Mode
-
-    return Mode(linker="py", optimizer=None)
-
-
 def _rel(err: float, ref: float) -> float:
     return err / max(abs(ref), 1.0)
 
@@ -249,7 +232,7 @@ def check_float32(
     # logp): the gradient of log(1 - sigmoid(x)) taken first is 0/0 in float32 at large x.
     logp = rewrite_graph(model.logp(), include=("canonicalize", "stabilize"))
     grads = pytensor.grad(logp, value_vars)
-    mode = _evaluating_mode()
+    mode = evaluating_mode()
     f64 = pytensor.function(value_vars, [logp, *grads], mode=mode,
                             on_unused_input="ignore")
     ins32, outs32 = float32_graph(value_vars, [logp, *grads])

@@ -79,6 +79,24 @@ def test_non_finite_initial_point_is_reported_with_the_variable():
         pymc_accel.sample(model=invalid_start_model(), **FAST)
 
 
+def test_the_start_check_names_a_potential_and_passes_a_finite_one():
+    """``model.logp`` returns the potentials' terms after the random variables': the check
+    names a potential that is not finite at the start, and passes one that is."""
+    import pymc as pm
+
+    from pymc_accel.integration import check_initial_point
+
+    with pm.Model() as model:
+        mu = pm.Normal("mu", 0.0, 1.0)
+        pm.Normal("y", mu, 1.0, observed=[0.1, -0.2])
+        pm.Potential("fine", -(mu**2))
+    check_initial_point(model)
+    with model:
+        pm.Potential("wall", pm.math.log(mu))  # log(0) at the initial point mu = 0
+    with pytest.raises(NonFiniteInitialPointError, match=r"wall \(logp=-inf\)"):
+        check_initial_point(model)
+
+
 def test_float32_request_samples_in_float32():
     idata = pymc_accel.sample(precision="float32", model=conjugate_normal().model, **FAST)
     assert idata.attrs["pymc_accel_candidate"].startswith("numpyro[cpu,float32")
