@@ -326,7 +326,9 @@ def default_run(factory, args, rows):
            "selection_seconds": first.selection_seconds,
            "first_selection_seconds_all": [r.selection_seconds for r in firsts],
            "stored_selection_seconds": stored.selection_seconds,
-           "repeat_selection_seconds": report.selection_seconds, "check_seconds": 0.0}
+           "repeat_selection_seconds": report.selection_seconds, "check_seconds": 0.0,
+           # the float32 accuracy check, when the first selection ran one (part of its seconds)
+           "precision_check_seconds": (first.precision_check or {}).get("seconds", 0.0)}
     row = next((r for r in rows if r["candidate"] == report.chosen and r["warm_median_wall"]), None)
     if row is not None:  # sampling scales with steps and chain rounds (compile does not: an upper bound)
         predicted = (row["warm_median_wall"] * (tune + draws) / (args.tune + args.draws)
