@@ -4,13 +4,19 @@ The selector runs :func:`pymc_accel.precision.check_float32` before it chooses f
 float64 model, and the check's seconds are the selection's, so a float32 candidate is charged
 them in advance (``costmodel.guard_seconds``). For each model of the fit (the quick zoo and
 ``zoo.shapes()``), in one process that has checked a primer model first, it times the check on
-a model object built afresh each time and records the profile's census beside it.
+a model object built afresh each time and records the profile's census beside it, with the
+seconds of ``pymc_accel.integration.check_initial_point`` (the start check ``pymc_accel.sample``
+runs before a sampler that does not check its start itself) on another fresh model.
 
 One JSON line per model and repeat; ``--summarise`` fits
 ``seconds = fixed + per_kernel * kernels + per_byte * bytes`` by least squares on the medians
 and prints each model's error, with each model left out of the fit in turn.
 
     JAX_PLATFORMS=cpu python bench/fit_guard.py --repeats 3 > docs/results/fit-guard-cpu.jsonl
+
+Run with an older checkout's package first on ``PYTHONPATH`` (``git worktree add``), it times
+that version's checks: ``docs/results/fit-guard-cpu-a96c893.jsonl`` is the checks before they
+stopped compiling.
     python bench/fit_guard.py --summarise docs/results/fit-guard-cpu.jsonl
 """
 
@@ -29,13 +35,21 @@ sys.path.insert(0, str(Path(__file__).parent))
 
 def time_model(name: str, build) -> dict:
     """One repeat: the check's seconds, its verdict and the model's census figures."""
+    import time
+
+    from pymc_accel.integration import check_initial_point
     from pymc_accel.precision import check_float32
     from pymc_accel.profile import profile_model
 
     profile = profile_model(build())
     check = check_float32(build())
+    model = build()
+    start = time.perf_counter()
+    check_initial_point(model)
+    start_check = time.perf_counter() - start
     census = profile.census
     return {"model": name, "seconds": check.seconds, "safe": check.safe, "points": check.points,
+            "start_check_seconds": start_check,
             "kernels": census.kernels, "bytes": census.bytes, "flops": census.flops,
             "n_free": profile.n_free}
 
@@ -66,16 +80,19 @@ def summarise(path: str) -> None:
     coef, left_out = fit(rows)
     print(f"fit: {coef[0] * 1e3:.1f} ms + {coef[1] * 1e3:.3f} ms per kernel + "
           f"{coef[2] * 1e9:.3f} ms per MB of gradient bytes")
-    print("| model | kernels | gradient MB | measured (median) | estimated, model left out | ratio |")
-    print("|---|---|---|---|---|---|")
+    print("| model | kernels | gradient MB | measured (median) | estimated, model left out | ratio "
+          "| start check (median) |")
+    print("|---|---|---|---|---|---|---|")
     errors = []
     for name in sorted(left_out):
         mine = [r for r in rows if r["model"] == name]
         measured = statistics.median(r["seconds"] for r in mine)
         est = left_out[name]
         errors.append(math.log(max(est, 1e-3) / measured))
+        starts = [r["start_check_seconds"] for r in mine if "start_check_seconds" in r]
+        start = f"{statistics.median(starts) * 1e3:.0f} ms" if starts else "—"
         print(f"| {name} | {mine[0]['kernels']} | {mine[0]['bytes'] / 1e6:.2f} | "
-              f"{measured * 1e3:.0f} ms | {est * 1e3:.0f} ms | {est / measured:.2f} |")
+              f"{measured * 1e3:.0f} ms | {est * 1e3:.0f} ms | {est / measured:.2f} | {start} |")
     rms = math.sqrt(sum(e * e for e in errors) / len(errors))
     print(f"rms log error, each model left out: {rms:.3f}")
 
@@ -94,7 +111,10 @@ def main() -> None:
     from pymc_accel.models import eight_schools
     from pymc_accel.precision import check_float32
 
+    from pymc_accel.integration import check_initial_point
+
     check_float32(eight_schools())  # primer: PyTensor's and PyMC's code paths run once
+    check_initial_point(eight_schools())
     models = zoo.fit_models()
     names = args.models.split(",") if args.models else list(models)
     for _ in range(args.repeats):

@@ -557,11 +557,11 @@ def cold_compile_seconds(profile: ModelProfile, runtime: Runtime) -> Figure:
 #: The float32 accuracy check (:func:`pymc_accel.precision.check_float32`): building the log
 #: density and gradient once, each kernel's Python overhead, and four evaluations that read the
 #: gradient's bytes. Fit on the quick zoo and its shapes, 18 models, 3 repeats
-#: (bench/fit_guard.py, docs/results/fit-guard-cpu.jsonl): 62 ms (funnel) to 372 ms (pk_scan),
-#: each model left out estimated at 0.70x-1.66x (rms log error 0.22).
-GUARD_SECONDS = 0.033
-GUARD_SECONDS_PER_KERNEL = 0.70e-3
-GUARD_SECONDS_PER_BYTE = 7.2e-9
+#: (bench/fit_guard.py, docs/results/fit-guard-cpu.jsonl): 53 ms (the conjugate normal) to
+#: 393 ms (pk_scan), each model left out estimated at 0.70x-1.68x (rms log error 0.22).
+GUARD_SECONDS = 0.031
+GUARD_SECONDS_PER_KERNEL = 0.73e-3
+GUARD_SECONDS_PER_BYTE = 7.3e-9
 
 
 def guard_seconds(profile: ModelProfile) -> Figure:
