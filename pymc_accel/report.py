@@ -120,49 +120,63 @@ class SelectionReport:
         return cls.from_dict(json.loads(idata.attrs[ATTRS_KEY]))
 
     def table(self):
-        """The candidates as a ``rich.table.Table``."""
+        """The candidates' figures as a ``rich.table.Table``, one numbered row per candidate
+        (the reasons are in :meth:`reasons`, under the same numbers)."""
         from rich.markup import escape
         from rich.table import Table
 
         table = Table(
             title=escape(f"Selection: {self.chosen} (by {self.chosen_by})"), title_justify="left"
         )
-        for col, kw in (
-            ("candidate", {}),
-            ("status", {}),
-            ("est. total", {"justify": "right"}),
-            ("s/grad", {"justify": "right"}),
-            ("grads/draw", {"justify": "right"}),
-            ("ESS/draw", {"justify": "right"}),
-            ("compile", {"justify": "right"}),
-            ("1st use", {"justify": "right"}),
-            ("memory", {"justify": "right"}),
-            ("s/grad is", {}),
-            ("why", {"overflow": "fold"}),
-        ):
-            table.add_column(col, **kw)
-        style = {"chosen": "bold green", "accepted": "", "refused": "dim"}
-        for r in self.rows:
-            table.add_row(
-                escape(r.label),
-                r.status,
-                _fmt_s(r.total_seconds),
-                _fmt_s(r.seconds_per_gradient),
-                f"{r.gradients_per_draw:.0f}" if r.gradients_per_draw else "",
-                f"{r.relative_efficiency:.2f}x" if r.relative_efficiency else "",
-                _fmt_s(r.fixed_seconds) + (f" +{_fmt_s(r.cold_compile_seconds)} cold"
-                                           if r.cold_compile_seconds else ""),
-                _fmt_s(r.first_use_seconds) if r.first_use_seconds else "",
-                _fmt_bytes(r.memory_bytes),
-                _grad_source(r.sources),
-                escape(r.reason),
-                style=style.get(r.status, ""),
-            )
+        # a narrow terminal folds the cells rather than cutting them: a cut label hid float32
+        # from float64 ("numpyro[cpu,flo…") and a cut figure its unit; a column no candidate
+        # has a figure for (memory, on a CPU) is left out
+        right = {"justify": "right", "overflow": "fold"}
+        columns = [
+            ("#", {"justify": "right", "no_wrap": True}, lambda i, r: str(i)),
+            ("candidate", {"overflow": "fold"}, lambda i, r: escape(r.label)),
+            ("status", {"overflow": "fold"}, lambda i, r: r.status),
+            ("est. total", right, lambda i, r: _fmt_s(r.total_seconds)),
+            ("s/grad", right, lambda i, r: _fmt_s(r.seconds_per_gradient)),
+            ("grads/draw", right,
+             lambda i, r: f"{r.gradients_per_draw:.0f}" if r.gradients_per_draw else ""),
+            ("ESS/draw", right,
+             lambda i, r: f"{r.relative_efficiency:.2f}x" if r.relative_efficiency else ""),
+            ("compile", right,
+             lambda i, r: _fmt_s(r.fixed_seconds) + (f" +{_fmt_s(r.cold_compile_seconds)} cold"
+                                                     if r.cold_compile_seconds else "")),
+            ("1st use", right,
+             lambda i, r: _fmt_s(r.first_use_seconds) if r.first_use_seconds else ""),
+            ("memory", right, lambda i, r: _fmt_bytes(r.memory_bytes)),
+            ("s/grad is", {"overflow": "fold"}, lambda i, r: _grad_source(r.sources)),
+        ]
+        cells = [[cell(i, r) for _, _, cell in columns] for i, r in enumerate(self.rows, 1)]
+        keep = [j for j, (name, _, _) in enumerate(columns)
+                if name in ("#", "candidate", "status") or any(row[j] for row in cells)]
+        for j in keep:
+            table.add_column(columns[j][0], **columns[j][1])
+        for r, row in zip(self.rows, cells, strict=True):
+            table.add_row(*(row[j] for j in keep), style=_STATUS_STYLE.get(r.status, ""))
         return table
+
+    def reasons(self):
+        """Why each candidate was chosen, accepted or refused, numbered as in :meth:`table`,
+        as a ``rich`` grid: full-width text, which a table column would squeeze."""
+        from rich.markup import escape
+        from rich.table import Table
+
+        grid = Table.grid(padding=(0, 1))
+        grid.add_column(justify="right")
+        grid.add_column(overflow="fold")
+        for i, r in enumerate(self.rows, 1):
+            grid.add_row(f"{i}.", f"{escape(r.label)} ({r.status}): {escape(r.reason)}",
+                         style=_STATUS_STYLE.get(r.status, ""))
+        return grid
 
     def __rich_console__(self, console, options):
         from rich.markup import escape
         from rich.table import Table
+        from rich.text import Text
 
         facts = Table.grid(padding=(0, 2))
         facts.add_row("model", escape(", ".join(f"{k}: {v}" for k, v in self.profile.items())))
@@ -193,6 +207,8 @@ class SelectionReport:
             facts.add_row("[red]broken plugin[/red]", escape(f"{b['name']} ({b['origin']}): {b['error']}"))
         yield facts
         yield self.table()
+        yield Text("Why:")
+        yield self.reasons()
 
     def __str__(self) -> str:
         from rich.console import Console
@@ -203,6 +219,9 @@ class SelectionReport:
 
     def _repr_pretty_(self, p, cycle):  # IPython
         p.text(str(self))
+
+
+_STATUS_STYLE = {"chosen": "bold green", "accepted": "", "refused": "dim"}
 
 
 class _NullFile:
