@@ -10,9 +10,10 @@ runs before a sampler that does not check its start itself) on another fresh mod
 
 One JSON line per model and repeat; ``--summarise`` fits
 ``seconds = fixed + per_kernel * kernels + per_byte * bytes`` by least squares on the medians
+(relative errors)
 and prints each model's error, with each model left out of the fit in turn.
 
-    JAX_PLATFORMS=cpu python bench/fit_guard.py --repeats 3 > docs/results/fit-guard-cpu.jsonl
+    JAX_PLATFORMS=cpu python bench/fit_guard.py --repeats 3 --big > docs/results/fit-guard-cpu.jsonl
 
 Run with an older checkout's package first on ``PYTHONPATH`` (``git worktree add``), it times
 that version's checks: ``docs/results/fit-guard-cpu-a96c893.jsonl`` is the checks before they
@@ -55,8 +56,9 @@ def time_model(name: str, build) -> dict:
 
 
 def fit(rows: list[dict]) -> tuple[list[float], dict[str, float]]:
-    """Least-squares ``(fixed, per_kernel, per_byte)`` on per-model medians, and each model's
-    estimate with that model left out of the fit."""
+    """Least-squares ``(fixed, per_kernel, per_byte)`` on per-model medians, each model's error
+    relative to its seconds (a 10 s check must not outweigh twenty 0.1 s ones), and each
+    model's estimate with that model left out of the fit."""
     import numpy as np
 
     by_model = defaultdict(list)
@@ -65,11 +67,12 @@ def fit(rows: list[dict]) -> tuple[list[float], dict[str, float]]:
     names = sorted(by_model)
     X = np.array([[1.0, by_model[n][0]["kernels"], by_model[n][0]["bytes"]] for n in names])
     y = np.array([statistics.median(r["seconds"] for r in by_model[n]) for n in names])
-    coef = np.linalg.lstsq(X, y, rcond=None)[0]
+    w = 1.0 / y
+    coef = np.linalg.lstsq(X * w[:, None], y * w, rcond=None)[0]
     left_out = {}
     for i, n in enumerate(names):
         keep = [j for j in range(len(names)) if j != i]
-        c = np.linalg.lstsq(X[keep], y[keep], rcond=None)[0]
+        c = np.linalg.lstsq(X[keep] * w[keep, None], y[keep] * w[keep], rcond=None)[0]
         left_out[n] = float(X[i] @ c)
     return [float(c) for c in coef], left_out
 
@@ -101,6 +104,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--models", default="", help="comma-separated; default: every fit model")
+    parser.add_argument("--big", action="store_true",
+                        help="add two large hierarchical logistic regressions (50,000 and "
+                             "200,000 rows, 20 covariates), where the check reads 0.2-0.7 GB")
     parser.add_argument("--summarise", metavar="JSONL", help="fit recorded timings instead")
     args = parser.parse_args()
     if args.summarise:
@@ -116,6 +122,11 @@ def main() -> None:
     check_float32(eight_schools())  # primer: PyTensor's and PyMC's code paths run once
     check_initial_point(eight_schools())
     models = zoo.fit_models()
+    if args.big:
+        from pymc_accel.models import hierarchical_logistic
+
+        models |= {"seed_50k": lambda: hierarchical_logistic(50_000, 5_000, 20).model,
+                   "seed_200k": lambda: hierarchical_logistic(200_000, 20_000, 20).model}
     names = args.models.split(",") if args.models else list(models)
     for _ in range(args.repeats):
         for name in names:

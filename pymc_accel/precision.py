@@ -55,6 +55,9 @@ class PrecisionCheck:
         Why float32 failed, empty when it passed.
     seconds : float
         Time the check took.
+    kept : str
+        Empty for a check just run; for one read from :mod:`pymc_accel.check_store`, when the
+        check it repeats was run (a model of the same structure and data was checked then).
     """
 
     safe: bool
@@ -66,6 +69,7 @@ class PrecisionCheck:
     problem: str = ""
     seconds: float = 0.0
     per_point: list[dict[str, Any]] = field(default_factory=list)
+    kept: str = ""
 
     def summary(self) -> str:
         """One line for reports, with the measured errors and the tolerances."""
@@ -74,6 +78,8 @@ class PrecisionCheck:
             f"max gradient rel. error {self.grad_rel_error:.2g} (tolerance {self.grad_rtol:g}) "
             f"over {self.points} points"
         )
+        if self.kept:
+            errors += f" (the check of {self.kept}, kept: same model structure and data)"
         if self.safe:
             return f"float32 safe: {errors}"
         return f"float32 unsafe: {self.problem}; {errors}"

@@ -372,3 +372,47 @@ def structure_key(model: pm.Model) -> tuple:
                               for rv, t in model.rvs_to_transforms.items() if t is not None))
     dims = tuple(sorted((k, var_key(v)) for k, v in model.dim_lengths.items()))
     return (tuple(nodes), names, transforms, dims, pytensor.config.floatX)
+
+
+def data_digest(model: pm.Model) -> str:
+    """A hash of the values of the model's data: every constant and data container its random
+    variables, deterministics and potentials read, and the observed values.
+
+    :func:`structure_key` leaves out the values of large data (the profile counts work, which
+    shapes decide); what a model computes depends on them too. Two models with equal structure
+    keys and digests have the same log density, so a float32 check of one holds for the other
+    (:mod:`pymc_accel.check_store`). Hashing reads every byte once: about 0.2 s for the 1M x 20
+    covariates of the seed blog's model, against minutes for a float32 check of it.
+
+    Parameters
+    ----------
+    model : pm.Model
+
+    Returns
+    -------
+    str
+        Hexadecimal BLAKE2b digest.
+    """
+    import hashlib
+
+    import numpy as np
+    from pytensor.compile.sharedvalue import SharedVariable
+    from pytensor.graph.basic import Constant
+    from pytensor.graph.traversal import graph_inputs
+
+    outputs = [*model.free_RVs, *model.observed_RVs, *model.deterministics, *model.potentials,
+               *(model.rvs_to_values[rv] for rv in model.observed_RVs)]
+    digest = hashlib.blake2b(digest_size=16)
+    for var in graph_inputs(outputs):
+        if isinstance(var, Constant):
+            data = var.data
+        elif isinstance(var, SharedVariable):
+            data = var.get_value(borrow=True)
+        else:
+            continue
+        array = np.asarray(data)
+        if array.dtype == object:  # a random generator's state: not data
+            continue
+        digest.update(f"{array.shape}{array.dtype}".encode())
+        digest.update(np.ascontiguousarray(array).data)
+    return digest.hexdigest()

@@ -12,7 +12,7 @@ import weakref
 from dataclasses import dataclass, replace
 from typing import Any
 
-from pymc_accel import first_use, history, profile_store
+from pymc_accel import check_store, first_use, history, profile_store
 from pymc_accel import measure as _measure
 from pymc_accel.backend import Candidate, Estimate, Refusal, SampleRequest
 from pymc_accel.costmodel import guard_seconds
@@ -229,6 +229,7 @@ def select(
     candidates, refusals = _gather(registry, names, profile, devices)
 
     scored: list[_Scored] = []
+    kept_check = _KeptCheck(model, initvals)  # a float32 check of this model and data, if any
     for c in candidates:
         if device is not None and c.device != device:
             refusals.append(Refusal(c.backend, f"device={device!r} was requested", c.device, c.precision))
@@ -244,6 +245,8 @@ def select(
             why = (f"a backend named explicitly runs in the model's precision "
                    f"({profile.float_dtype}), as pm.sample does; pass precision='float32' to use "
                    "float32, or nuts_sampler='auto' to let the selector check and choose it")
+        elif needs_guard and kept_check.get() is not None and not kept_check.get().safe:
+            why = _unsafe_reason(kept_check.get())  # checked before: no need to rank it
         if why:
             refusals.append(Refusal(c.backend, why, c.device, c.precision))
             continue
@@ -263,8 +266,10 @@ def select(
             est = history.apply(est, profile, c)  # what an earlier run of this model observed
             if memory is not None:
                 est = replace(est, memory_bytes=memory)
-            s = _Scored(c, est, 0.0, 0.0, needs_guard,
-                        check_seconds=guard_seconds(profile).value if needs_guard else 0.0)
+            check_seconds = 0.0  # a kept check costs nothing to read
+            if needs_guard and kept_check.get() is None:
+                check_seconds = guard_seconds(profile).value
+            s = _Scored(c, est, 0.0, 0.0, needs_guard, check_seconds=check_seconds)
             s.rescore(tune + draws, draws, chains)
         except Exception as exc:
             refusals.append(Refusal(c.backend, f"estimate() raised {exc!r}", c.device, c.precision))
@@ -294,7 +299,7 @@ def select(
         guard_budget = None
         if measure:  # jittered points only in what is left of the measured-mode budget
             guard_budget = max(0.0, measure_budget - (_measure._clock() - budget_start))
-        check, why = _guard(model, initvals, guard_budget)
+        check, why = _guard(model, initvals, guard_budget, kept_check)
         if why:
             refusals += [Refusal(s.candidate.backend, why, s.candidate.device, s.candidate.precision)
                          for s in scored if s.needs_guard]
@@ -302,7 +307,8 @@ def select(
             if not scored:
                 _raise_specific(refusals, profile, backend)
     elif precision == "float32" and profile.float_dtype == "float64" and model is not None:
-        check = check_float32(model, initvals=initvals)  # the user's choice wins; warn if unsafe
+        check = kept_check.get() or kept_check.keep(check_float32(model, initvals=initvals))
+        # the user's choice wins; warn if unsafe
         if not check.safe:
             warnings.warn(
                 f"precision='float32' was requested and is used, but {check.summary()}. "
@@ -439,10 +445,12 @@ _BY_STRUCTURE_MAX = 32
 
 
 def forget_profiles() -> None:
-    """Forget the profiles kept in this process for models of a structure seen before
-    (benchmarks timing what a first selection costs also set ``PYMC_ACCEL_PROFILE_CACHE=off``,
-    which keeps :mod:`pymc_accel.profile_store` from reading profiles of earlier processes)."""
+    """Forget the profiles and float32 checks kept in this process for models of a structure
+    seen before (benchmarks timing what a first selection costs also set
+    ``PYMC_ACCEL_PROFILE_CACHE=off``, which keeps :mod:`pymc_accel.profile_store` and
+    :mod:`pymc_accel.check_store` from reading those of earlier processes)."""
     _BY_STRUCTURE.clear()
+    check_store.forget()
 
 
 def cached_profile(model) -> ModelProfile:
@@ -516,20 +524,58 @@ def _float32_only_where_faster(scored: list[_Scored]) -> list[_Scored]:
     return sorted(scored, key=lambda s: keys[id(s)])
 
 
-def _guard(model, initvals, budget_seconds: float | None = None
-           ) -> tuple[PrecisionCheck | None, str | None]:
-    """Run the float32 accuracy guard; return the check and, if float32 must be refused, why.
-    ``budget_seconds`` bounds its jittered points (the initial point is always checked)."""
+class _KeptCheck:
+    """The float32 check of one selection's model: read from :mod:`pymc_accel.check_store` at
+    most once (its key hashes the model's data), and kept there once run."""
+
+    def __init__(self, model, initvals):
+        self.model, self.initvals = model, initvals
+        self._key: str | None = None
+        self._loaded = False
+        self._check: PrecisionCheck | None = None
+
+    def get(self) -> PrecisionCheck | None:
+        """The kept check of this model, data and start, or ``None``."""
+        if not self._loaded:
+            self._loaded = True
+            if self.model is not None:
+                try:
+                    self._key = check_store.check_key(self.model, self.initvals)
+                except Exception:  # an unusual graph: check it every time
+                    self._key = None
+                self._check = check_store.load(self._key)
+        return self._check
+
+    def keep(self, check: PrecisionCheck) -> PrecisionCheck:
+        """Keep a check just run for the next selection of this model; return it."""
+        self.get()
+        check_store.save(self._key, check)
+        return check
+
+
+def _unsafe_reason(check: PrecisionCheck) -> str:
+    return f"{check.summary()}; float64 is used instead"
+
+
+def _guard(model, initvals, budget_seconds: float | None = None,
+           kept: _KeptCheck | None = None) -> tuple[PrecisionCheck | None, str | None]:
+    """Run the float32 accuracy guard, or read it where ``kept`` holds this model's; return the
+    check and, if float32 must be refused, why. ``budget_seconds`` bounds its jittered points
+    (the initial point is always checked)."""
     if model is None:
         return None, (
             "float32 accuracy not checked: select() was given a profile without its model; "
             "pass the model, or precision='float32' to use float32 unchecked"
         )
-    kwargs = {} if budget_seconds is None else {"budget_seconds": budget_seconds}
-    check = check_float32(model, initvals=initvals, **kwargs)
+    check = kept.get() if kept is not None else None
+    if check is None:
+        kwargs = {} if budget_seconds is None else {"budget_seconds": budget_seconds}
+        check = check_float32(model, initvals=initvals, **kwargs)
+        if kept is not None:
+            kept.keep(check)
     if check.safe:
         return check, None
-    return check, f"{check.summary()}; float64 is used instead"
+    return check, _unsafe_reason(check)
 
 
 def _process_line() -> str:

@@ -33,6 +33,15 @@ def _private_cache(tmp_path_factory):
     os.environ["PYMC_ACCEL_FIRST_USE"] = "off"
 
 
+@pytest.fixture(autouse=True)
+def _no_kept_float32_checks():
+    """Each test starts with no float32 check kept in the process (an earlier test's check of
+    the same model would otherwise be read instead of run); the store's tests keep their own."""
+    from pymc_accel import check_store
+
+    check_store.forget()
+
+
 @pytest.fixture
 def ledger(tmp_path, monkeypatch):
     """A private, empty run history, switched on (the session's is off)."""

@@ -1,0 +1,120 @@
+"""float32 checks kept between selections, in this process and on disk.
+
+The float32 check (:func:`pymc_accel.precision.check_float32`) evaluates the log density and
+gradient in both precisions at four points: 0.05-0.4 s on the quick zoo's models, 3 s for a
+hierarchical logistic regression of 50,000 rows and 11 s at 200,000 rows (docs/benchmarks.md).
+Its verdict depends only on what the model computes, so a model selected again (a script run
+again, a notebook cell re-run) with the same structure (:func:`pymc_accel.profile.structure_key`),
+the same data values (:func:`pymc_accel.profile.data_digest`) and the same initial values reads
+it instead of checking again. The key also holds the versions of PyMC, PyTensor and NumPy and a
+hash of the check's code, so an upgrade checks again. One JSON file per key in
+``<cache_dir>/checks/``.
+
+Only a check that evaluated all its points is kept when it passed (one cut short by measured
+mode's budget vouches for fewer); a failed one is kept whatever its points. With
+``PYMC_ACCEL_PROFILE_CACHE=off`` (:func:`pymc_accel.profile_store.enabled`) nothing is read
+from or written to disk; :func:`forget` empties the process's store. Written by hand: no
+library keeps facts about a PyTensor graph.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import json
+import os
+import time
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from pymc_accel import profile_store
+from pymc_accel.precision import JITTERED_POINTS, PrecisionCheck
+
+#: Check files kept; the oldest are removed when more are written.
+MAX_FILES = 200
+#: Checks kept in this process, most recent last.
+_KEPT: dict[str, PrecisionCheck] = {}
+_KEPT_MAX = 32
+
+
+@functools.cache
+def _code_and_versions() -> str:
+    from pymc_accel import graph_building, precision
+    from pymc_accel.machine import library_versions
+
+    digest = hashlib.sha1()
+    for module in (precision, graph_building):
+        digest.update(Path(module.__file__).read_bytes())
+    libs = library_versions(("pymc", "pytensor", "numpy", "pymc-accel"))
+    return json.dumps(sorted(libs.items())) + digest.hexdigest()
+
+
+def check_key(model: Any, initvals: dict | None = None) -> str | None:
+    """The key of the float32 check of ``model`` started from ``initvals``, or ``None`` when the
+    model's graph cannot be described (an op property without a stable ``repr``)."""
+    from pymc_accel.profile import data_digest, structure_key
+
+    try:
+        structure = repr(structure_key(model))
+    except Exception:
+        return None
+    if " at 0x" in structure:
+        return None
+    starts = repr(sorted((str(k), repr(v)) for k, v in (initvals or {}).items()))
+    text = structure + data_digest(model) + starts + _code_and_versions()
+    return hashlib.sha256(text.encode()).hexdigest()[:32]
+
+
+def _path(key: str) -> Path:
+    from pymc_accel.machine import cache_dir
+
+    return cache_dir() / "checks" / f"{key}.json"
+
+
+def load(key: str | None) -> PrecisionCheck | None:
+    """The check kept under ``key`` (this process's, else the disk's), marked ``kept``; ``None``
+    when there is none."""
+    if key is None:
+        return None
+    check = _KEPT.get(key)
+    if check is None and profile_store.enabled():
+        try:
+            check = PrecisionCheck(**json.loads(_path(key).read_text()))
+        except (OSError, ValueError, TypeError):
+            return None
+        _remember(key, check)
+    return check
+
+
+def save(key: str | None, check: PrecisionCheck) -> None:
+    """Keep ``check`` under ``key``, if it is worth keeping: failed, or passed at every point."""
+    if key is None or check.kept or (check.safe and check.points < 1 + JITTERED_POINTS):
+        return
+    kept = replace(check, kept=time.strftime("%Y-%m-%d %H:%M:%S"))
+    _remember(key, kept)
+    if not profile_store.enabled():
+        return
+    path = _path(key)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_suffix(f".{os.getpid()}.tmp")  # concurrent processes never read half a file
+        tmp.write_text(json.dumps(kept.to_dict()))
+        tmp.replace(path)
+        files = sorted(path.parent.glob("*.json"), key=lambda p: p.stat().st_mtime)
+        for old in files[:-MAX_FILES]:
+            old.unlink(missing_ok=True)
+    except OSError:
+        pass
+
+
+def _remember(key: str, check: PrecisionCheck) -> None:
+    _KEPT.pop(key, None)
+    _KEPT[key] = check
+    while len(_KEPT) > _KEPT_MAX:
+        _KEPT.pop(next(iter(_KEPT)))
+
+
+def forget() -> None:
+    """Forget the checks kept in this process (the disk's stay)."""
+    _KEPT.clear()
