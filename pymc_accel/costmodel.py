@@ -62,6 +62,9 @@ class Runtime:
     # nest), in place of compile_seconds_per_kernel where the census counts them
     # (compile_seconds)
     compile_seconds_by_rank: tuple[float, ...] = ()
+    # the first compile's seconds per kernel by loop rank on a machine that has compiled other
+    # models (cold_compile_seconds), in place of cold_seconds_per_kernel there
+    cold_seconds_by_rank_used: tuple[float, ...] = ()
 
 
 # Fitted on the 2-core CPU machine to single gradients (split timing) and to whole runs side by
@@ -114,18 +117,36 @@ JAX_CPU_KERNEL_SECONDS = 250e-9
 # more than its second, which its fixed cost does not model (nor does any other backend).
 NUMBA_NUTPIE_COLD_PER_KERNEL = 0.050
 NUMBA_PYMC_COLD_PER_KERNEL = 0.053
+# On a machine that has compiled other models, a new one's scalar kernels are mostly cached
+# already (their code is the same from model to model) and its loops are not (a fused loop's
+# code is the model's own). Eight new shapes run by PyMC's NUTS after six zoo models
+# (fit_cold_compile.py --primer, docs/results/fit-cold-compile-used-cpu.jsonl) took 0.13x to
+# 0.57x of the per-kernel figure above (the 342-kernel many_scalars 2.3 s against 18 s
+# modelled), and the mixture, whose 32 loop nests are nested loops, 1.72x (25.9 s). Fit by loop
+# rank with the empty machine's runs (each state its own scalar figure, 11 and 0.4 ms;
+# fit_cold_compile.py --fit-by-rank): 0.4 ms per scalar kernel, 39 ms per vector loop, 193 ms
+# per loop nest. On the primed machine's runs that is an rms log error of 0.37 with each run
+# left out (worst 1.9x, the mixture), against 1.30 for the per-kernel figure (worst 8x); on the
+# empty machine's, 0.44 either way, so the per-kernel figure stays there. Used for both numba
+# drivers (they compile the same PyTensor kernels) once the run history holds
+# USED_MACHINE_MODELS other models run with the numba backend: the empty machine's runs had
+# one model compiled before them, the primed machine's six.
+NUMBA_COLD_BY_RANK_USED = (0.0004, 0.039, 0.193)
+USED_MACHINE_MODELS = 5
 NUMBA_NUTPIE = Runtime("numba+nutpie", 2.7, 4.0, 2e-6, 1.3e-8, 0.90, 0.0100,
                        compile_seconds_by_rank=(0.0019, 0.0100, 0.0572),
                        dense_efficiency=NUMBA_DENSE_EFFICIENCY,
                        per_kernel_seconds=NUMBA_KERNEL_SECONDS, fused_elementwise=True,
                        first_use=("numba", "nutpie-numba"),
-                       cold_seconds_per_kernel=NUMBA_NUTPIE_COLD_PER_KERNEL)
+                       cold_seconds_per_kernel=NUMBA_NUTPIE_COLD_PER_KERNEL,
+                       cold_seconds_by_rank_used=NUMBA_COLD_BY_RANK_USED)
 # PyMC's Python NUTS: interpreter work on every leapfrog step, growing with the dimension.
 NUMBA_PYMC = Runtime("numba+pymc", 2.7, 4.0, 60e-6, 3.8e-8, 0.23, 0.0040,
                      compile_seconds_by_rank=(0.0034, 0.0040, 0.0103),
                      dense_efficiency=NUMBA_DENSE_EFFICIENCY,
                      per_kernel_seconds=NUMBA_KERNEL_SECONDS, fused_elementwise=True,
-                     first_use=("numba",), cold_seconds_per_kernel=NUMBA_PYMC_COLD_PER_KERNEL)
+                     first_use=("numba",), cold_seconds_per_kernel=NUMBA_PYMC_COLD_PER_KERNEL,
+                     cold_seconds_by_rank_used=NUMBA_COLD_BY_RANK_USED)
 # JAX on the CPU driven call by call (DEER-MALA, the nutpie_jax plugin; measured mode's
 # standalone gradient timings). Fixed cost (a warm run: JAX compiles on every run) refitted
 # with the numba drivers', before NumPyro had its own runtime below: NumPyro's runs of 10 + 10
@@ -543,10 +564,25 @@ def compile_seconds(profile: ModelProfile, runtime: Runtime) -> Figure:
     return Figure(seconds, "modelled", f"{runtime.name}: fixed + per-kernel compile")
 
 
-def cold_compile_seconds(profile: ModelProfile, runtime: Runtime) -> Figure:
+def cold_compile_seconds(profile: ModelProfile, runtime: Runtime,
+                         models_compiled_here: int = 0) -> Figure:
     """Modelled seconds a run pays beyond :func:`compile_seconds` when the model's kernels are
     not in the runtime's disk cache: the first run of a new or changed model on this machine
-    (``bench/fit_cold_compile.py``). Zero for a runtime without a disk cache."""
+    (``bench/fit_cold_compile.py``). Zero for a runtime without a disk cache.
+
+    ``models_compiled_here`` is how many other models the runtime's backend has run on this
+    machine (:func:`pymc_accel.history.models_run_here`): from
+    :data:`USED_MACHINE_MODELS` on, the kernels are priced by loop rank as on a machine that
+    has compiled other models (``Runtime.cold_seconds_by_rank_used``), whose scalar kernels are
+    mostly cached already."""
+    ranks = profile.census.compiled_kernels_by_rank
+    if (runtime.cold_seconds_by_rank_used and models_compiled_here >= USED_MACHINE_MODELS
+            and any(ranks.values())):
+        seconds = runtime.cold_seconds + sum(
+            w * ranks.get(r, 0) for w, r in zip(runtime.cold_seconds_by_rank_used, RANKS))
+        return Figure(seconds, "modelled",
+                      "not yet in the compile cache: the model has not run on this machine, "
+                      f"which has compiled {models_compiled_here} others (loops priced by rank)")
     seconds = runtime.cold_seconds + runtime.cold_seconds_per_kernel * profile.census.kernels
     if seconds <= 0:
         return Figure(0.0, "modelled", f"{runtime.name}: no compile cache on disk")

@@ -415,6 +415,21 @@ def compiled_here(profile: ModelProfile, candidate: Candidate) -> str | None:
     return None
 
 
+def models_run_here(profile: ModelProfile, backend: str) -> int:
+    """How many models other than ``profile``'s the run history holds for ``backend`` (a run or
+    measured mode's timings of any of its candidates) on this machine: each compiled its kernels
+    into the backend's disk cache, which a new model's first compile then partly finds there
+    (:func:`pymc_accel.costmodel.cold_compile_seconds`). 0 with the history off."""
+    if not enabled():
+        return 0
+    own = model_key(profile)
+    models = {key.split("|", 1)[0] for key, entry in _load().items()
+              if isinstance(entry, dict) and "|" in key
+              and key.split("|", 1)[1].startswith(f"{backend}[")}
+    models.discard(own)
+    return len(models)
+
+
 def machine_pace(profile: ModelProfile, candidate: Candidate) -> tuple[float, int] | None:
     """How fast this machine pays ``candidate``'s fixed costs against the cost model, from its
     recorded runs of *other* models: the geometric mean over those models of their latest

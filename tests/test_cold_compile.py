@@ -27,6 +27,18 @@ def _machine() -> MachineFigures:
                           {"float32": 1e11, "float64": 5e10}, cpu_call_seconds=2.5e-6)
 
 
+def _bench_zoo():
+    """bench/zoo.py, whose model shapes the cold-compile fits used."""
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).parents[1] / "bench" / "zoo.py"
+    spec = importlib.util.spec_from_file_location("bench_zoo", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
 class _Result:
     sample_stats = xr.Dataset({"n_steps": (("chain", "draw"), np.full((2, 50), 7.0))})
 
@@ -73,6 +85,38 @@ def test_the_first_compile_is_charged_until_the_model_has_run_here(ledger):
     # another model has not run here
     assert history.apply(NumbaBackend().estimate(NUTPIE, other, m), other,
                          NUTPIE).cold_compile_seconds.value > 0
+
+
+def test_a_machine_that_compiled_other_models_prices_a_new_ones_loops_by_rank(ledger):
+    """After USED_MACHINE_MODELS other models ran with the numba backend, a new model's scalar
+    kernels are mostly cached: its first compile is priced by loop rank, so a model of many
+    scalar kernels costs a fraction of what it costs on an empty machine, and one of loops and
+    loop nests about as much."""
+    zoo = _bench_zoo()
+
+    m = _machine()
+    scalars = profile_model(zoo.many_scalars())
+    nested = profile_model(zoo.mixture())
+    assert nested.census.compiled_kernels_by_rank["2+"] > 0
+    def cold(profile):
+        return NumbaBackend().estimate(PYMC_NUTS, profile, m).cold_compile_seconds
+
+    empty_scalars, empty_nested = cold(scalars).value, cold(nested).value
+    request = SampleRequest(draws=100, tune=100, chains=2)
+    others = [profile_model(hierarchical_logistic(100 + 50 * i, 5, 2).model)
+              for i in range(costmodel.USED_MACHINE_MODELS)]
+    for i, other in enumerate(others):
+        assert history.models_run_here(scalars, "numba") == i
+        history.record(other, PYMC_NUTS, NumbaBackend().estimate(PYMC_NUTS, other, m), request,
+                       9.0, _Result())
+    assert history.models_run_here(scalars, "numba") == costmodel.USED_MACHINE_MODELS
+    assert cold(scalars).value < empty_scalars / 3
+    assert cold(nested).value > 0.9 * empty_nested
+    assert f"has compiled {costmodel.USED_MACHINE_MODELS} others" in cold(scalars).note
+    # the model's own run is not another model
+    history.record(scalars, PYMC_NUTS, NumbaBackend().estimate(PYMC_NUTS, scalars, m), request,
+                   9.0, _Result())
+    assert history.models_run_here(scalars, "numba") == costmodel.USED_MACHINE_MODELS
 
 
 def test_without_the_history_a_first_compile_is_not_known_and_not_charged(ledger, monkeypatch):

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 
 import pymc as pm
 
-from pymc_accel import costmodel
+from pymc_accel import costmodel, history
 from pymc_accel.backend import Candidate, Estimate, Figure, Refusal, SampleRequest
 from pymc_accel.backends import nutpie_compiled, pymc_compiled
 from pymc_accel.backends._common import missing_module, rename_nutpie_stats
@@ -88,7 +88,8 @@ class NumbaBackend:
                 profile, machine, candidate.precision, runtime, parallel_chains=cores
             ),
             fixed_seconds=costmodel.compile_seconds(profile, runtime),
-            cold_compile_seconds=costmodel.cold_compile_seconds(profile, runtime),
+            cold_compile_seconds=costmodel.cold_compile_seconds(
+                profile, runtime, history.models_run_here(profile, self.name)),
             chain_parallelism=cores,
             memory_bytes=costmodel.state_memory_bytes(profile, candidate.precision, 4, 1000),
             extra_gradients=extra,
@@ -181,8 +182,6 @@ def _cold_compile_left(modelled: Estimate, profile: ModelProfile, candidate: Can
     the run history knows it (:func:`pymc_accel.history.cold_compile_left`): nothing once this candidate
     ran the model here, a share once the other driver did; all of the modelled first compile
     when the history is off, where it is not known (measured mode must not overrun)."""
-    from pymc_accel import history
-
     if not history.enabled():
         return modelled.cold_compile_seconds.value
     return history.cold_compile_left(modelled.cold_compile_seconds, profile, candidate).value
