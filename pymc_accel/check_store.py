@@ -22,7 +22,6 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
-import os
 import time
 from dataclasses import replace
 from pathlib import Path
@@ -93,19 +92,8 @@ def save(key: str | None, check: PrecisionCheck) -> None:
         return
     kept = replace(check, kept=time.strftime("%Y-%m-%d %H:%M:%S"))
     _remember(key, kept)
-    if not profile_store.enabled():
-        return
-    path = _path(key)
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_suffix(f".{os.getpid()}.tmp")  # concurrent processes never read half a file
-        tmp.write_text(json.dumps(kept.to_dict()))
-        tmp.replace(path)
-        files = sorted(path.parent.glob("*.json"), key=lambda p: p.stat().st_mtime)
-        for old in files[:-MAX_FILES]:
-            old.unlink(missing_ok=True)
-    except OSError:
-        pass
+    if profile_store.enabled():
+        profile_store.write_kept(_path(key), kept.to_dict(), MAX_FILES)
 
 
 def _remember(key: str, check: PrecisionCheck) -> None:

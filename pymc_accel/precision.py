@@ -234,6 +234,10 @@ def check_float32(
     start = time.perf_counter()
     model = pm.modelcontext(model)
     value_vars = list(model.value_vars)
+    # Every backend compiles the log density with PyTensor's stabilizing rewrites
+    # (log(1 - sigmoid(x)) becomes -softplus(x), and so on); without them a float32 Bernoulli
+    # likelihood whose logit reaches about 17 evaluates log(0), and the check would refuse
+    # float32 that the samplers compute finitely (the seed blog's model at full size did).
     # Stabilize before differentiating, as the JAX backends do (they differentiate the rewritten
     # logp): the gradient of log(1 - sigmoid(x)) taken first is 0/0 in float32 at large x.
     logp = rewrite_graph(model.logp(), include=("canonicalize", "stabilize"))

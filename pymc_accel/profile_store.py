@@ -72,15 +72,21 @@ def save(structure: tuple, profile: ModelProfile) -> None:
     """Store ``profile`` for models of this structure (a no-op when the store is off or the
     cache directory is not writable)."""
     path = _path(structure) if enabled() else None
-    if path is None:
-        return
+    if path is not None:
+        write_kept(path, profile.to_dict(), MAX_FILES)
+
+
+def write_kept(path: Path, payload: dict, max_files: int) -> None:
+    """Write ``payload`` as JSON to ``path`` whole (through a temporary file: concurrent
+    processes never read half a file) and remove the oldest JSON files beside it beyond
+    ``max_files``; a cache directory that is not writable is left as it is."""
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_suffix(f".{os.getpid()}.tmp")  # concurrent processes never read half a file
-        tmp.write_text(json.dumps(profile.to_dict()))
+        tmp = path.with_suffix(f".{os.getpid()}.tmp")
+        tmp.write_text(json.dumps(payload))
         tmp.replace(path)
         files = sorted(path.parent.glob("*.json"), key=lambda p: p.stat().st_mtime)
-        for old in files[:-MAX_FILES]:
+        for old in files[:-max_files]:
             old.unlink(missing_ok=True)
     except OSError:
         pass
