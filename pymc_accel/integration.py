@@ -71,6 +71,19 @@ def check_initial_point(model: pm.Model, initvals: dict | None = None) -> None:
         )
 
 
+def _check_start(model: pm.Model, initvals: dict | None) -> None:
+    """:func:`check_initial_point` before a sampler that does not check its start itself: a
+    non-finite start raises :class:`NonFiniteInitialPointError`; a check that cannot evaluate
+    the model (an op it cannot run) lets the sampler start, which then fails its own way if the
+    start is bad."""
+    try:
+        check_initial_point(model, initvals)
+    except NonFiniteInitialPointError:
+        raise
+    except Exception:
+        return
+
+
 def _explain_failed_start(model: pm.Model, initvals: dict | None) -> None:
     """After a sampler that checks its own start failed: raise
     :class:`NonFiniteInitialPointError` if the start is the cause, else return (the caller
@@ -216,7 +229,7 @@ def sample(
     initvals = request.initvals if isinstance(request.initvals, dict) else None
     pymc_checks = checks_its_own_start(report.candidate)
     if not pymc_checks:
-        check_initial_point(model, initvals)
+        _check_start(model, initvals)
     if not request.quiet:
         from rich.console import Console
 

@@ -307,9 +307,18 @@ def select(
             if not scored:
                 _raise_specific(refusals, profile, backend)
     elif precision == "float32" and profile.float_dtype == "float64" and model is not None:
-        check = kept_check.get() or kept_check.keep(check_float32(model, initvals=initvals))
-        # the user's choice wins; warn if unsafe
-        if not check.safe:
+        # the user's choice wins; warn if unsafe, or if it could not be checked
+        try:
+            check = kept_check.get() or kept_check.keep(check_float32(model, initvals=initvals))
+        except Exception as exc:
+            check = None
+            warnings.warn(
+                f"precision='float32' was requested and is used, but its accuracy could not be "
+                f"checked ({type(exc).__name__}: {str(exc)[:200]}).",
+                PrecisionWarning,
+                stacklevel=3,
+            )
+        if check is not None and not check.safe:
             warnings.warn(
                 f"precision='float32' was requested and is used, but {check.summary()}. "
                 "Sampling may diverge or be biased; use precision='float64' (or leave precision "
@@ -570,7 +579,11 @@ def _guard(model, initvals, budget_seconds: float | None = None,
     check = kept.get() if kept is not None else None
     if check is None:
         kwargs = {} if budget_seconds is None else {"budget_seconds": budget_seconds}
-        check = check_float32(model, initvals=initvals, **kwargs)
+        try:
+            check = check_float32(model, initvals=initvals, **kwargs)
+        except Exception as exc:  # an op the check cannot evaluate: float64, not a failure
+            return None, (f"float32 accuracy could not be checked ({type(exc).__name__}: "
+                          f"{str(exc)[:200]}); float64 is used instead")
         if kept is not None:
             kept.keep(check)
     if check.safe:

@@ -97,6 +97,21 @@ def test_the_start_check_names_a_potential_and_passes_a_finite_one():
         check_initial_point(model)
 
 
+def test_a_start_check_that_cannot_evaluate_the_model_lets_the_sampler_start(monkeypatch):
+    """Only a non-finite start stops a run before its sampler starts; the check failing to
+    evaluate the model (an op it cannot run) does not."""
+    from pymc_accel import integration
+
+    def broken(model, initvals=None):
+        raise NotImplementedError("no perform for SomeOp")
+
+    monkeypatch.setattr(integration, "check_initial_point", broken)
+    monkeypatch.setattr(integration, "checks_its_own_start", lambda candidate: False)
+    idata = pymc_accel.sample(model=conjugate_normal().model, nuts_sampler="numba",
+                              driver="pymc", **FAST)
+    assert "posterior" in idata.children
+
+
 def test_float32_request_samples_in_float32():
     idata = pymc_accel.sample(precision="float32", model=conjugate_normal().model, **FAST)
     assert idata.attrs["pymc_accel_candidate"].startswith("numpyro[cpu,float32")

@@ -163,6 +163,27 @@ def test_float32_that_saves_less_than_its_check_costs_is_not_chosen():
     assert report.candidate.precision == "float32"
 
 
+def test_a_check_that_cannot_evaluate_the_model_refuses_float32_and_says_why(monkeypatch):
+    """An op the check cannot run must not break the selection: float32 is refused with the
+    error, float64 chosen; an explicit float32 is used with a warning."""
+    from pymc_accel import selection
+
+    def broken(model, **kwargs):
+        raise NotImplementedError("no perform for SomeOp")
+
+    monkeypatch.setattr(selection, "check_float32", broken)
+    report = select(conjugate_normal().model, registry=_registry(_TwoPrecisions()),
+                    devices=CPU_ONLY)
+    assert report.candidate.precision == "float64" and report.precision_check is None
+    refused = next(r for r in report.rows if r.precision == "float32")
+    assert refused.status == "refused"
+    assert "could not be checked (NotImplementedError: no perform for SomeOp)" in refused.reason
+    with pytest.warns(PrecisionWarning, match="could not be checked"):
+        forced = select(conjugate_normal().model, precision="float32",
+                        registry=_registry(_TwoPrecisions()), devices=CPU_ONLY)
+    assert forced.candidate.precision == "float32"
+
+
 def test_explicit_float32_wins_with_a_warning_naming_the_error():
     with pytest.warns(PrecisionWarning, match=r"float32 unsafe: .*gradient rel. error"):
         report = select(large_offset_model(), precision="float32",
