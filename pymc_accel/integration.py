@@ -72,22 +72,13 @@ def check_initial_point(model: pm.Model, initvals: dict | None = None) -> None:
 
 
 def _check_start(model: pm.Model, initvals: dict | None) -> None:
-    """:func:`check_initial_point` before a sampler that does not check its start itself: a
-    non-finite start raises :class:`NonFiniteInitialPointError`; a check that cannot evaluate
-    the model (an op it cannot run) lets the sampler start, which then fails its own way if the
-    start is bad."""
-    try:
-        check_initial_point(model, initvals)
-    except NonFiniteInitialPointError:
-        raise
-    except Exception:
-        return
+    """:func:`check_initial_point`, raising only :class:`NonFiniteInitialPointError`.
 
-
-def _explain_failed_start(model: pm.Model, initvals: dict | None) -> None:
-    """After a sampler that checks its own start failed: raise
-    :class:`NonFiniteInitialPointError` if the start is the cause, else return (the caller
-    re-raises the sampler's own error, which a failing check must not hide)."""
+    Before a sampler that does not check its start itself, a check that cannot evaluate the
+    model (an op it cannot run) lets the sampler start, which then fails its own way if the
+    start is bad. After a sampler that checks its own start failed, it names the variables if
+    the start is the cause, and otherwise returns: the caller re-raises the sampler's own error,
+    which a failing check must not hide."""
     try:
         check_initial_point(model, initvals)
     except NonFiniteInitialPointError:
@@ -243,7 +234,7 @@ def sample(
         idata = _run_backend(model, report, request, registry)
     except Exception:
         if pymc_checks:  # the sampler found no finite start: say which variable, suggest initvals
-            _explain_failed_start(model, initvals)
+            _check_start(model, initvals)
         raise
     if precision is None and _automatic_float32(report):
         idata, report = _fall_back_if_diverging(idata, report, model, request, registry, device)
