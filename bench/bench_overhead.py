@@ -84,6 +84,8 @@ def main(argv=None) -> dict:
     from bench_regret import default_run, private_history
     from zoo import zoo
 
+    from importlib.metadata import version
+
     import pymc_accel
     from pymc_accel.devices import cpu_cores, discover
 
@@ -95,6 +97,7 @@ def main(argv=None) -> dict:
         "machine": f"{platform.machine()}, {cpu_cores()} cores, {discover().summary()}, "
                    f"Python {platform.python_version()}",
         "history": args.history, "models": [],
+        "versions": {p: version(p) for p in ("pymc", "pytensor", "nutpie", "numpyro", "jax", "numba")},
     }
     start = time.perf_counter()
     for name in names:
