@@ -189,6 +189,8 @@ def sample(
     ------
     UnknownBackendError, BackendUnavailableError, DeviceUnavailableError,
     DiscreteVariablesError, NonFiniteInitialPointError, PluginError
+    pymc.exceptions.SamplingError
+        The model has no free variables, as ``pm.sample`` raises.
     """
     registry = get_registry()
     if nuts_sampler != "auto" and nuts_sampler not in registry.backends:
@@ -202,6 +204,12 @@ def sample(
             return _PM_SAMPLE(draws, nuts_sampler=nuts_sampler, model=model, **kwargs)
         registry.get(nuts_sampler)  # raises UnknownBackendError listing the registered names
     model = pm.modelcontext(model)
+    if not model.free_RVs:  # before any backend meets it: NumPyro's raised an IndexError
+        raise pm.exceptions.SamplingError(
+            "Cannot sample from the model, since the model does not contain any free "
+            "variables (as pm.sample says). To draw its observed variables, use "
+            "pm.sample_prior_predictive() or pm.sample_posterior_predictive()."
+        )
     request = _request(draws, kwargs)
     report = select(
         model,

@@ -69,6 +69,15 @@ def test_unknown_backend_error_lists_names():
         pymc_accel.sample(nuts_sampler="stan", model=eight_schools(), **FAST)
 
 
+@pytest.mark.parametrize("nuts_sampler", ["auto", "numpyro", "deer_mala"])
+def test_a_model_without_free_variables_gets_pm_samples_error(nuts_sampler):
+    """NumPyro raised an IndexError from inside PyMC's JAX path, DEER-MALA a float32 refusal."""
+    with pm.Model() as model:
+        pm.Normal("y", 0.0, 1.0, observed=np.array([0.1, -0.3]))
+    with pytest.raises(pm.exceptions.SamplingError, match="no.* free variables.*sample_prior_predictive"):
+        pymc_accel.sample(nuts_sampler=nuts_sampler, model=model, **FAST)
+
+
 def test_device_and_precision_need_a_pymc_accel_backend():
     with pytest.raises(ValueError, match="pymc-accel backend"):
         pymc_accel.sample(nuts_sampler="nutpie", device="cpu", model=eight_schools(), **FAST)
