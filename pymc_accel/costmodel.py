@@ -65,6 +65,9 @@ class Runtime:
     # the first compile's seconds per kernel by loop rank on a machine that has compiled other
     # models (cold_compile_seconds), in place of cold_seconds_per_kernel there
     cold_seconds_by_rank_used: tuple[float, ...] = ()
+    # seconds of one transcendental function's evaluation (census.transcendentals, in exps)
+    # against NumPy's exp timed by calibration; 0: priced as 10 flops each, as other flops
+    transcendental_factor: float = 0.0
 
 
 # Fitted on the 2-core CPU machine to single gradients (split timing) and to whole runs side by
@@ -132,6 +135,12 @@ NUMBA_PYMC_COLD_PER_KERNEL = 0.053
 # USED_MACHINE_MODELS other models run with the numba backend: the empty machine's runs had
 # one model compiled before them, the primed machine's six.
 NUMBA_COLD_BY_RANK_USED = (0.0004, 0.039, 0.193)
+# numba evaluates transcendental functions one element at a time through libm: exp took 5.4 ns
+# an element in a numba loop against NumPy's vectorised 5.3 ns (what calibration times), and
+# softplus 16.6 ns (census.TRANSCENDENTAL_EXP_EQUIVALENTS). Charged as 10 flops at numba's
+# flop rate, an exp cost 1.3 ns: the logistic seed model's gradient (2,000 rows, seven exps'
+# worth a row) was modelled at 62 µs and ran in 110-132 µs under nutpie.
+NUMBA_TRANSCENDENTAL_FACTOR = 1.0
 USED_MACHINE_MODELS = 5
 NUMBA_NUTPIE = Runtime("numba+nutpie", 2.7, 4.0, 2e-6, 1.3e-8, 0.90, 0.0100,
                        compile_seconds_by_rank=(0.0019, 0.0100, 0.0572),
@@ -139,14 +148,16 @@ NUMBA_NUTPIE = Runtime("numba+nutpie", 2.7, 4.0, 2e-6, 1.3e-8, 0.90, 0.0100,
                        per_kernel_seconds=NUMBA_KERNEL_SECONDS, fused_elementwise=True,
                        first_use=("numba", "nutpie-numba"),
                        cold_seconds_per_kernel=NUMBA_NUTPIE_COLD_PER_KERNEL,
-                       cold_seconds_by_rank_used=NUMBA_COLD_BY_RANK_USED)
+                       cold_seconds_by_rank_used=NUMBA_COLD_BY_RANK_USED,
+                       transcendental_factor=NUMBA_TRANSCENDENTAL_FACTOR)
 # PyMC's Python NUTS: interpreter work on every leapfrog step, growing with the dimension.
 NUMBA_PYMC = Runtime("numba+pymc", 2.7, 4.0, 60e-6, 3.8e-8, 0.23, 0.0040,
                      compile_seconds_by_rank=(0.0034, 0.0040, 0.0103),
                      dense_efficiency=NUMBA_DENSE_EFFICIENCY,
                      per_kernel_seconds=NUMBA_KERNEL_SECONDS, fused_elementwise=True,
                      first_use=("numba",), cold_seconds_per_kernel=NUMBA_PYMC_COLD_PER_KERNEL,
-                     cold_seconds_by_rank_used=NUMBA_COLD_BY_RANK_USED)
+                     cold_seconds_by_rank_used=NUMBA_COLD_BY_RANK_USED,
+                     transcendental_factor=NUMBA_TRANSCENDENTAL_FACTOR)
 # JAX on the CPU driven call by call (DEER-MALA, the nutpie_jax plugin; measured mode's
 # standalone gradient timings). Fixed cost (a warm run: JAX compiles on every run) refitted
 # with the numba drivers', before NumPyro had its own runtime below: NumPyro's runs of 10 + 10
@@ -264,6 +275,8 @@ def _cpu_roofline(
     stream = streamed / bandwidth
     compute = ((c.flops - c.flops_by_category["dense_linalg"])
                / (runtime.flops_factor * machine.cpu_flops[streaming]))
+    if runtime.transcendental_factor:
+        compute += transcendental_seconds(profile, machine, streaming, runtime)
     dense_rate = runtime.dense_efficiency * machine.cpu_matmul_flops[precision]
     if runtime.threaded_dense:  # chains side by side take turns on the cores for dense work
         dense_rate /= max(1, parallel_chains)
@@ -272,6 +285,25 @@ def _cpu_roofline(
     if runtime.threaded:  # XLA's kernels of chains side by side take turns on the thread pool
         kernels *= max(1, parallel_chains)
     return max(stream, compute) + dense / dense_rate + kernels
+
+
+def transcendental_seconds(profile: ModelProfile, machine: MachineFigures, precision: str,
+                           runtime: Runtime) -> float:
+    """Seconds one gradient spends in transcendental functions beyond what its flops charge
+    them, for a runtime that prices them (``runtime.transcendental_factor``).
+
+    ``census.transcendentals`` (evaluations, weighted in evaluations of ``exp``) times one
+    ``exp``'s seconds as machine calibration timed it (NumPy's, 10 flops at ``cpu_flops``)
+    times the runtime's factor, less the 10 flops each the flops count charged them at the
+    runtime's flop rate. It is compute that does not overlap with itself: it joins the
+    arithmetic, and the two together race the memory stream.
+    """
+    c = profile.census
+    exp_seconds = 10.0 / machine.cpu_flops[precision]
+    counted = getattr(c, "transcendental_flops", 0.0) / (runtime.flops_factor
+                                                         * machine.cpu_flops[precision])
+    return max(0.0, getattr(c, "transcendentals", 0.0) * exp_seconds
+               * runtime.transcendental_factor - counted)
 
 
 #: Flops per byte of its operands and output below which a dense linear algebra op is bound by

@@ -434,3 +434,21 @@ def test_numba_fixed_cost_follows_the_loop_ranks_it_compiles_not_the_kernel_coun
         + costmodel.NUMBA_NUTPIE.compile_seconds_per_kernel * many.census.kernels)
     # a runtime without rank figures (JAX, a plugin's) keeps the per-kernel form
     assert "per-kernel" in costmodel.compile_seconds(many, costmodel.JAX_CPU_SAMPLER).note
+
+
+def test_numba_pays_for_each_transcendental_at_the_calibrated_exp_and_xla_as_flops():
+    """numba evaluates exp and softplus element by element through libm (5.4 and 16.6 ns here)
+    where 10 flops at its flop rate charged 1.3 ns: the logistic seed model's gradient was
+    modelled at half what it took. XLA's runtimes keep their flop pricing."""
+    # a bandwidth at which the data stream does not hide the compute (it races it)
+    fast = {"float32": 1e12, "float64": 1e12}
+    profile, m = profile_model(hierarchical_logistic(2000, 100, 5).model), _machine(
+        cpu_bandwidth=fast)
+    rows_in_exps = profile.census.transcendentals * 10.0 / m.cpu_flops["float64"]
+    for runtime in (costmodel.NUMBA_NUTPIE, costmodel.NUMBA_PYMC):
+        flops_only = replace(runtime, transcendental_factor=0.0)
+        priced = costmodel._cpu_roofline(profile, m, "float64", runtime, 1)
+        unpriced = costmodel._cpu_roofline(profile, m, "float64", flops_only, 1)
+        assert priced > unpriced + 0.5 * rows_in_exps
+    for runtime in (costmodel.JAX_CPU, costmodel.JAX_CPU_SAMPLER):
+        assert runtime.transcendental_factor == 0.0
