@@ -256,6 +256,12 @@ class Backend(Protocol):
             # its memory fits the device (pymc_accel.memory): return the candidate with its
             # layout in its options and the estimated peak memory (the Figure's note says what
             # it holds; the report shows it), or a Refusal naming the figures and what to change.
+
+    Optional method (per-chain initial values); a backend without it is assumed to take them::
+
+        def takes_per_chain_initvals(self, candidate) -> bool:
+            # Whether the candidate starts each chain from its own dict of initvals (pm.sample's
+            # initvals=[{...}, {...}]); a candidate that does not is refused when they are given.
     """
 
     name: str

@@ -211,6 +211,13 @@ def sample(
             "pm.sample_prior_predictive() or pm.sample_posterior_predictive()."
         )
     request = _request(draws, kwargs)
+    if request.pymc_kwargs.get("return_inferencedata", True) is False:
+        raise ValueError(
+            "return_inferencedata=False asks for PyMC's MultiTrace, which pymc-accel's samplers "
+            "do not make (their results are InferenceData, with the selection report in its "
+            "attrs) and PyMC has deprecated: drop it, or call pm.sample(nuts_sampler='pymc', "
+            "return_inferencedata=False) for a MultiTrace from PyMC's own NUTS."
+        )
     report = select(
         model,
         backend=nuts_sampler,
@@ -221,7 +228,7 @@ def sample(
         chains=request.chains,
         registry=registry,
         measure=measure,
-        initvals=request.initvals if isinstance(request.initvals, dict) else None,
+        initvals=request.initvals if isinstance(request.initvals, (dict, list, tuple)) else None,
         var_names=request.var_names,
         options=request.backend_kwargs,
     )

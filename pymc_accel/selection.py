@@ -95,6 +95,18 @@ def _precision_policy(
     return None, True
 
 
+def _takes_per_chain_initvals(backend: Any, candidate: Candidate) -> bool:
+    """The backend's optional ``takes_per_chain_initvals`` (a backend without it, or whose
+    method raises, is taken at its word that it runs: its sampler says if not)."""
+    method = getattr(backend, "takes_per_chain_initvals", None)
+    if method is None:
+        return True
+    try:
+        return bool(method(candidate))
+    except Exception:
+        return True
+
+
 def _gather(
     registry: Registry, names: list[str], profile: ModelProfile, devices: Devices
 ) -> tuple[list[Candidate], list[Refusal]]:
@@ -148,7 +160,7 @@ def select(
     machine: MachineFigures | None = None,
     measure: bool = False,
     measure_budget: float = DEFAULT_BUDGET_SECONDS,
-    initvals: dict | None = None,
+    initvals: dict | list[dict] | None = None,
     var_names: list[str] | None = None,
     options: dict[str, Any] | None = None,
 ) -> SelectionReport:
@@ -186,8 +198,9 @@ def select(
         count against it, and a share is kept for the float32 guard when a float32 candidate
         may need it; a candidate whose compile would not fit in what is left is not measured
         and keeps its modelled figures (``report.measurement`` has the accounting).
-    initvals : dict, optional
-        Initial values, for the float32 check.
+    initvals : dict or list of dict, optional
+        Initial values, for the float32 check; a list (one dict per chain, as ``pm.sample``
+        takes) refuses the candidates that start every chain from one dict.
     var_names : list of str, optional
         Variables the run keeps (``pm.sample``'s ``var_names``), for memory estimates.
 
@@ -229,8 +242,18 @@ def select(
     candidates, refusals = _gather(registry, names, profile, devices)
 
     scored: list[_Scored] = []
+    per_chain = isinstance(initvals, (list, tuple))
+    if per_chain:  # the float32 check starts from one point: the first chain's
+        initvals = initvals[0] if initvals else None
     kept_check = _KeptCheck(model, initvals)  # a float32 check of this model and data, if any
     for c in candidates:
+        if per_chain and not _takes_per_chain_initvals(registry.backends[c.backend], c):
+            refusals.append(Refusal(
+                c.backend, f"initvals were given per chain (a list of dicts) and {c.label} "
+                "starts every chain from one dict: pass one dict, or choose a sampler that takes "
+                "a list (nuts_sampler='numba' with driver='pymc', or 'numpyro')",
+                c.device, c.precision))
+            continue
         if device is not None and c.device != device:
             refusals.append(Refusal(c.backend, f"device={device!r} was requested", c.device, c.precision))
             continue

@@ -78,6 +78,18 @@ def test_a_model_without_free_variables_gets_pm_samples_error(nuts_sampler):
         pymc_accel.sample(nuts_sampler=nuts_sampler, model=model, **FAST)
 
 
+@pytest.mark.parametrize("nuts_sampler", ["auto", "numba"])
+def test_return_inferencedata_false_is_refused_before_sampling(nuts_sampler, monkeypatch):
+    """PyMC's NUTS returned a MultiTrace and the run failed on its missing attrs afterwards;
+    plugins' samplers wrapped PyMC's refusal as their own failure."""
+    from pymc_accel import integration
+
+    monkeypatch.setattr(integration, "_run_backend", lambda *a: pytest.fail("sampled"))
+    with pytest.raises(ValueError, match="return_inferencedata=False.*nuts_sampler='pymc'"):
+        pymc_accel.sample(nuts_sampler=nuts_sampler, model=eight_schools(),
+                          return_inferencedata=False, **FAST)
+
+
 def test_device_and_precision_need_a_pymc_accel_backend():
     with pytest.raises(ValueError, match="pymc-accel backend"):
         pymc_accel.sample(nuts_sampler="nutpie", device="cpu", model=eight_schools(), **FAST)

@@ -245,3 +245,39 @@ def test_a_close_call_is_reported_with_how_to_settle_it(rival, close):
         assert "close call" in str(report)
     else:
         assert not notes
+
+
+def test_per_chain_initvals_refuse_the_samplers_that_take_one_dict():
+    """With initvals=[{...}, {...}] auto had chosen nutpie, which raised NotImplementedError."""
+    reg = build_registry(autoload=False)
+    per_chain = [{"mu": 0.1}, {"mu": -0.1}]
+    report = select(eight_schools(), registry=reg, devices=CPU_ONLY, chains=2,
+                    initvals=per_chain)
+    refused = [r for r in report.rows if r.status == "refused" and "per chain" in r.reason]
+    assert [r.backend for r in refused] == ["numba"] and "driver=nutpie" in refused[0].reason
+    assert "nutpie" not in report.chosen
+    pymc = next(r for r in report.rows if "driver=pymc" in r.label)
+    assert pymc.status != "refused"
+    # one dict: nutpie is a candidate again
+    one = select(eight_schools(), registry=reg, devices=CPU_ONLY, chains=2, initvals=per_chain[0])
+    assert any("nutpie" in r.label and r.status != "refused" for r in one.rows)
+
+
+def test_a_backend_says_whether_it_takes_per_chain_initvals_and_one_that_does_not_say_does():
+    from pymc_accel.backends.numba_cpu import NumbaBackend
+    from pymc_accel.selection import _takes_per_chain_initvals
+
+    numba = NumbaBackend()
+    assert not numba.takes_per_chain_initvals(Candidate("numba", "cpu", "float64", (("driver", "nutpie"),)))
+    assert numba.takes_per_chain_initvals(Candidate("numba", "cpu", "float64", (("driver", "pymc"),)))
+
+    class Silent:
+        pass
+
+    class Broken:
+        def takes_per_chain_initvals(self, candidate):
+            raise RuntimeError("plugin bug")
+
+    any_candidate = Candidate("x", "cpu", "float64")
+    assert _takes_per_chain_initvals(Silent(), any_candidate)
+    assert _takes_per_chain_initvals(Broken(), any_candidate)

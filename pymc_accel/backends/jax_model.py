@@ -152,7 +152,7 @@ def draws_to_idata(
         find_constants,
         find_observations,
     )
-    from pymc.sampling.jax import _postprocess_samples, get_jaxified_graph
+    from pymc.sampling.jax import _get_log_likelihood, _postprocess_samples, get_jaxified_graph
     from pymc.stats.convergence import log_warnings, run_convergence_checks
     from pymc.util import get_default_varnames
 
@@ -166,6 +166,10 @@ def draws_to_idata(
     posterior = {v.name: np.asarray(r) for v, r in zip(to_store, result, strict=True)}
 
     idata_kwargs = dict(idata_kwargs or {})
+    log_likelihood = None
+    if idata_kwargs.pop("log_likelihood", False):  # as pm.sample's JAX samplers store it
+        log_likelihood = {k: np.asarray(v) for k, v in _get_log_likelihood(
+            model, raw, backend=postprocessing_backend, postprocessing_vectorize="scan").items()}
     coords, dims = coords_and_dims_for_inferencedata(model)
     coords.update(idata_kwargs.pop("coords", {}))
     dims.update(idata_kwargs.pop("dims", {}))
@@ -173,6 +177,8 @@ def draws_to_idata(
         "posterior": posterior,
         "sample_stats": {k: np.asarray(v) for k, v in sample_stats.items()},
     }
+    if log_likelihood is not None:
+        groups["log_likelihood"] = log_likelihood
     observed = find_observations(model)
     if observed is not None:
         groups["observed_data"] = observed

@@ -74,6 +74,10 @@ class NumbaBackend:
             out.append(Refusal(self.name, "numba runs on the CPU only", device="gpu"))
         return out
 
+    def takes_per_chain_initvals(self, candidate: Candidate) -> bool:
+        """PyMC's driver starts each chain from its own initvals; nutpie takes one dict."""
+        return candidate.option("driver", "nutpie") == "pymc"
+
     def estimate(
         self, candidate: Candidate, profile: ModelProfile, machine: MachineFigures
     ) -> Estimate:

@@ -146,3 +146,15 @@ def test_a_requested_method_picks_its_candidate_and_the_report_says_so():
     assert "method=deer" in chosen["deer"] and "method=sequential" in chosen["sequential"]
     rows = select(model, backend="deer_mala", options={"method": "deer"}).rows
     assert any(r.status == "refused" and "method='deer' was requested" in r.reason for r in rows)
+
+
+def test_log_likelihood_is_stored_as_pm_sample_stores_it():
+    """idata_kwargs={"log_likelihood": True} reached ArviZ's from_dict, which raised TypeError
+    after the sampling had run."""
+    idata = _sample(scale_model(), draws=50, tune=50, method="sequential",
+                    idata_kwargs={"log_likelihood": True})
+    ll = idata.log_likelihood["y"]
+    assert ll.dims == ("chain", "draw", "obs") and ll.shape == (2, 50, Y.size)
+    s2 = idata.posterior["s2"].to_numpy()[..., None]
+    expected = stats.norm.logpdf(Y, 0.0, np.sqrt(s2))
+    np.testing.assert_allclose(ll.to_numpy(), expected, rtol=1e-6)

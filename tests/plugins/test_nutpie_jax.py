@@ -84,3 +84,15 @@ def test_measured_gradient_keeps_nutpies_callback_on_top_of_the_timed_jax_call()
     assert measured is not None and measured.seconds_per_gradient.source == "measured"
     assert measured.seconds_per_gradient.value >= CALLBACK_SECONDS
     assert "callback" in measured.seconds_per_gradient.note
+
+
+def test_per_chain_initvals_refuse_it_before_its_sampler_would_raise():
+    from pymc_accel import select
+    from pymc_accel.devices import Devices
+    from pymc_accel.models import eight_schools
+
+    report = select(eight_schools(), registry=build_registry(), chains=2,
+                    devices=Devices(cpu_cores=2, jax_installed=True, note="test: no GPU"),
+                    initvals=[{"mu": 0.1}, {"mu": -0.1}])
+    rows = [r for r in report.rows if r.backend == "nutpie_jax" and r.precision == "float64"]
+    assert rows and all(r.status == "refused" and "per chain" in r.reason for r in rows)

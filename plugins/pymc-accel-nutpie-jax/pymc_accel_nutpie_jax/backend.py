@@ -67,6 +67,10 @@ class NutpieJaxBackend(JaxNutsBackend):
                            f"{other}", precision=other))
         return out
 
+    def takes_per_chain_initvals(self, candidate) -> bool:
+        """nutpie starts every chain from one dict of initvals."""
+        return False
+
     def estimate(self, candidate, profile, machine):
         """JAX gradient plus nutpie's callback; one gradient to compile."""
         base = super().estimate(candidate, profile, machine)
