@@ -8,6 +8,7 @@ elementwise scalar op costs 1 flop, a transcendental one about 10.
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass, field
 from typing import Any
@@ -232,13 +233,18 @@ def _nbytes(node: Any, census: OpCensus) -> float:
     return float(sum(sizes))
 
 
+@functools.cache
+def _is_transcendental(name: str) -> bool:
+    return any(t in name for t in _TRANSCENDENTAL)
+
+
 def _scalar_cost(scalar_op: Any, transcendental: float = 10.0) -> float:
     """Flops of one evaluation: 1, or ``transcendental`` for a transcendental function."""
     name = type(scalar_op).__name__
     inner = getattr(scalar_op, "fgraph", None)
     if inner is not None:  # a fused Composite: add up what it contains
         return sum(_scalar_cost(n.op, transcendental) for n in inner.apply_nodes) or 1.0
-    return transcendental if any(t in name for t in _TRANSCENDENTAL) else 1.0
+    return transcendental if _is_transcendental(name) else 1.0
 
 
 #: Exponents PyTensor's rewrites turn a power into multiplications (and a square root) for:
@@ -272,7 +278,7 @@ def _transcendental_weight(node: Any) -> float:
             return 0.0
     if name in TRANSCENDENTAL_EXP_EQUIVALENTS:
         return TRANSCENDENTAL_EXP_EQUIVALENTS[name]
-    return _UNMEASURED_TRANSCENDENTAL if any(t in name for t in _TRANSCENDENTAL) else 0.0
+    return _UNMEASURED_TRANSCENDENTAL if _is_transcendental(name) else 0.0
 
 
 def _core_name(op: Any) -> str:
