@@ -152,8 +152,9 @@ class OpCensus:
         runs), with PyTensor's stabilizing rewrites' ``softplus`` for a log of a sigmoid. A
         logistic likelihood and its gradient cost about seven ``exp`` per row.
     transcendental_flops : float
-        What ``flops`` counts for those functions (10 per evaluation, however they are
-        computed): a runtime that prices ``transcendentals`` leaves these out of its flops.
+        What ``flops`` charges those functions beyond one flop each (9 of its 10 per
+        evaluation, however they are computed): a runtime that prices ``transcendentals``
+        leaves these out of its flops.
     compiled_kernels_by_rank : dict
         Kernels a compiler generates code for, by the largest rank they loop over (:data:`RANKS`;
         a Scan's inner kernels once, not once per step; dense linear algebra, a call into LAPACK,

@@ -294,8 +294,8 @@ def transcendental_seconds(profile: ModelProfile, machine: MachineFigures, preci
 
     ``census.transcendentals`` (evaluations, weighted in evaluations of ``exp``) times one
     ``exp``'s seconds as machine calibration timed it (NumPy's, 10 flops at ``cpu_flops``)
-    times the runtime's factor, less the 10 flops each the flops count charged them at the
-    runtime's flop rate. It is compute that does not overlap with itself: it joins the
+    times the runtime's factor, less what the flops count charged them beyond an ordinary
+    flop (``census.transcendental_flops``) at the runtime's flop rate. It is compute that does not overlap with itself: it joins the
     arithmetic, and the two together race the memory stream.
     """
     c = profile.census
