@@ -97,10 +97,19 @@ def test_explicit_precision_wins():
 
 
 def test_cost_model_prefers_fast_compile_for_tiny_and_fast_gradient_for_large():
+    # the fit machine's figures: calibrated on a loaded machine (the test run's other worker),
+    # a call overhead of 5 µs rightly makes PyMC's Python NUTS slower than nutpie on eight
+    # schools (it failed a fresh-clone run that way)
+    from pymc_accel.machine import MachineFigures
+
+    machine = MachineFigures({"float32": 6e9, "float64": 2e9}, {"float32": 3e10, "float64": 3e10},
+                             {"float32": 9e10, "float64": 4.5e10}, cpu_call_seconds=2.5e-6,
+                             cpu_cache_bytes=32 * 2**20)
     reg = build_registry(autoload=False)
-    tiny = select(eight_schools(), registry=reg, devices=CPU_ONLY, draws=500, tune=500, chains=2)
+    tiny = select(eight_schools(), registry=reg, devices=CPU_ONLY, machine=machine, draws=500,
+                  tune=500, chains=2)
     large = select(profile=profile_model(hierarchical_logistic(100_000, 10_000, 20).model),
-                   registry=reg, devices=CPU_ONLY, draws=500, tune=500, chains=2)
+                   registry=reg, devices=CPU_ONLY, machine=machine, draws=500, tune=500, chains=2)
     assert tiny.candidate.option("driver") != "nutpie"
     assert large.candidate.label == "numba[cpu,float64,driver=nutpie]"
 
