@@ -430,11 +430,8 @@ def census_of(inputs: list[Any], outputs: list[Any]) -> OpCensus:
             first = node
         if first is not node:
             merged.update(zip(node.outputs, first.outputs))
-        elif varying.intersection(node.outputs) and not _undone(node, args):
-            weight = _stabilized_weight(node, args)
-            if weight is None:
-                weight = _transcendental_weight(node)
-            census.transcendentals += _size(node.outputs[0], census) * weight
+        elif varying.intersection(node.outputs):
+            census.transcendentals += _size(node.outputs[0], census) * _compiled_weight(node, args)
     return census
 
 
@@ -444,25 +441,22 @@ def _scalar_name(var: Any) -> str:
     return type(getattr(owner.op, "scalar_op", None)).__name__ if owner is not None else ""
 
 
-def _undone(node: Any, args: tuple) -> bool:
-    """``log(exp(x))`` or ``exp(log(x))``: PyTensor's rewrites reduce it to ``x``."""
-    inverse = {"Log": "Exp", "Exp": "Log"}.get(type(node.op.scalar_op).__name__)
-    return inverse is not None and bool(args) and _scalar_name(args[0]) == inverse
-
-
-def _stabilized_weight(node: Any, args: tuple) -> float | None:
-    """The exp-equivalents of a log of a sigmoid or of ``1 + exp``, which PyTensor's stabilizing
-    rewrites (run by every backend) turn into a ``softplus``: ``log(sigmoid(x))``,
-    ``log(1 - sigmoid(x))`` (a Bernoulli or binomial likelihood on ``logit_p``), ``log1p(-
-    sigmoid(x))`` and ``log1p(exp(x))``. ``None`` for any other node."""
+def _compiled_weight(node: Any, args: tuple) -> float:
+    """Exp-equivalents of an Elemwise node (its inputs merged into ``args``) as the function
+    every backend compiles evaluates it, after PyTensor's rewrites: nothing for ``log(exp(x))``
+    or ``exp(log(x))`` (reduced to ``x``); a ``softplus`` for a log of a sigmoid or of
+    ``1 + exp``, which the stabilizing rewrites turn into one: ``log(sigmoid(x))``,
+    ``log(1 - sigmoid(x))`` (a Bernoulli or binomial likelihood on ``logit_p``),
+    ``log1p(-sigmoid(x))`` and ``log1p(exp(x))``; otherwise :func:`_transcendental_weight`."""
     name = type(node.op.scalar_op).__name__
-    if name not in ("Log", "Log1p") or not args:
-        return None
-    inner = _scalar_name(args[0])
-    if inner == "Sigmoid" or (name == "Log1p" and inner == "Exp"):
-        return TRANSCENDENTAL_EXP_EQUIVALENTS["Softplus"]
-    owner = args[0].owner
-    if inner in ("Sub", "Neg") and owner is not None and any(
-            _scalar_name(v) == "Sigmoid" for v in owner.inputs):
-        return TRANSCENDENTAL_EXP_EQUIVALENTS["Softplus"]
-    return None
+    inner = _scalar_name(args[0]) if args else ""
+    if (name, inner) in (("Log", "Exp"), ("Exp", "Log")):
+        return 0.0
+    softplus = TRANSCENDENTAL_EXP_EQUIVALENTS["Softplus"]
+    if name in ("Log", "Log1p"):
+        if inner == "Sigmoid" or (name == "Log1p" and inner == "Exp"):
+            return softplus
+        owner = args[0].owner
+        if inner in ("Sub", "Neg") and any(_scalar_name(v) == "Sigmoid" for v in owner.inputs):
+            return softplus
+    return _transcendental_weight(node)

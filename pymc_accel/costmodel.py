@@ -295,15 +295,14 @@ def transcendental_seconds(profile: ModelProfile, machine: MachineFigures, preci
     ``census.transcendentals`` (evaluations, weighted in evaluations of ``exp``) times one
     ``exp``'s seconds as machine calibration timed it (NumPy's, 10 flops at ``cpu_flops``)
     times the runtime's factor, less what the flops count charged them beyond an ordinary
-    flop (``census.transcendental_flops``) at the runtime's flop rate. It is compute that does not overlap with itself: it joins the
-    arithmetic, and the two together race the memory stream.
+    flop (``census.transcendental_flops``) at the runtime's flop rate. It is compute that does
+    not overlap with itself: it joins the arithmetic, and the two together race the memory
+    stream.
     """
     c = profile.census
     exp_seconds = 10.0 / machine.cpu_flops[precision]
-    counted = getattr(c, "transcendental_flops", 0.0) / (runtime.flops_factor
-                                                         * machine.cpu_flops[precision])
-    return max(0.0, getattr(c, "transcendentals", 0.0) * exp_seconds
-               * runtime.transcendental_factor - counted)
+    counted = c.transcendental_flops / (runtime.flops_factor * machine.cpu_flops[precision])
+    return max(0.0, c.transcendentals * exp_seconds * runtime.transcendental_factor - counted)
 
 
 #: Flops per byte of its operands and output below which a dense linear algebra op is bound by

@@ -264,11 +264,11 @@ def test_gradients_are_timed_a_start_jitter_away_from_the_initial_point():
     with pm.Model() as model:
         x = pm.Normal("x", 0, 1, shape=3)
         pm.Poisson("k", 2.0)
-    start, timed = model.initial_point(), _measure._timing_point(model)
+    start, timed = model.initial_point(), _measure._start_point(model, jitter=True)
     moved = np.abs(timed["x"] - start["x"])
     assert np.all((moved > 0) & (moved <= _measure.TIMING_JITTER))
     assert timed["k"] == start["k"]  # discrete variables are not jittered
-    np.testing.assert_array_equal(_measure._timing_point(model)["x"], timed["x"])  # seeded
+    np.testing.assert_array_equal(_measure._start_point(model, jitter=True)["x"], timed["x"])  # seeded
 
 
 def test_a_jitter_outside_the_support_is_timed_at_the_initial_point(monkeypatch):

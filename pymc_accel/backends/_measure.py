@@ -8,6 +8,7 @@ sharing a gradient (numba's two drivers) are compiled and timed once.
 
 from __future__ import annotations
 
+import math
 import os
 import time
 import weakref
@@ -101,9 +102,9 @@ def _store(model: Any, key: tuple, value: tuple[float, float, int]) -> None:
 TIMING_JITTER = 1.0
 
 
-def _timing_point(model: Any) -> dict[str, Any]:
-    """The initial point with PyMC's start jitter on its continuous variables (fixed seed):
-    where gradients are timed.
+def _start_point(model: Any, jitter: bool) -> dict[str, Any]:
+    """The initial point, with PyMC's start jitter on its continuous variables (fixed seed)
+    when ``jitter``: where gradients are timed.
 
     At the initial point itself the data's linear predictor is often zero everywhere, where
     libm's ``exp`` and ``log1p`` take their short paths: numba's gradient of the logistic seed
@@ -113,22 +114,17 @@ def _timing_point(model: Any) -> dict[str, Any]:
     import numpy as np
 
     point = model.initial_point()
-    rng = np.random.default_rng(0)
-    for v in model.continuous_value_vars:
-        value = np.asarray(point[v.name])
-        point[v.name] = (value + rng.uniform(-TIMING_JITTER, TIMING_JITTER, value.shape)
-                         ).astype(value.dtype)
+    if jitter:
+        rng = np.random.default_rng(0)
+        for v in model.continuous_value_vars:
+            value = np.asarray(point[v.name])
+            point[v.name] = (value + rng.uniform(-TIMING_JITTER, TIMING_JITTER, value.shape)
+                             ).astype(value.dtype)
     return point
 
 
-def _finite(value: Any) -> bool:
-    import numpy as np
-
-    return bool(np.all(np.isfinite(np.asarray(value))))
-
-
 def _initial_args(model: Any, jitter: bool = False) -> list[Any]:
-    point = _timing_point(model) if jitter else model.initial_point()
+    point = _start_point(model, jitter)
     return [point[v.name] for v in model.value_vars]
 
 
@@ -151,12 +147,12 @@ def pymc_gradient_function(model: Any) -> Any:
 
 
 def _raveled_initial_point(model: Any, jitter: bool = False) -> Any:
-    """The initial point (``jitter``: :func:`_timing_point`) as :func:`pymc_gradient_function`
+    """The initial point (``jitter``: :func:`_start_point`'s) as :func:`pymc_gradient_function`
     takes it: the continuous free variables (``logp_dlogp_function``'s default ``grad_vars``)
     raveled in the model's order."""
     from pymc.blocking import DictToArrayBijection
 
-    point = _timing_point(model) if jitter else model.initial_point()
+    point = _start_point(model, jitter)
     return DictToArrayBijection.map({v.name: point[v.name]
                                      for v in model.continuous_value_vars}).data
 
@@ -180,7 +176,7 @@ def time_numba_gradient(model: Any, budget_seconds: float, machine: MachineFigur
     start = time.perf_counter()
     fn = pymc_gradient_function(model)
     q = _raveled_initial_point(model, jitter=True)
-    if not _finite(fn(q)[0]):  # the jitter left the support: time at the initial point
+    if not math.isfinite(fn(q)[0]):  # the jitter left the support: the initial point
         q = _raveled_initial_point(model)
         fn(q)
     wall = time.perf_counter() - start
@@ -243,9 +239,11 @@ def time_jax_gradient(model: Any, device: str, precision: str, budget_seconds: f
         start = time.perf_counter()
         vg = jax.jit(jax.value_and_grad(get_jaxified_logp(model)))
         args = [jnp.asarray(a) for a in _initial_args(model, jitter=True)]
-        if not _finite(vg(args)[0]):  # the jitter left the support: the initial point
+        value_and_grad = vg(args)
+        if not math.isfinite(value_and_grad[0]):  # the jitter left the support: initial point
             args = [jnp.asarray(a) for a in _initial_args(model)]
-        jax.block_until_ready(vg(args))
+            value_and_grad = vg(args)
+        jax.block_until_ready(value_and_grad)
         compiled = time.perf_counter() - start
         first_use.mark_used(("jax",))  # XLA's client has started: the run will not pay it again
         record_compile("jax", modelled_compile, compiled, load)
