@@ -118,7 +118,7 @@ def main(argv=None) -> None:
     skip = {tuple(pair.split(":")) for pair in args.skip.split(",") if pair}
     request = SampleRequest(draws=args.draws, tune=args.draws, chains=2, cores=2, random_seed=1,
                             progressbar=False, quiet=True, compute_convergence_checks=False)
-    factories = zoo.zoo(quick=True)
+    factories = zoo.fit_models() | zoo.held_out()
     for name in args.models.split(","):
         offered = {}
         for backend in registry.backends.values():

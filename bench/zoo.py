@@ -254,6 +254,49 @@ def shapes() -> dict[str, Callable[[], pm.Model]]:
     }
 
 
+def poisson_groups(n: int = 3000, groups: int = 300) -> pm.Model:
+    """Poisson counts with non-centred group effects and one covariate."""
+    rng = np.random.default_rng(8)
+    idx = rng.integers(0, groups, n)
+    x = rng.normal(size=n)
+    y = rng.poisson(np.exp(0.5 + 0.3 * x + 0.4 * rng.normal(size=groups)[idx]))
+    with pm.Model() as model:
+        a = pm.Normal("a", 0, 1)
+        b = pm.Normal("b", 0, 1)
+        sd = pm.HalfNormal("sd", 1)
+        z = pm.Normal("z", 0, 1, shape=groups)
+        pm.Poisson("y", pm.math.exp(a + b * x + sd * z[idx]), observed=y)
+    return model
+
+
+def wide_regression(n: int = 1000, p: int = 200) -> pm.Model:
+    """Linear regression on ``p`` independent covariates."""
+    rng = np.random.default_rng(7)
+    X = rng.normal(size=(n, p))
+    y = X @ rng.normal(0, 0.5, p) + rng.normal(size=n)
+    with pm.Model() as model:
+        b = pm.Normal("b", 0, 1, shape=p)
+        a = pm.Normal("a", 0, 2)
+        s = pm.HalfNormal("s", 1)
+        pm.Normal("y", a + pm.math.dot(X, b), s, observed=y)
+    return model
+
+
+def held_out() -> dict[str, Callable[[], pm.Model]]:
+    """Name -> factory of models no cost-model figure was fitted on, from 7 to 503 free
+    dimensions: out-of-sample checks of the trajectory figures
+    (``bench/fit_trajectories.py --models``)."""
+    return {
+        "student_t_7": student_t,
+        "logistic_31": lambda: logistic(2000, 30),
+        "groups_53": lambda: varying_intercept(1000, 50),
+        "logistic_101": lambda: logistic(3000, 100),
+        "wide_202": wide_regression,
+        "poisson_groups_303": poisson_groups,
+        "groups_503": lambda: varying_intercept(4000, 500),
+    }
+
+
 def fit_models() -> dict[str, Callable[[], pm.Model]]:
     """The quick zoo and :func:`shapes`: every model a fitting script can name."""
     return zoo(quick=True) | shapes()

@@ -32,6 +32,13 @@ def test_zoo_regime_models_have_their_structure():
     assert profile_model(zoo.funnel(5)).n_free == 6
 
 
+def test_held_out_models_are_new_to_the_fits_and_named_by_their_dimension():
+    held_out = zoo.held_out()
+    assert not set(held_out) & set(zoo.fit_models())  # what the figures were fitted on
+    for name, factory in held_out.items():
+        assert profile_model(factory()).n_free == int(name.rsplit("_", 1)[1])
+
+
 def _row(label, walls, ess):
     runs = [{"wall": w, "ess": ess, "ess_per_s": ess / w, "divergent": 0.0} for w in walls]
     return bench_regret._summarise(label, runs, type("R", (), {"rows": []})())
