@@ -59,7 +59,8 @@ def _parse(argv):
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--quick", action="store_true",
                    help="small zoo sizes, 200 tune + 200 draws, built-in candidates")
-    p.add_argument("--models", default=None, help="comma-separated zoo names (default: all)")
+    p.add_argument("--models", default=None,
+                   help="comma-separated zoo names (default: all), or bench/zoo.py:held_out's")
     p.add_argument("--repeats", type=int, default=3)
     p.add_argument("--draws", type=int, default=None)
     p.add_argument("--tune", type=int, default=None)
@@ -627,7 +628,7 @@ def main(argv=None):
 
     warnings.filterwarnings("ignore")
     sys.path.insert(0, str(Path(__file__).parent))
-    from zoo import zoo
+    from zoo import held_out, zoo
 
     from pymc_accel.devices import cpu_cores, discover
 
@@ -638,6 +639,7 @@ def main(argv=None):
     pymc_accel.select(models["eight_schools"](), draws=args.draws, tune=args.tune, chains=args.chains)
     first = time.perf_counter() - first
     names = args.models.split(",") if args.models else list(models)
+    models |= held_out()  # named with --models: models no cost-model figure was fitted on
     start = time.perf_counter()
     results = {
         "command": "python bench/bench_regret.py " + " ".join(argv if argv is not None else sys.argv[1:]),

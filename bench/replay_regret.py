@@ -41,11 +41,12 @@ sys.path.insert(0, str(Path(__file__).parent))
 
 
 def _factory(name: str):
-    """The zoo's factory for a recorded model name, at quick sizes, else at full ones."""
+    """The zoo's factory for a recorded model name, at quick sizes, else at full ones, else
+    among the held-out models."""
     import zoo
 
     quick, full = zoo.zoo(quick=True), zoo.zoo(quick=False)
-    return quick.get(name) or full.get(name)
+    return quick.get(name) or full.get(name) or zoo.held_out().get(name)
 
 
 def replay(results: dict, machine_pace: bool = False) -> list[dict]:

@@ -34,6 +34,7 @@ from pymc_accel.errors import (
     PrecisionWarning,
     PymcAccelError,
     UnknownBackendError,
+    UnsupportedArgumentError,
 )
 from pymc_accel.first_use import first_use_figures
 from pymc_accel.hookspecs import hookimpl
@@ -51,7 +52,7 @@ __all__ = [
     "DiscreteVariablesError", "Estimate", "Figure", "JaxNutsBackend", "MachineFigures", "ModelProfile",
     "NoCandidateError", "NonFiniteInitialPointError", "PluginError", "PrecisionCheck",
     "PrecisionWarning", "PymcAccelError", "Refusal", "DeviceFigures", "check_float32",
-    "Registry", "SampleRequest", "SelectionReport", "UnknownBackendError", "__version__",
+    "Registry", "SampleRequest", "SelectionReport", "UnknownBackendError", "UnsupportedArgumentError", "__version__",
     "build_registry", "disable", "discover_devices", "enable", "explain", "first_use_figures",
     "get_registry",
     "hookimpl", "is_enabled", "jax_device", "machine_figures", "profile_model",

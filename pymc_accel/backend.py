@@ -201,6 +201,9 @@ class SampleRequest:
     random_seed: Any = None
     initvals: Any = None
     target_accept: float = 0.8
+    # whether the caller gave target_accept (pm.sample's default is 0.8); a sampler whose own
+    # default differs (MALA's 0.574) uses it only when given
+    target_accept_given: bool = False
     var_names: list[str] | None = None
     progressbar: Any = True
     quiet: bool = False
@@ -262,6 +265,21 @@ class Backend(Protocol):
         def takes_per_chain_initvals(self, candidate) -> bool:
             # Whether the candidate starts each chain from its own dict of initvals (pm.sample's
             # initvals=[{...}, {...}]); a candidate that does not is refused when they are given.
+
+    Optional method (``pm.sample`` arguments only PyMC's own sampler honours); a backend without
+    it honours none of them, and is refused when one is given (and warned about for ``init``)::
+
+        def takes_argument(self, name, candidate) -> bool:
+            # name is one of pymc_accel.arguments.ARGUMENTS: "step", "callback", "trace",
+            # "discard_tuned_samples" (given as False) or "init" (given other than "auto").
+            # True if the candidate's run does with it what pm.sample does.
+
+    Optional method (sampler options); a backend without it, or returning ``None``, takes any
+    option and reports those it does not know when it samples::
+
+        def known_options(self, candidate) -> Collection[str] | None:
+            # The names the candidate's sampler takes in nuts={...} (or as pymc_accel.sample's
+            # extra keywords); a candidate is refused for a run given any other.
     """
 
     name: str

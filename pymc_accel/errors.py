@@ -45,5 +45,9 @@ class PluginError(PymcAccelError, RuntimeError):
     """A third-party plugin raised while it was asked for something."""
 
 
+class UnsupportedArgumentError(PymcAccelError, ValueError):
+    """A sampler cannot run with an argument the caller gave; the message names the fix."""
+
+
 class PrecisionWarning(UserWarning):
     """float32 was forced on a model whose float32 log density or gradient is inaccurate."""

@@ -10,7 +10,7 @@ import numpy as np
 import pymc as pm
 import pymc.sampling.mcmc as _mcmc
 
-from pymc_accel import first_use, history
+from pymc_accel import arguments, first_use, history
 from pymc_accel.backend import SampleRequest
 from pymc_accel.devices import cpu_cores
 from pymc_accel.errors import (
@@ -116,6 +116,7 @@ def _request(draws: int, kwargs: dict[str, Any]) -> SampleRequest:
         cores = min(4, cpu_cores())
     chains = kwargs.pop("chains", None)
     nuts = dict(kwargs.pop("nuts", None) or kwargs.pop("nuts_sampler_kwargs", None) or {})
+    target_accept_given = "target_accept" in kwargs or "target_accept" in nuts
     target_accept = kwargs.pop("target_accept", nuts.pop("target_accept", 0.8))
     tune = kwargs.pop("tune", None)
     pymc_kwargs = {k: kwargs.pop(k) for k in _PYMC_ONLY_KWARGS if k in kwargs}
@@ -127,6 +128,7 @@ def _request(draws: int, kwargs: dict[str, Any]) -> SampleRequest:
         random_seed=kwargs.pop("random_seed", None),
         initvals=kwargs.pop("initvals", None),
         target_accept=target_accept,
+        target_accept_given=target_accept_given,
         var_names=kwargs.pop("var_names", None),
         progressbar=kwargs.pop("progressbar", True),
         quiet=kwargs.pop("quiet", False),
@@ -231,7 +233,9 @@ def sample(
         initvals=request.initvals if isinstance(request.initvals, (dict, list, tuple)) else None,
         var_names=request.var_names,
         options=request.backend_kwargs,
+        arguments=arguments.given(request),
     )
+    arguments.warn_ignored(registry.backends[report.candidate.backend], report.candidate, request)
     initvals = request.initvals if isinstance(request.initvals, dict) else None
     pymc_checks = checks_its_own_start(report.candidate)
     if not pymc_checks:
@@ -278,7 +282,7 @@ def _fall_back_if_diverging(idata, report, model, request, registry, device):
     report64 = select(
         model, backend=backend, device=device, precision="float64", draws=request.draws,
         tune=request.tune, chains=request.chains, registry=registry,
-        profile=report.model_profile,
+        profile=report.model_profile, arguments=arguments.given(request),
     )
     note = (
         f"float32 run with {first} had {fraction:.0%} divergent transitions in its {where} "
@@ -319,14 +323,16 @@ def _run_backend(model, report: SelectionReport, request: SampleRequest, registr
         others = [n for n in registry.names() if n != candidate.backend]
         raise PluginError(
             f"Backend {candidate.backend!r} from plugin {origin} failed while sampling: "
-            f"{type(exc).__name__}: {exc}. Report it to the plugin's authors; meanwhile use "
+            f"{type(exc).__name__}: {exc}. If the error is about the model or the arguments "
+            "given, fix those; otherwise report it to the plugin's authors, and meanwhile use "
             f"nuts_sampler='auto' with PYMC_ACCEL_BLOCK_PLUGINS, or one of {others}."
         ) from exc
     wall = time.perf_counter() - start
     if report.estimate is not None:  # its runtimes have started: later runs skip their first use
         first_use.mark_used(report.estimate.first_use)
     idata.attrs["pymc_accel_wall_seconds"] = round(wall, 3)
-    if report.model_profile is not None:
+    # a run with step methods given is not the NUTS run the history predicts the next from
+    if report.model_profile is not None and request.pymc_kwargs.get("step") is None:
         history.record(report.model_profile, candidate, report.estimate, request, wall, idata)
     _match_pm_sample_groups(idata)
     return idata

@@ -9,11 +9,13 @@ from __future__ import annotations
 import time
 import warnings
 import weakref
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
 from pymc_accel import check_store, first_use, history, profile_store
 from pymc_accel import measure as _measure
+from pymc_accel.arguments import REQUIRED, refusal_reason, takes_argument
 from pymc_accel.backend import Candidate, Estimate, Refusal, SampleRequest
 from pymc_accel.costmodel import guard_seconds
 from pymc_accel.devices import Devices, discover
@@ -95,6 +97,21 @@ def _precision_policy(
     return None, True
 
 
+def _unknown_options(backend: Any, candidate: Candidate, options: dict[str, Any] | None) -> list[str]:
+    """The ``options`` the backend's optional ``known_options`` does not list for ``candidate``
+    (none for a backend without it, or whose method returns ``None`` or raises)."""
+    method = getattr(backend, "known_options", None)
+    if method is None or not options:
+        return []
+    try:
+        known = method(candidate)
+    except Exception:
+        return []
+    if known is None:
+        return []
+    return sorted(set(options) - set(known) - set(dict(candidate.options)))
+
+
 def _takes_per_chain_initvals(backend: Any, candidate: Candidate) -> bool:
     """The backend's optional ``takes_per_chain_initvals`` (a backend without it, or whose
     method raises, is taken at its word that it runs: its sampler says if not)."""
@@ -163,6 +180,7 @@ def select(
     initvals: dict | list[dict] | None = None,
     var_names: list[str] | None = None,
     options: dict[str, Any] | None = None,
+    arguments: Sequence[str] = (),
 ) -> SelectionReport:
     """Choose the backend, device and precision that should reach the draws soonest.
 
@@ -203,6 +221,10 @@ def select(
         takes) refuses the candidates that start every chain from one dict.
     var_names : list of str, optional
         Variables the run keeps (``pm.sample``'s ``var_names``), for memory estimates.
+    arguments : sequence of str, optional
+        ``pm.sample`` arguments the run was given that only some samplers honour
+        (:data:`pymc_accel.arguments.ARGUMENTS`, e.g. ``("step",)``): a candidate that would
+        drop a required one is refused, naming the fix.
 
     Returns
     -------
@@ -246,7 +268,12 @@ def select(
     if per_chain:  # the float32 check starts from one point: the first chain's
         initvals = initvals[0] if initvals else None
     kept_check = _KeptCheck(model, initvals)  # a float32 check of this model and data, if any
+    required = [a for a in arguments if a in REQUIRED]
     for c in candidates:
+        dropped = [a for a in required if not takes_argument(registry.backends[c.backend], a, c)]
+        if dropped:
+            refusals.append(Refusal(c.backend, refusal_reason(dropped, c), c.device, c.precision))
+            continue
         if per_chain and not _takes_per_chain_initvals(registry.backends[c.backend], c):
             refusals.append(Refusal(
                 c.backend, f"initvals were given per chain (a list of dicts) and {c.label} "
@@ -256,6 +283,14 @@ def select(
             continue
         if device is not None and c.device != device:
             refusals.append(Refusal(c.backend, f"device={device!r} was requested", c.device, c.precision))
+            continue
+        unknown = _unknown_options(registry.backends[c.backend], c, options)
+        if unknown:
+            known = registry.backends[c.backend].known_options(c)
+            refusals.append(Refusal(
+                c.backend, f"{c.label} does not take {', '.join(unknown)}; its options are "
+                f"{', '.join(known) or 'none'}: drop the others, or name a sampler that takes them",
+                c.device, c.precision))
             continue
         clash = [k for k, v in (options or {}).items()
                  if k in dict(c.options) and dict(c.options)[k] != v]

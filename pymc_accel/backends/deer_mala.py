@@ -191,6 +191,11 @@ class DeerMalaBackend:
                     raise
                 raise oom from exc
 
+    def known_options(self, candidate: Candidate) -> tuple[str, ...]:
+        """The sampler options DEER-MALA takes (:data:`OPTIONS`); ``auto`` does not choose it
+        for a run given others (a NUTS option such as ``max_treedepth``)."""
+        return OPTIONS
+
     def _options(self, candidate: Candidate, request: SampleRequest) -> dict[str, Any]:
         from pymc_accel.errors import PymcAccelError
 
@@ -221,7 +226,9 @@ class DeerMalaBackend:
         jacobian = options.pop("jacobian", default_jacobian(flat.dim))
         window = int(options.pop("window", DEFAULT_WINDOW))
         method = options.pop("method", "deer")
-        target = float(options.pop("target_acceptance", deer.OPTIMAL_ACCEPTANCE))
+        # MALA's own target (0.574) unless the caller gave pm.sample's target_accept
+        default = request.target_accept if request.target_accept_given else deer.OPTIMAL_ACCEPTANCE
+        target = float(options.pop("target_acceptance", default))
         tune_key, sample_key = jax.random.split(jax.random.key(seed))
         start = time.perf_counter()
 

@@ -78,6 +78,14 @@ class NumbaBackend:
         """PyMC's driver starts each chain from its own initvals; nutpie takes one dict."""
         return candidate.option("driver", "nutpie") == "pymc"
 
+    def takes_argument(self, name: str, candidate: Candidate) -> bool:
+        """PyMC's driver is ``pm.sample`` itself and honours every argument; nutpie's keeps the
+        tuning draws (``save_warmup``) and, through ``pm.sample``, warns that it ignores
+        ``init`` (:mod:`pymc_accel.arguments`)."""
+        if candidate.option("driver", "nutpie") == "pymc":
+            return True
+        return name in ("discard_tuned_samples", "init")
+
     def estimate(
         self, candidate: Candidate, profile: ModelProfile, machine: MachineFigures
     ) -> Estimate:
@@ -146,7 +154,11 @@ class NumbaBackend:
         sampler_kwargs = {k: v for k, v in request.backend_kwargs.items() if k != "driver"}
         if sampler_kwargs:
             kwargs["nuts"] = sampler_kwargs
-        kwargs.setdefault("nuts", {}).setdefault("target_accept", request.target_accept)
+        # with step methods given, pm.sample takes NUTS settings only for the variables left
+        # to NUTS, and refuses them ("Invalid key ... nuts") when there are none: pass
+        # target_accept only where the caller gave it, as a direct pm.sample call would
+        if kwargs.get("step") is None or request.target_accept_given:
+            kwargs.setdefault("nuts", {}).setdefault("target_accept", request.target_accept)
         reuse = (nutpie_compiled.reused_by_pm_sample(model) if driver == "nutpie"
                  else pymc_compiled.reused_by_pm_sample(model))
         with _blas_limit(kwargs.get("blas_cores", "auto"), request.cores, request.chains), reuse:

@@ -174,6 +174,8 @@ class JaxNutsBackend:
         model, _ = rewrite_model(model, platform)  # affine scans -> parallel prefixes
         device = jax_device(self.name, platform)
         kwargs = dict(request.backend_kwargs)
+        if "max_treedepth" in kwargs:  # PyMC's name (nutpie's driver translates it too)
+            kwargs[MAX_TREEDEPTH_NAMES[self.jax_sampler]] = kwargs.pop("max_treedepth")
         to_host = bool(kwargs.pop("draws_to_host", candidate.option("draws_to_host", False)))
         requested = kwargs.pop("chain_method", candidate.option("chain_method", "parallel"))
         at_once = kwargs.pop("chains_at_once", candidate.option("chains_at_once"))
@@ -212,6 +214,10 @@ class JaxNutsBackend:
             if oom is None:
                 raise
             raise oom from exc
+
+
+#: PyMC's NUTS option ``max_treedepth`` as each JAX sampler's NUTS kernel names it.
+MAX_TREEDEPTH_NAMES = {"numpyro": "max_tree_depth", "blackjax": "max_num_doublings"}
 
 
 def numpyro_chain_method(

@@ -89,6 +89,16 @@ def test_sequential_method_and_options_pass_through():
     assert (idata.sample_stats["newton_iterations"].to_numpy() == 0).all()
 
 
+def test_target_accept_given_is_its_target_acceptance_and_mala_s_own_otherwise():
+    """pm.sample's target_accept was ignored: 0.6 and 0.99 gave the same step size."""
+    own = _sample(scale_model(), draws=200, tune=200, method="sequential")
+    high = _sample(scale_model(), draws=200, tune=200, method="sequential", target_accept=0.95)
+    own_rate = float(own.sample_stats["acceptance_rate"].mean())
+    high_rate = float(high.sample_stats["acceptance_rate"].mean())
+    assert abs(own_rate - 0.574) < 0.15 and high_rate > 0.85
+    assert float(high.sample_stats["step_size"].mean()) < float(own.sample_stats["step_size"].mean())
+
+
 def test_unknown_option_is_named():
     with pytest.raises(pymc_accel.PymcAccelError, match="options are jacobian, window"):
         _sample(scale_model(), draws=10, tune=10, windw=8)

@@ -33,6 +33,31 @@ def test_mclmc_refuses_one_dimensional_models_naming_an_alternative():
     assert "2 free dimensions" in refusal.reason and "blackjax_nuts" in refusal.reason
 
 
+def test_blackjax_nuts_refuses_tune_0_naming_the_fix_instead_of_failing_in_blackjax():
+    """BlackJAX's window adaptation raised "iteration over a 0-d array" on zero steps, which
+    pymc-accel reported as the plugin's bug."""
+    import pymc_accel
+    from pymc_accel.models import eight_schools
+
+    with pytest.raises(pymc_accel.UnsupportedArgumentError, match="tune >= 1"):
+        pymc_accel.sample(model=eight_schools(), nuts_sampler="blackjax_nuts", tune=0, draws=10,
+                          chains=2, progressbar=False)
+
+
+def test_mclmc_takes_one_seed_per_chain_as_pm_sample_does():
+    import numpy as np
+
+    import pymc_accel
+    from pymc_accel.models import eight_schools
+
+    run = dict(model=eight_schools(), nuts_sampler="blackjax_mclmc", tune=50, draws=20, chains=2,
+               progressbar=False, compute_convergence_checks=False)
+    listed = pymc_accel.sample(random_seed=[7, 8], **run)
+    again = pymc_accel.sample(random_seed=[7, 8], **run)
+    assert listed.posterior.sizes["chain"] == 2
+    np.testing.assert_array_equal(listed.posterior["mu"], again.posterior["mu"])
+
+
 class TestBlackJaxNuts(BackendConformance):
     backend = BlackJaxNutsBackend()
 

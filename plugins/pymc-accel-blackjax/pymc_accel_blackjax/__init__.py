@@ -14,7 +14,15 @@ from __future__ import annotations
 
 from importlib.metadata import PackageNotFoundError, version
 
-from pymc_accel import Candidate, Estimate, Figure, JaxNutsBackend, Refusal, hookimpl
+from pymc_accel import (
+    Candidate,
+    Estimate,
+    Figure,
+    JaxNutsBackend,
+    Refusal,
+    UnsupportedArgumentError,
+    hookimpl,
+)
 from pymc_accel_blackjax.mclmc import GRADIENTS_PER_STEP, sample_mclmc
 
 # PyMC 6.4 passes progress_bar into blackjax.window_adaptation (it pops it a line too late),
@@ -48,6 +56,15 @@ class BlackJaxNutsBackend(JaxNutsBackend):
             return [Refusal(self.name, f"blackjax {'.'.join(map(str, found))} is incompatible with "
                             "PyMC 6.4's BlackJAX path: pip install 'blackjax<1.6'")]
         return super().candidates(profile, devices)
+
+    def sample(self, model, candidate, request):
+        """PyMC's BlackJAX NUTS, which needs at least one tuning step."""
+        if request.tune < 1:  # BlackJAX's window adaptation fails on zero steps
+            raise UnsupportedArgumentError(
+                "blackjax_nuts adapts its step size in BlackJAX's window adaptation, which needs "
+                "at least one tuning step: pass tune >= 1, or use nuts_sampler='numpyro' or "
+                "'numba' to sample with tune=0")
+        return super().sample(model, candidate, request)
 
     def estimate(self, candidate, profile, machine):
         """NumPyro's JAX estimate with a second compile (adaptation and sampling loops)."""
@@ -89,6 +106,10 @@ class BlackJaxMclmcBackend(JaxNutsBackend):
             Candidate(self.name, a.device, a.precision) if isinstance(a, Candidate) else a
             for a in super().candidates(profile, devices)
         ]
+
+    def known_options(self, candidate):
+        """The options :func:`~pymc_accel_blackjax.mclmc.sample_mclmc` takes (no NUTS ones)."""
+        return ("desired_energy_var", "diagonal_preconditioning")
 
     def estimate(self, candidate, profile, machine):
         """A JAX gradient per integrator step; ESS per gradient modelled equal to NUTS's."""

@@ -127,6 +127,8 @@ def sample_mclmc(
     import blackjax
 
     logp_fn = get_jaxified_logp(model)  # the log density itself (PyMC's naming is inverted)
+    if isinstance(random_seed, (list, tuple)):  # one per chain: PyMC's JAX path uses the first
+        random_seed = random_seed[0]
     (seed,) = _get_seeds_per_chain(random_seed, 1)
     init = _get_batched_jittered_initial_points(
         model=model, chains=chains, initvals=initvals, random_seed=seed, logp_fn=logp_fn

@@ -71,6 +71,11 @@ class NutpieJaxBackend(JaxNutsBackend):
         """nutpie starts every chain from one dict of initvals."""
         return False
 
+    def takes_argument(self, name, candidate) -> bool:
+        """nutpie keeps the tuning draws when asked; ``pm.sample`` warns that it ignores
+        ``init``. It runs no step method, trace backend or callback."""
+        return name in ("discard_tuned_samples", "init")
+
     def estimate(self, candidate, profile, machine):
         """JAX gradient plus nutpie's callback; one gradient to compile."""
         base = super().estimate(candidate, profile, machine)

@@ -1,0 +1,78 @@
+"""``pm.sample`` arguments that only some samplers honour, and which candidates do.
+
+PyMC's own NUTS runs every argument of ``pm.sample``; its external samplers (nutpie, NumPyro,
+BlackJAX) refuse a step method or a per-draw callback, drop the tuning draws, and ignore
+``init`` with a warning. A backend says which of these its candidates honour with the optional
+``takes_argument(name, candidate)``; one without it honours none. Selection refuses a candidate
+that would drop a *required* argument the caller gave, naming the fix, and :func:`warn_ignored`
+warns, as PyMC does, where the chosen one ignores ``init``.
+"""
+
+from __future__ import annotations
+
+import warnings
+from typing import Any
+
+from pymc_accel.backend import Candidate, SampleRequest
+
+#: Arguments a run must honour once given, with what to do about a sampler that does not.
+REQUIRED = {
+    "step": ("step= (a step method)", "only PyMC's own sampler runs step methods: use "
+             "nuts_sampler='numba' with driver='pymc', or drop step= to sample every variable "
+             "with NUTS"),
+    "callback": ("callback=", "only PyMC's own sampler calls it after every draw: use "
+                 "nuts_sampler='numba' with driver='pymc', or drop callback="),
+    "trace": ("trace= (a trace backend)", "only PyMC's own sampler writes to one: use "
+              "nuts_sampler='numba' with driver='pymc', or drop trace="),
+    "discard_tuned_samples": ("discard_tuned_samples=False", "it returns no tuning draws: use "
+                              "nuts_sampler='numba' (either driver), or drop "
+                              "discard_tuned_samples=False"),
+}
+#: Arguments a sampler may ignore with a warning, as ``pm.sample`` does for its external ones.
+ADVISORY = ("init",)
+ARGUMENTS = (*REQUIRED, *ADVISORY)
+
+
+def given(request: SampleRequest) -> tuple[str, ...]:
+    """The arguments of :data:`ARGUMENTS` that ``request`` sets away from ``pm.sample``'s
+    defaults, in that order."""
+    pymc = request.pymc_kwargs
+    out = [name for name in ("step", "callback", "trace") if pymc.get(name) is not None]
+    if not request.discard_tuned_samples:
+        out.append("discard_tuned_samples")
+    if pymc.get("init", "auto") != "auto":
+        out.append("init")
+    return tuple(out)
+
+
+def takes_argument(backend: Any, name: str, candidate: Candidate) -> bool:
+    """The backend's optional ``takes_argument`` for ``candidate``; ``False`` for a backend
+    without it, or whose method raises (its run would drop the argument silently)."""
+    method = getattr(backend, "takes_argument", None)
+    if method is None:
+        return False
+    try:
+        return bool(method(name, candidate))
+    except Exception:
+        return False
+
+
+def refusal_reason(names: list[str], candidate: Candidate) -> str:
+    """Why ``candidate`` is refused when it would drop the required arguments ``names``."""
+    what = " and ".join(REQUIRED[n][0] for n in names)
+    fixes = "; ".join(REQUIRED[n][1] for n in names)
+    verb = "were" if len(names) > 1 else "was"
+    return f"{what} {verb} given and {candidate.label} does not honour it: {fixes}"
+
+
+def warn_ignored(backend: Any, candidate: Candidate, request: SampleRequest) -> None:
+    """Warn, as ``pm.sample`` does for its external samplers, about each advisory argument
+    ``request`` gives that the chosen candidate ignores."""
+    if "init" in given(request) and not takes_argument(backend, "init", candidate):
+        init = request.pymc_kwargs["init"]
+        warnings.warn(
+            f"init={init!r} is ignored by {candidate.label}: it starts from PyMC's jittered "
+            "initial point and adapts its own step size and mass matrix. Use "
+            "nuts_sampler='numba' with driver='pymc' to run PyMC's initialisation.",
+            UserWarning, stacklevel=3,
+        )

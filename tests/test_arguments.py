@@ -1,0 +1,126 @@
+"""pm.sample arguments only some samplers honour: step methods, callbacks, kept tuning draws,
+init, PyMC's NUTS option names and options meant for another sampler."""
+
+from __future__ import annotations
+
+import warnings
+
+import arviz as az
+import numpy as np
+import pymc as pm
+import pytest
+
+import pymc_accel
+from pymc_accel import arguments
+from pymc_accel.backend import Candidate, SampleRequest
+from pymc_accel.backends.numba_cpu import NumbaBackend
+from pymc_accel.devices import Devices
+from pymc_accel.errors import NoCandidateError
+from pymc_accel.models import conjugate_normal, eight_schools
+from pymc_accel.registry import build_registry
+from pymc_accel.selection import select
+
+CPU_ONLY = Devices(cpu_cores=2, jax_installed=True, note="test: no GPU")
+NUTPIE = Candidate("numba", "cpu", "float64", (("driver", "nutpie"),))
+PYMC = Candidate("numba", "cpu", "float64", (("driver", "pymc"),))
+FAST = dict(draws=100, tune=100, chains=2, progressbar=False, random_seed=5,
+            compute_convergence_checks=False)
+
+
+def test_given_lists_the_arguments_set_away_from_pm_sample_defaults():
+    assert arguments.given(SampleRequest()) == ()
+    request = SampleRequest(discard_tuned_samples=False,
+                            pymc_kwargs={"step": object(), "callback": print, "init": "adapt_diag"})
+    assert arguments.given(request) == ("step", "callback", "discard_tuned_samples", "init")
+    assert arguments.given(SampleRequest(pymc_kwargs={"init": "auto", "step": None})) == ()
+
+
+def test_only_pymc_s_driver_honours_step_and_callback_and_a_silent_backend_honours_nothing():
+    numba = NumbaBackend()
+    assert all(arguments.takes_argument(numba, a, PYMC) for a in arguments.ARGUMENTS)
+    assert not arguments.takes_argument(numba, "step", NUTPIE)
+    assert not arguments.takes_argument(numba, "callback", NUTPIE)
+    assert arguments.takes_argument(numba, "discard_tuned_samples", NUTPIE)
+
+    class Silent:
+        pass
+
+    class Raising:
+        def takes_argument(self, name, candidate):
+            raise RuntimeError("plugin bug")
+
+    assert not arguments.takes_argument(Silent(), "step", NUTPIE)
+    assert not arguments.takes_argument(Raising(), "discard_tuned_samples", NUTPIE)
+
+
+@pytest.mark.parametrize("given", [("step",), ("callback",), ("discard_tuned_samples",)])
+def test_auto_refuses_the_samplers_that_would_drop_a_required_argument(given):
+    report = select(eight_schools(), registry=build_registry(autoload=False), devices=CPU_ONLY,
+                    chains=2, arguments=given)
+    takes = NumbaBackend().takes_argument(given[0], NUTPIE)
+    assert report.chosen.startswith("numba") and ("driver=pymc" in report.chosen or takes)
+    refused = [r for r in report.rows if r.status == "refused" and given[0] in r.reason]
+    assert {r.backend for r in refused} >= {"numpyro", "deer_mala"}
+    assert all("does not honour" in r.reason and "nuts_sampler='numba'" in r.reason
+               for r in refused)
+
+
+def test_a_named_sampler_that_cannot_run_a_step_method_says_what_to_do():
+    with pytest.raises(NoCandidateError, match=r"step=.*driver='pymc'"):
+        pymc_accel.sample(model=eight_schools(), nuts_sampler="numpyro", step=pm.Metropolis(
+            model=eight_schools()), **FAST)
+
+
+def test_auto_with_a_metropolis_step_runs_it_and_finds_the_known_posterior():
+    """With step=pm.Metropolis() auto had chosen numba, which passed nuts={...} that pm.sample
+    refused ("Invalid key found in step_kwargs"); the JAX backends ran NUTS instead."""
+    case = conjugate_normal()
+    with case.model:
+        step = pm.Metropolis()
+    idata = pymc_accel.sample(model=case.model, step=step, draws=1000, tune=500, chains=2,
+                              random_seed=3, progressbar=False)
+    assert "driver=pymc" in idata.attrs["pymc_accel_candidate"]
+    assert "accept" in idata.sample_stats and "scaling" in idata.sample_stats  # Metropolis's
+    mean = float(idata.posterior["mu"].mean())
+    ess = float(az.ess(idata, var_names=["mu"])["mu"])
+    assert abs(mean - case.post_mean) < 4 * case.post_sd / np.sqrt(ess)
+
+
+def test_auto_calls_the_callback_after_every_draw_and_keeps_tuning_draws_when_asked():
+    calls = []
+    idata = pymc_accel.sample(model=conjugate_normal().model, callback=lambda **kw: calls.append(1),
+                              discard_tuned_samples=False, **FAST)
+    assert len(calls) == 2 * (100 + 100)
+    assert "warmup_posterior" in idata.children and idata.warmup_posterior.sizes["draw"] == 100
+
+
+def test_init_ignored_by_the_chosen_sampler_is_warned_about_as_pm_sample_does():
+    request = SampleRequest(pymc_kwargs={"init": "adapt_diag"})
+    numpyro = Candidate("numpyro", "cpu", "float64")
+    with pytest.warns(UserWarning, match="init='adapt_diag' is ignored by numpyro"):
+        arguments.warn_ignored(object(), numpyro, request)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        arguments.warn_ignored(NumbaBackend(), PYMC, request)  # PyMC's own runs it
+
+
+def test_pymc_s_max_treedepth_reaches_numpyro_under_its_own_name():
+    """nuts={"max_treedepth": 5} (PyMC's name) raised TypeError from inside NumPyro."""
+    idata = pymc_accel.sample(model=eight_schools(), nuts_sampler="numpyro",
+                              nuts={"max_treedepth": 2}, **FAST)
+    assert int(idata.sample_stats["tree_depth"].max()) <= 2
+
+
+def test_auto_does_not_choose_a_sampler_for_options_it_does_not_take():
+    reg = build_registry(autoload=False)
+    report = select(eight_schools(), registry=reg, devices=CPU_ONLY, chains=2,
+                    options={"max_treedepth": 5})
+    deer = [r for r in report.rows if r.backend == "deer_mala" and r.device == "cpu"]
+    assert deer and all(r.status == "refused" and "max_treedepth" in r.reason for r in deer)
+    with pytest.raises(NoCandidateError, match="does not take max_treedepth"):
+        select(eight_schools(), registry=reg, devices=CPU_ONLY, backend="deer_mala",
+               options={"max_treedepth": 5})
+    # its own options still select it
+    named = select(eight_schools(), registry=reg, devices=CPU_ONLY, backend="deer_mala",
+                   options={"window": 32})
+    assert named.chosen.startswith("deer_mala")
