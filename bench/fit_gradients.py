@@ -36,12 +36,13 @@ def modelled_kernel_seconds(profile, machine, precision, runtime) -> float:
 def main(argv=None) -> list[dict]:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="the zoo's quick sizes")
-    parser.add_argument("--models", default="", help="comma-separated zoo names (default: all)")
+    parser.add_argument("--models", default="",
+                        help="comma-separated zoo names (default: all), or bench/zoo.py:held_out's")
     parser.add_argument("--seconds", type=float, default=2.0, help="timing per gradient")
     parser.add_argument("--out", default="", help="append JSON lines here")
     args = parser.parse_args(argv)
 
-    from zoo import zoo
+    from zoo import held_out, zoo
 
     from pymc_accel import costmodel
     from pymc_accel.backends import _measure
@@ -51,6 +52,9 @@ def main(argv=None) -> list[dict]:
     machine = machine_figures()
     models = zoo(quick=args.quick)
     names = [n for n in args.models.split(",") if n] or list(models)
+    from zoo import fit_models
+
+    models |= fit_models() | held_out()  # named with --models: the fits' shapes, held-out models
     rows = []
     for name in names:
         profile = profile_model(models[name]())
