@@ -283,9 +283,11 @@ def wide_regression(n: int = 1000, p: int = 200) -> pm.Model:
 
 
 def held_out() -> dict[str, Callable[[], pm.Model]]:
-    """Name -> factory of models no cost-model figure was fitted on, from 7 to 503 free
-    dimensions: out-of-sample checks of the trajectory figures
-    (``bench/fit_trajectories.py --models``)."""
+    """Name -> factory of models that no trajectory or regret figure was fitted on, with 7 to
+    503 free dimensions: out-of-sample checks of the cost model (``bench/fit_trajectories.py``,
+    ``bench/bench_regret.py --models``). ``student_t_7`` is the :func:`shapes` model
+    ``student_t``, whose compile and single gradient the compile and transcendental fits
+    timed; the other six are new to every fit."""
     return {
         "student_t_7": student_t,
         "logistic_31": lambda: logistic(2000, 30),

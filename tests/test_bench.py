@@ -34,7 +34,7 @@ def test_zoo_regime_models_have_their_structure():
 
 def test_held_out_models_are_new_to_the_fits_and_named_by_their_dimension():
     held_out = zoo.held_out()
-    assert not set(held_out) & set(zoo.fit_models())  # what the figures were fitted on
+    assert not set(held_out) & set(zoo.fit_models())  # names the fitting scripts run
     for name, factory in held_out.items():
         assert profile_model(factory()).n_free == int(name.rsplit("_", 1)[1])
 
