@@ -44,6 +44,16 @@ def test_blackjax_nuts_refuses_tune_0_naming_the_fix_instead_of_failing_in_black
                           chains=2, progressbar=False)
 
 
+def test_pymc_s_max_treedepth_reaches_blackjax_as_max_num_doublings():
+    import pymc_accel
+    from pymc_accel.models import eight_schools
+
+    idata = pymc_accel.sample(model=eight_schools(), nuts_sampler="blackjax_nuts",
+                              nuts={"max_treedepth": 2}, draws=100, tune=100, chains=2,
+                              progressbar=False, compute_convergence_checks=False)
+    assert int(idata.sample_stats["tree_depth"].max()) <= 2
+
+
 def test_mclmc_takes_one_seed_per_chain_as_pm_sample_does():
     import numpy as np
 
