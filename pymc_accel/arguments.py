@@ -13,7 +13,7 @@ from __future__ import annotations
 import warnings
 from typing import Any
 
-from pymc_accel.backend import Candidate, SampleRequest
+from pymc_accel.backend import Candidate, SampleRequest, ask_backend
 
 #: Arguments a run must honour once given, with what to do about a sampler that does not.
 REQUIRED = {
@@ -48,13 +48,7 @@ def given(request: SampleRequest) -> tuple[str, ...]:
 def takes_argument(backend: Any, name: str, candidate: Candidate) -> bool:
     """The backend's optional ``takes_argument`` for ``candidate``; ``False`` for a backend
     without it, or whose method raises (its run would drop the argument silently)."""
-    method = getattr(backend, "takes_argument", None)
-    if method is None:
-        return False
-    try:
-        return bool(method(name, candidate))
-    except Exception:
-        return False
+    return bool(ask_backend(backend, "takes_argument", name, candidate, default=False))
 
 
 def refusal_reason(names: list[str], candidate: Candidate) -> str:

@@ -185,6 +185,18 @@ class Estimate:
         return asdict(self)
 
 
+def ask_backend(backend: Any, method: str, *args: Any, default: Any) -> Any:
+    """What a backend's optional ``method`` answers for ``args``; ``default`` when the backend
+    has no such method or the method raises (a plugin's bug must not break selection)."""
+    fn = getattr(backend, method, None)
+    if fn is None:
+        return default
+    try:
+        return fn(*args)
+    except Exception:
+        return default
+
+
 @dataclass
 class SampleRequest:
     """``pm.sample``'s arguments, as a backend receives them.

@@ -16,7 +16,7 @@ from typing import Any
 from pymc_accel import check_store, first_use, history, profile_store
 from pymc_accel import measure as _measure
 from pymc_accel.arguments import REQUIRED, refusal_reason, takes_argument
-from pymc_accel.backend import Candidate, Estimate, Refusal, SampleRequest
+from pymc_accel.backend import Candidate, Estimate, Refusal, SampleRequest, ask_backend
 from pymc_accel.costmodel import guard_seconds
 from pymc_accel.devices import Devices, discover
 from pymc_accel.errors import (
@@ -97,31 +97,25 @@ def _precision_policy(
     return None, True
 
 
-def _unknown_options(backend: Any, candidate: Candidate, options: dict[str, Any] | None) -> list[str]:
-    """The ``options`` the backend's optional ``known_options`` does not list for ``candidate``
-    (none for a backend without it, or whose method returns ``None`` or raises)."""
-    method = getattr(backend, "known_options", None)
-    if method is None or not options:
-        return []
-    try:
-        known = method(candidate)
-    except Exception:
-        return []
+def _unknown_options_reason(backend: Any, candidate: Candidate,
+                            options: dict[str, Any] | None) -> str | None:
+    """Why ``candidate`` is refused for ``options`` its backend's optional ``known_options`` does
+    not list; ``None`` when it lists them all, or the backend does not say (no method, ``None``,
+    or the method raises)."""
+    known = ask_backend(backend, "known_options", candidate, default=None) if options else None
     if known is None:
-        return []
-    return sorted(set(options) - set(known) - set(dict(candidate.options)))
+        return None
+    unknown = sorted(set(options) - set(known) - set(dict(candidate.options)))
+    if not unknown:
+        return None
+    return (f"{candidate.label} does not take {', '.join(unknown)}; its options are "
+            f"{', '.join(known) or 'none'}: drop the others, or name a sampler that takes them")
 
 
 def _takes_per_chain_initvals(backend: Any, candidate: Candidate) -> bool:
     """The backend's optional ``takes_per_chain_initvals`` (a backend without it, or whose
     method raises, is taken at its word that it runs: its sampler says if not)."""
-    method = getattr(backend, "takes_per_chain_initvals", None)
-    if method is None:
-        return True
-    try:
-        return bool(method(candidate))
-    except Exception:
-        return True
+    return bool(ask_backend(backend, "takes_per_chain_initvals", candidate, default=True))
 
 
 def _gather(
@@ -284,13 +278,9 @@ def select(
         if device is not None and c.device != device:
             refusals.append(Refusal(c.backend, f"device={device!r} was requested", c.device, c.precision))
             continue
-        unknown = _unknown_options(registry.backends[c.backend], c, options)
+        unknown = _unknown_options_reason(registry.backends[c.backend], c, options)
         if unknown:
-            known = registry.backends[c.backend].known_options(c)
-            refusals.append(Refusal(
-                c.backend, f"{c.label} does not take {', '.join(unknown)}; its options are "
-                f"{', '.join(known) or 'none'}: drop the others, or name a sampler that takes them",
-                c.device, c.precision))
+            refusals.append(Refusal(c.backend, unknown, c.device, c.precision))
             continue
         clash = [k for k, v in (options or {}).items()
                  if k in dict(c.options) and dict(c.options)[k] != v]
