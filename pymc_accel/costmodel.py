@@ -68,6 +68,15 @@ class Runtime:
     # seconds of one transcendental function's evaluation (census.transcendentals, in exps)
     # against NumPy's exp timed by calibration; 0: priced as 10 flops each, as other flops
     transcendental_factor: float = 0.0
+    # matrix-vector products (memory_bound_dense_bytes) as calls of their own, which the
+    # runtime's other work does not overlap: their bytes at this multiple of NumPy's measured
+    # bandwidth in the run's precision, added to the rest of the gradient; 0: streamed with
+    # the gradient's other bytes at bandwidth_factor
+    matvec_bandwidth_factor: float = 0.0
+    # whether one matrix-vector product spreads over every core, so that chains side by side
+    # take turns on them (XLA's); otherwise each runs in its chain's thread (one BLAS thread a
+    # chain) and shares the bandwidth as the rest of the gradient does
+    matvec_threaded: bool = False
 
 
 # Fitted on the 2-core CPU machine to single gradients (split timing) and to whole runs side by
@@ -142,6 +151,16 @@ NUMBA_COLD_BY_RANK_USED = (0.0004, 0.039, 0.193)
 # worth a row) was modelled at 62 µs and ran in 110-132 µs under nutpie.
 NUMBA_TRANSCENDENTAL_FACTOR = 1.0
 USED_MACHINE_MODELS = 5
+# A matrix-vector product under numba is a BLAS call (gemv) of its own, not one of PyTensor's
+# fused loops: a PyTensor numba function of X @ b and X.T @ r alone, one BLAS thread, streamed
+# 1.53x-1.82x NumPy's calibrated bandwidth at 3000 x 100, 1000 x 200, 5000 x 20 and 20000 x 20
+# (1.13x-1.25x and 0.69x-0.72x at 2000 x 30 and 2000 x 10, where the call dominates; 0.48x-0.91x
+# at 100000 x 20, out of the 32 MB cache): bench/fit_matvec.py, docs/results/fit-matvec-cpu.jsonl
+# (two runs on 2026-11-24 gave the same factors within 10% in cache). Priced in
+# the fused loops' 2.7x and overlapped with their arithmetic, as before, logistic_101's
+# gradient (4.8 MB of X a gradient) was modelled at 131 µs and took 175 µs alone and about
+# 225 µs a leapfrog under nutpie.
+NUMBA_MATVEC_BANDWIDTH_FACTOR = 1.6
 NUMBA_NUTPIE = Runtime("numba+nutpie", 2.7, 4.0, 2e-6, 1.3e-8, 0.90, 0.0100,
                        compile_seconds_by_rank=(0.0019, 0.0100, 0.0572),
                        dense_efficiency=NUMBA_DENSE_EFFICIENCY,
@@ -149,7 +168,8 @@ NUMBA_NUTPIE = Runtime("numba+nutpie", 2.7, 4.0, 2e-6, 1.3e-8, 0.90, 0.0100,
                        first_use=("numba", "nutpie-numba"),
                        cold_seconds_per_kernel=NUMBA_NUTPIE_COLD_PER_KERNEL,
                        cold_seconds_by_rank_used=NUMBA_COLD_BY_RANK_USED,
-                       transcendental_factor=NUMBA_TRANSCENDENTAL_FACTOR)
+                       transcendental_factor=NUMBA_TRANSCENDENTAL_FACTOR,
+                       matvec_bandwidth_factor=NUMBA_MATVEC_BANDWIDTH_FACTOR)
 # PyMC's Python NUTS: interpreter work on every leapfrog step, growing with the dimension.
 NUMBA_PYMC = Runtime("numba+pymc", 2.7, 4.0, 60e-6, 3.8e-8, 0.23, 0.0040,
                      compile_seconds_by_rank=(0.0034, 0.0040, 0.0103),
@@ -157,7 +177,8 @@ NUMBA_PYMC = Runtime("numba+pymc", 2.7, 4.0, 60e-6, 3.8e-8, 0.23, 0.0040,
                      per_kernel_seconds=NUMBA_KERNEL_SECONDS, fused_elementwise=True,
                      first_use=("numba",), cold_seconds_per_kernel=NUMBA_PYMC_COLD_PER_KERNEL,
                      cold_seconds_by_rank_used=NUMBA_COLD_BY_RANK_USED,
-                     transcendental_factor=NUMBA_TRANSCENDENTAL_FACTOR)
+                     transcendental_factor=NUMBA_TRANSCENDENTAL_FACTOR,
+                     matvec_bandwidth_factor=NUMBA_MATVEC_BANDWIDTH_FACTOR)
 # JAX on the CPU driven call by call (DEER-MALA, the nutpie_jax plugin; measured mode's
 # standalone gradient timings). Fixed cost (a warm run: JAX compiles on every run) refitted
 # with the numba drivers', before NumPyro had its own runtime below: NumPyro's runs of 10 + 10
@@ -262,8 +283,9 @@ def _cpu_roofline(
     parallel_chains: int,
 ) -> float:
     c = profile.census
-    # a matrix-vector product's time is its bytes, already streamed: only the dense work that
-    # is compute-bound (decompositions, solves, matrix products) runs at the dense rate
+    # a matrix-vector product's time is its bytes (streamed with the rest, or on their own
+    # at the runtime's matvec rate): only the dense work that is compute-bound
+    # (decompositions, solves, matrix products) runs at the dense rate
     dense = compute_bound_dense_flops(profile)
     sharing = bandwidth_sharing(profile, machine, runtime, parallel_chains)
     # a runtime without float32 gain streams and computes as in float64 (dense work aside)
@@ -272,6 +294,12 @@ def _cpu_roofline(
     streamed = _precision_bytes(profile, streaming)
     if not runtime.streams_elementwise:  # fused into the loop: intermediates stay in registers
         streamed *= 1.0 - c.bytes_by_category["elementwise"] / c.bytes if c.bytes else 1.0
+    matvec = 0.0
+    if runtime.matvec_bandwidth_factor:
+        streamed = max(0.0, streamed - memory_bound_dense_bytes(profile, streaming))
+        matvec_rate = runtime.matvec_bandwidth_factor * machine.cpu_bandwidth[precision]
+        matvec_rate /= max(1, parallel_chains) if runtime.matvec_threaded else sharing
+        matvec = memory_bound_dense_bytes(profile, precision) / matvec_rate
     stream = streamed / bandwidth
     compute = ((c.flops - c.flops_by_category["dense_linalg"])
                / (runtime.flops_factor * machine.cpu_flops[streaming]))
@@ -284,7 +312,7 @@ def _cpu_roofline(
     kernels = counted * runtime.per_kernel_seconds * _machine_scale(machine)
     if runtime.threaded:  # XLA's kernels of chains side by side take turns on the thread pool
         kernels *= max(1, parallel_chains)
-    return max(stream, compute) + dense / dense_rate + kernels
+    return max(stream, compute) + matvec + dense / dense_rate + kernels
 
 
 def transcendental_seconds(profile: ModelProfile, machine: MachineFigures, precision: str,
@@ -332,6 +360,24 @@ def compute_bound_dense_flops(profile: ModelProfile) -> float:
         nbytes = 8.0 * sum(math.prod(s) for s in shapes)
         if nbytes <= 0 or op.flops / nbytes >= DENSE_COMPUTE_BOUND_INTENSITY:
             total += op.flops
+    return total
+
+
+def memory_bound_dense_bytes(profile: ModelProfile, precision: str | None = None) -> float:
+    """Bytes read and written by the dense linear algebra ops that memory bounds (below
+    :data:`DENSE_COMPUTE_BOUND_INTENSITY`: matrix-vector products such as a GLM's ``X @ beta``
+    and ``X.T @ r``), in ``precision`` (default: the model's). An op with an unknown size is
+    counted as compute-bound (:func:`compute_bound_dense_flops`), not here."""
+    ops = getattr(profile.census, "dense_linalg_operands", None) or []
+    itemsize = 4.0 if (precision or profile.float_dtype) == "float32" else 8.0
+    total = 0.0
+    for op in ops:
+        shapes = [*op.operands, op.output]
+        if any(d < 0 for s in shapes for d in s):
+            continue
+        elements = sum(math.prod(s) for s in shapes)
+        if elements and op.flops / (8.0 * elements) < DENSE_COMPUTE_BOUND_INTENSITY:
+            total += itemsize * elements
     return total
 
 
