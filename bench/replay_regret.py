@@ -71,7 +71,7 @@ def replay(results: dict, machine_pace: bool = False) -> list[dict]:
         rows = [r for r in record["rows"] if r.get("cold_ess_per_s") is not None]
         regret = _regret(rows, report.chosen, 0.0)
         line = {"model": record["model"], "recorded": record["chosen"]["auto"],
-                "replayed": report.chosen,
+                "replayed": report.chosen, "draws": results["draws"],
                 "regret_warm": regret.get("regret_warm"),
                 "regret_warm_pooled": regret.get("regret_warm_pooled"),
                 "interval": pooled_regret_interval(rows, report.chosen),
@@ -171,7 +171,8 @@ def replay_new_process(results: list[dict], draws: int, tune: int, chains: int) 
             else:
                 report = pymc_accel.select(factory(), draws=draws, tune=tune, chains=chains)
             rows = record["rows"]
-            line = {"model": record["model"], "recorded": record["selection"]["chosen"],
+            line = {"model": record["model"], "draws": draws,
+                    "recorded": record["selection"]["chosen"],
                     "replayed": report.chosen, "regret_warm": None, "regret_warm_pooled": None,
                     "interval": None, "low_ess": False}
             if report.chosen in rows:
@@ -237,6 +238,38 @@ def accuracy(lines: list[dict]) -> str:
     return "\n".join(out)
 
 
+def summary(everything: dict[str, list[dict]]) -> str:
+    """Over every replayed file: how many (model, file) pairs chose within 1.1 of the best,
+    for the zoo's models at 1000 + 1000 draws or more, at fewer, and for
+    ``bench/zoo.py:held_out``'s; then :func:`accuracy` over the zoo's and the held-out lines."""
+    import math
+
+    import zoo
+
+    held = set(zoo.held_out())
+    groups: dict[str, list[dict]] = {}
+    for lines in everything.values():
+        for line in lines:
+            if line.get("regret_warm") is None:
+                continue
+            group = ("held-out models" if line["model"] in held
+                     else "zoo, 1000 + 1000 draws or more" if line.get("draws", 0) >= 1000
+                     else "zoo, fewer draws")
+            groups.setdefault(group, []).append(line)
+    out = ["| models | (model, file) pairs | within 1.1 | geometric mean regret | worst |",
+           "|---|---|---|---|---|"]
+    for group, lines in sorted(groups.items()):
+        regrets = [line["regret_warm"] for line in lines]
+        worst = max(lines, key=lambda line: line["regret_warm"])
+        mean = math.exp(sum(math.log(r) for r in regrets) / len(regrets))
+        out.append(f"| {group} | {len(regrets)} | {sum(r <= 1.1 for r in regrets)} | "
+                   f"{mean:.3f} | {worst['regret_warm']:.2f} ({worst['model']}) |")
+    for name, keep in (("zoo", lambda m: m not in held), ("held-out", lambda m: m in held)):
+        lines = [line for ls in everything.values() for line in ls if keep(line["model"])]
+        out += ["", f"Estimates on the {name} models, every file:", "", accuracy(lines)]
+    return "\n".join(out)
+
+
 def main(argv=None) -> None:
     p = argparse.ArgumentParser(description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -262,6 +295,8 @@ def main(argv=None) -> None:
         print(table(lines, path), "\n", flush=True)
         if any(line.get("ratios") for line in lines):
             print(accuracy(lines), "\n", flush=True)
+    if len(everything) > 1:
+        print("Every file together\n", summary(everything), "\n", sep="\n", flush=True)
     if args.json:
         Path(args.json).write_text(json.dumps(everything, indent=1))
 
