@@ -153,10 +153,10 @@ NUMBA_TRANSCENDENTAL_FACTOR = 1.0
 USED_MACHINE_MODELS = 5
 # A matrix-vector product under numba is a BLAS call (gemv) of its own, not one of PyTensor's
 # fused loops: a PyTensor numba function of X @ b and X.T @ r alone, one BLAS thread, streamed
-# 1.53x-1.82x NumPy's calibrated bandwidth at 3000 x 100, 1000 x 200, 5000 x 20 and 20000 x 20
-# (1.13x-1.25x and 0.69x-0.72x at 2000 x 30 and 2000 x 10, where the call dominates; 0.48x-0.91x
-# at 100000 x 20, out of the 32 MB cache): bench/fit_matvec.py, docs/results/fit-matvec-cpu.jsonl
-# (two runs on 2026-11-24 gave the same factors within 10% in cache). Priced in
+# 1.50x-1.82x NumPy's calibrated bandwidth at 3000 x 100, 1000 x 200, 5000 x 20 and 20000 x 20
+# (1.13x-1.25x and 0.69x-0.72x at 2000 x 30 and 2000 x 10, where the call dominates; 0.48x-1.27x
+# at 100000 x 20, out of the 32 MB cache) in three runs on 2026-11-24: bench/fit_matvec.py,
+# docs/results/fit-matvec-cpu.jsonl. Priced in
 # the fused loops' 2.7x and overlapped with their arithmetic, as before, logistic_101's
 # gradient (4.8 MB of X a gradient) was modelled at 131 µs and took 175 µs alone and about
 # 225 µs a leapfrog under nutpie.
@@ -620,6 +620,30 @@ def pymc_tuning_extra_gradients(profile: ModelProfile) -> Figure:
     extra = max(1000.0, 3000.0 * math.log(max(1.0, profile.n_free / 10)))
     return Figure(extra, "modelled",
                   "PyMC NUTS early tuning: 3000 ln(d/10), at least 1000, gradients per chain")
+
+
+#: Leapfrogs per chain that NumPyro's early tuning (Stan's windowed adaptation) spends beyond its
+#: sampling phase's rate, per ``ln(d / 10)``: see :func:`stan_tuning_extra_gradients`.
+STAN_TUNING_EXTRA_PER_LOG_DIMENSION = 1300.0
+
+
+def stan_tuning_extra_gradients(profile: ModelProfile) -> Figure:
+    """Gradients per chain NumPyro's NUTS spends in its early tuning beyond its sampling
+    phase's leapfrogs per draw (deep trees while the step size is far from adapted), about
+    ``1300 ln(d / 10)`` and none at ten dimensions or fewer, whatever the run's length.
+
+    Counted with ``MCMC.warmup(collect_warmup=True)`` on 16 zoo models and shapes in float64,
+    at 200 + 200 and 2000 + 2000 draws (``bench/fit_numpyro_tuning.py``,
+    ``docs/results/fit-numpyro-tuning-cpu.jsonl``): 5,905 extra on the 612-parameter seed
+    model, 1,333 at d = 66, 227 to 1,220 at d = 12 to 23, -285 to 883 at d <= 17 (least
+    squares through zero: 1,305 ln(d / 10)). The 303-parameter Poisson model of
+    ``bench/zoo.py:held_out`` took 4,085 and about 21,000 in two runs from other keys, so the
+    figure is an average, not a model's. NumPyro's fixed cost and its cost per leapfrog were
+    fitted on runs of 10 + 10 draws and on the marginal cost between two lengths, with tuning
+    counted at the sampling rate (``bench/fit_numpyro_loop.py``): neither held these."""
+    extra = STAN_TUNING_EXTRA_PER_LOG_DIMENSION * math.log(max(1.0, profile.n_free / 10))
+    return Figure(extra, "modelled",
+                  "NumPyro early tuning: 1300 ln(d/10) gradients per chain")
 
 
 def compile_seconds(profile: ModelProfile, runtime: Runtime) -> Figure:

@@ -193,6 +193,30 @@ def test_replay_judges_todays_choice_against_recorded_runs(monkeypatch):
     assert first["regret_warm_pooled"] == pytest.approx(1.5)
     assert "error" in missing
     assert "| eight_schools | recorded[cpu] |" in replay_regret.table([first, missing], "f.json")
+    # every file together: the zoo's short runs counted apart, a regret of 1.5 not within 1.1
+    held = dict(first, model="logistic_101", regret_warm=1.0, draws=1000)
+    pooled = replay_regret.summary({"f.json": [first, missing], "g.json": [held]})
+    assert "| zoo, fewer draws | 1 | 0 | 1.500 | 1.50 (eight_schools) |" in pooled
+    assert "| held-out models | 1 | 1 | 1.000 |" in pooled
+
+
+def test_numpyro_tuning_fit_separates_leapfrogs_early_tuning_and_fixed_cost():
+    import fit_numpyro_tuning
+
+    # 10 s fixed, 1 ms a leapfrog, 5 leapfrogs a draw, 1000 extra leapfrogs in early tuning
+    def run(n):
+        tuning, sampling = 5 * n + 1000, 5 * n
+        return {"n": n, "wall": 10 + 1e-3 * (tuning + sampling), "tuning_leapfrogs": tuning,
+                "sampling_leapfrogs": sampling}
+
+    line = {"model": "glm_linear", "precision": "float64", "runs": [run(200), run(2000)]}
+    parts = fit_numpyro_tuning.parts(line)
+    assert parts["per_leapfrog"] == pytest.approx(1e-3)
+    assert parts["rate"] == pytest.approx(5) and parts["extra"] == pytest.approx(1000)
+    assert parts["fixed"] == pytest.approx(10)
+    assert fit_numpyro_tuning.reliable(line)
+    line["runs"][1]["wall"] = line["runs"][0]["wall"] + 0.5  # within the compile's noise
+    assert not fit_numpyro_tuning.reliable(line)
 
 
 def _run(label, ess, leapfrogs, wall=1.0):

@@ -188,6 +188,31 @@ def test_pymc_nuts_pays_for_its_early_tuning_and_nutpie_does_not():
     assert pymc.sampling_seconds(1000, 2) > longer
 
 
+def test_numpyro_pays_for_its_early_tuning_once_and_blackjax_is_not_charged_it():
+    """NumPyro's early tuning took 5,905 leapfrogs a chain beyond its sampling rate on the
+    612-parameter seed model and a few hundred at d <= 23 (bench/fit_numpyro_tuning.py)."""
+    from pymc_accel.backend import Candidate
+    from pymc_accel.backends.numpyro_nuts import JaxNutsBackend
+
+    small = profile_model(eight_schools())  # d = 10
+    large = profile_model(hierarchical_logistic(500, 20, 2).model)
+    assert costmodel.stan_tuning_extra_gradients(small).value == 0
+    assert costmodel.stan_tuning_extra_gradients(large).value == pytest.approx(
+        costmodel.STAN_TUNING_EXTRA_PER_LOG_DIMENSION * np.log(large.n_free / 10))
+    m = _machine()
+    candidate = Candidate("numpyro", "cpu", "float64", (("chain_method", "parallel"),))
+    numpyro = JaxNutsBackend().estimate(candidate, large, m)
+    blackjax = JaxNutsBackend("blackjax_nuts", "blackjax").estimate(
+        Candidate("blackjax_nuts", "cpu", "float64", (("chain_method", "parallel"),)), large, m)
+    assert numpyro.extra_gradients.value == costmodel.stan_tuning_extra_gradients(large).value
+    assert blackjax.extra_gradients.value == 0  # not measured for BlackJAX's adaptation
+    # paid once, whatever the run's length
+    longer = numpyro.sampling_seconds(2000, 2) - numpyro.sampling_seconds(1000, 2)
+    assert numpyro.sampling_seconds(1000, 2) - longer == pytest.approx(
+        numpyro.extra_gradients.value * numpyro.seconds_per_gradient.value
+        * -(-2 // max(1, numpyro.chain_parallelism)))
+
+
 def test_pymc_nuts_evaluates_each_draws_start_again_and_nutpie_does_not():
     from pymc_accel.backend import Candidate
     from pymc_accel.backends.numba_cpu import NumbaBackend

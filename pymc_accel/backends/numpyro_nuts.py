@@ -107,6 +107,8 @@ class JaxNutsBackend:
             seconds_per_gradient=grad,
             **costmodel.nuts_trajectory(profile, self.adaptation),
             fixed_seconds=costmodel.compile_seconds(profile, costmodel.JAX_CPU_SAMPLER),
+            extra_gradients=(costmodel.stan_tuning_extra_gradients(profile)
+                             if self.jax_sampler == "numpyro" else Figure(0.0)),
             chain_parallelism=parallel,
             memory_bytes=costmodel.state_memory_bytes(profile, candidate.precision, 4, 1000),
             **first_use_figures(*costmodel.JAX_CPU_SAMPLER.first_use, self.jax_sampler),
