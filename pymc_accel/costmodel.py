@@ -74,8 +74,9 @@ class Runtime:
     # the gradient's other bytes at bandwidth_factor
     matvec_bandwidth_factor: float = 0.0
     # whether one matrix-vector product spreads over every core, so that chains side by side
-    # take turns on them (XLA's); otherwise each runs in its chain's thread (one BLAS thread a
-    # chain) and shares the bandwidth as the rest of the gradient does
+    # take turns on them (XLA's: bench/fit_numpyro_tuning.py prices NumPyro's so); otherwise
+    # each runs in its chain's thread (one BLAS thread a chain) and shares the bandwidth as the
+    # rest of the gradient does
     matvec_threaded: bool = False
 
 
@@ -156,10 +157,9 @@ USED_MACHINE_MODELS = 5
 # 1.50x-1.82x NumPy's calibrated bandwidth at 3000 x 100, 1000 x 200, 5000 x 20 and 20000 x 20
 # (1.13x-1.25x and 0.69x-0.72x at 2000 x 30 and 2000 x 10, where the call dominates; 0.48x-1.27x
 # at 100000 x 20, out of the 32 MB cache) in three runs on 2026-11-24: bench/fit_matvec.py,
-# docs/results/fit-matvec-cpu.jsonl. Priced in
-# the fused loops' 2.7x and overlapped with their arithmetic, as before, logistic_101's
-# gradient (4.8 MB of X a gradient) was modelled at 131 µs and took 175 µs alone and about
-# 225 µs a leapfrog under nutpie.
+# docs/results/fit-matvec-cpu.jsonl. Priced in the fused loops' 2.7x and overlapped with their
+# arithmetic, as before, logistic_101's gradient (4.8 MB of X a gradient) was modelled at
+# 131 µs; it took 175 µs alone and about 225 µs a leapfrog under nutpie (231 µs modelled now).
 NUMBA_MATVEC_BANDWIDTH_FACTOR = 1.6
 NUMBA_NUTPIE = Runtime("numba+nutpie", 2.7, 4.0, 2e-6, 1.3e-8, 0.90, 0.0100,
                        compile_seconds_by_rank=(0.0019, 0.0100, 0.0572),
