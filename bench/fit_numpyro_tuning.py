@@ -1,11 +1,11 @@
 """NumPyro's NUTS on the CPU with every leapfrog counted, tuning included: the data for its
 fixed cost, its early tuning's extra leapfrogs and its cost per leapfrog
-(``pymc_accel.costmodel.JAX_CPU_SAMPLER``, ``numpyro_tuning_extra_gradients``).
+(``pymc_accel.costmodel.JAX_CPU_SAMPLER``, ``stan_tuning_extra_gradients``).
 
 PyMC's ``sample_jax_nuts`` keeps no statistics of NumPyro's tuning draws, so
 ``bench/fit_numpyro_loop.py`` counted tuning at the sampling phase's leapfrogs per draw. Its
-early tuning runs deep trees (on a 303-parameter Poisson model, 21,000 leapfrogs a chain beyond
-that rate in 200 tuning draws), which were folded into the fixed cost. Here NumPyro runs as
+early tuning runs deep trees (on the 612-parameter seed model, 5,905 leapfrogs a chain beyond
+that rate in 200 tuning draws), which no term priced. Here NumPyro runs as
 ``sample_jax_nuts`` runs it (PyMC's jaxified log density, ``MCMC`` with two chains on two XLA
 CPU devices, ``chain_method="parallel"``), with ``MCMC.warmup(collect_warmup=True)`` keeping the
 tuning draws' ``num_steps``.
@@ -15,19 +15,21 @@ Each model and precision gets one JSON line:
 - ``in_loop_gradient_seconds``: the gradient inside one jitted ``fori_loop`` of 500 steps;
 - ``runs``: for ``n`` tune + ``n`` draws at each length, the fastest of ``--repeats`` walls of
   one ``MCMC.run`` (as ``sample_jax_nuts`` runs it: tuning and sampling compiled together, and
-  compiled again each run, whose time varies by a second), and the tuning and sampling leapfrogs per chain
-  of a second run of the same length whose tuning ran on its own (``MCMC.warmup``), which
-  compiles twice and so is not timed;
+  compiled again each run, whose time varies by a second), and the tuning and sampling
+  leapfrogs per chain of a second run of the same length whose tuning ran on its own
+  (``MCMC.warmup``), which compiles twice and so is not timed;
 - ``modelled_per_leapfrog_seconds``: what ``costmodel.JAX_CPU_SAMPLER`` gives for a leapfrog of
   two chains side by side; the profile's free dimension and kernels.
 
 ``--fit FILES`` reads such lines and prints each model's cost per leapfrog (the longer run less
 the shorter over the leapfrogs between them), early tuning's extra leapfrogs (the shorter run's
 tuning leapfrogs less its tuning draws at the longer run's sampling rate) and fixed cost (the
-shorter run less its leapfrogs).
+shorter run less its leapfrogs); then a grid fit of the leapfrog's factors to the lines whose
+leapfrogs stand out of the compile's noise (``reliable``), the fixed cost ``a + b kernels`` and
+the early tuning's ``c ln(d / 10)``.
 
     JAX_PLATFORMS=cpu python bench/fit_numpyro_tuning.py --models glm_linear,seed_mid \\
-        --precisions float64,float32 > docs/results/fit-numpyro-tuning-cpu.jsonl
+        > docs/results/fit-numpyro-tuning-cpu.jsonl
     python bench/fit_numpyro_tuning.py --fit docs/results/fit-numpyro-tuning-cpu.jsonl
 """
 
