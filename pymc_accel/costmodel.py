@@ -68,6 +68,9 @@ class Runtime:
     # seconds of one transcendental function's evaluation (census.transcendentals, in exps)
     # against NumPy's exp timed by calibration; 0: priced as 10 flops each, as other flops
     transcendental_factor: float = 0.0
+    # whether float32 halves the bytes the runtime streams even where its arithmetic is no
+    # faster than float64's (float32_gain False)
+    float32_bytes_gain: bool = False
     # matrix-vector products (memory_bound_dense_bytes) as calls of their own, which the
     # runtime's other work does not overlap: their bytes at this multiple of NumPy's measured
     # bandwidth in the run's precision, added to the rest of the gradient; 0: streamed with
@@ -207,10 +210,18 @@ JAX_CPU = Runtime("jax-cpu", 0.6, 1.0, 5e-6, 1e-9, 2.0, 0.008, threaded=True,
 # the Poisson GLM, whose census counts 4.7 MB a gradient, 60% of it elementwise, NumPyro ran
 # 84-173 µs a leapfrog against 383 µs modelled with every byte streamed; 200 µs without them.
 JAX_CPU_SAMPLER_DENSE_EFFICIENCY = 0.14
+# float32 halves the bytes the sampler streams (float32_bytes_gain), though its arithmetic is
+# no faster: in the held-out regret runs (docs/results/regret-cpu-1000-heldout.json), NumPyro
+# in float32 took 1.19x-1.65x less wall time than in float64 on the five models with more
+# than a megabyte of data a gradient, and on the zoo 1.3x-1.5x on seed_large; its float32
+# estimates were 1.42x its walls on the held-out models, 2.38x on logistic_101
+# (docs/benchmarks.md, "float32 in NumPyro's sampler"). Halving its arithmetic time as well
+# (float32_gain) put seed_mid's and seed_large's float32 runs at 0.33x-0.50x their walls.
 JAX_CPU_SAMPLER = Runtime("jax-cpu-sampler", 0.6, 1.0, 5e-6, 1e-9, 2.0, 0.0055,
                           threaded_dense=True, streams_elementwise=False,
                           dense_efficiency=JAX_CPU_SAMPLER_DENSE_EFFICIENCY,
-                          per_kernel_seconds=0.0, float32_gain=False, first_use=("jax",))
+                          per_kernel_seconds=0.0, float32_gain=False, float32_bytes_gain=True,
+                          first_use=("jax",))
 # One numba-compiled logp-and-gradient function, what measured mode compiles to time a numba
 # candidate (PyMC's own, raveled inputs: the function its NUTS compiles), with the model's
 # kernels in PyTensor's compile cache: 0.22 s (funnel, 59 kernels), 0.32-0.39 s (89-117),
@@ -290,13 +301,15 @@ def _cpu_roofline(
     sharing = bandwidth_sharing(profile, machine, runtime, parallel_chains)
     # a runtime without float32 gain streams and computes as in float64 (dense work aside)
     streaming = precision if runtime.float32_gain else "float64"
-    bandwidth = runtime.bandwidth_factor * machine.cpu_bandwidth[streaming] / sharing
-    streamed = _precision_bytes(profile, streaming)
+    # bytes in the run's precision where the runtime streams float32's half of them
+    moving = precision if runtime.float32_gain or runtime.float32_bytes_gain else "float64"
+    bandwidth = runtime.bandwidth_factor * machine.cpu_bandwidth[moving] / sharing
+    streamed = _precision_bytes(profile, moving)
     if not runtime.streams_elementwise:  # fused into the loop: intermediates stay in registers
         streamed *= 1.0 - c.bytes_by_category["elementwise"] / c.bytes if c.bytes else 1.0
     matvec = 0.0
     if runtime.matvec_bandwidth_factor:
-        streamed = max(0.0, streamed - memory_bound_dense_bytes(profile, streaming))
+        streamed = max(0.0, streamed - memory_bound_dense_bytes(profile, moving))
         matvec_rate = runtime.matvec_bandwidth_factor * machine.cpu_bandwidth[precision]
         matvec_rate /= max(1, parallel_chains) if runtime.matvec_threaded else sharing
         matvec = memory_bound_dense_bytes(profile, precision) / matvec_rate
