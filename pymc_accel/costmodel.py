@@ -364,16 +364,7 @@ def compute_bound_dense_flops(profile: ModelProfile) -> float:
     ops = getattr(c, "dense_linalg_operands", None)
     if not ops:
         return c.flops_by_category["dense_linalg"]
-    total = 0.0
-    for op in ops:
-        shapes = [*op.operands, op.output]
-        if any(d < 0 for s in shapes for d in s):
-            total += op.flops
-            continue
-        nbytes = 8.0 * sum(math.prod(s) for s in shapes)
-        if nbytes <= 0 or op.flops / nbytes >= DENSE_COMPUTE_BOUND_INTENSITY:
-            total += op.flops
-    return total
+    return sum(op.flops for op in ops if _memory_bound_elements(op) is None)
 
 
 def memory_bound_dense_bytes(profile: ModelProfile, precision: str | None = None) -> float:
@@ -383,15 +374,21 @@ def memory_bound_dense_bytes(profile: ModelProfile, precision: str | None = None
     counted as compute-bound (:func:`compute_bound_dense_flops`), not here."""
     ops = getattr(profile.census, "dense_linalg_operands", None) or []
     itemsize = 4.0 if (precision or profile.float_dtype) == "float32" else 8.0
-    total = 0.0
-    for op in ops:
-        shapes = [*op.operands, op.output]
-        if any(d < 0 for s in shapes for d in s):
-            continue
-        elements = sum(math.prod(s) for s in shapes)
-        if elements and op.flops / (8.0 * elements) < DENSE_COMPUTE_BOUND_INTENSITY:
-            total += itemsize * elements
-    return total
+    return sum(itemsize * elements for op in ops
+               if (elements := _memory_bound_elements(op)) is not None)
+
+
+def _memory_bound_elements(op) -> int | None:
+    """Elements of a dense op's operands and output when it is bound by memory (arithmetic
+    intensity below :data:`DENSE_COMPUTE_BOUND_INTENSITY` flops per float64 byte); ``None`` when
+    it is compute-bound, has no elements, or has a dimension of unknown size."""
+    shapes = [*op.operands, op.output]
+    if any(d < 0 for s in shapes for d in s):
+        return None
+    elements = sum(math.prod(s) for s in shapes)
+    if elements <= 0 or op.flops / (8.0 * elements) >= DENSE_COMPUTE_BOUND_INTENSITY:
+        return None
+    return elements
 
 
 def bandwidth_sharing(
