@@ -47,10 +47,10 @@ sys.path.insert(0, str(Path(__file__).parent))
 
 
 def _factory(name: str):
+    """A model any fitting script can name: the quick zoo, its shapes or a held-out model."""
     import zoo
 
-    return (zoo.held_out().get(name) or zoo.zoo(quick=True).get(name)
-            or zoo.shapes().get(name) or zoo.zoo(quick=False)[name])
+    return (zoo.fit_models() | zoo.held_out())[name]
 
 
 def measure(name: str, precision: str, lengths: tuple[int, ...], machine,
