@@ -136,6 +136,18 @@ def lookup(profile: ModelProfile, candidate: Candidate) -> dict[str, Any] | None
     return entry if isinstance(entry, dict) else None
 
 
+def other_precision(candidate: Candidate) -> Candidate:
+    """The same sampler, device and options at the other precision: its trees, effective draws
+    and compile and start-up pace on a model are this candidate's (the precision changes what
+    a gradient costs, not the path the sampler takes or the program it compiles), so where this
+    candidate has not run a model its twin's run stands for it. Without this a float32
+    candidate that had never run looked cheaper than its float64 twin that had (modelled
+    figures against a slow machine's observed ones), and was chosen, its accuracy check paid,
+    for no speed of its own."""
+    twin = "float32" if candidate.precision == "float64" else "float64"
+    return replace(candidate, precision=twin)
+
+
 def _reference_leapfrogs(profile: ModelProfile) -> tuple[float, list[str]] | None:
     """Leapfrogs per draw nutpie's NUTS would take on this model, as the NUTS runs recorded for
     it show them: each run's observed leapfrogs over its adaptation's trajectory scale
@@ -298,6 +310,9 @@ def apply(estimate: Estimate, profile: ModelProfile, candidate: Candidate) -> Es
       implementations get about the same effective draws per gradient
       (:func:`pymc_accel.costmodel.nuts_trajectory`).
     - Any other sampler takes its own observed leapfrogs per draw.
+    - A candidate that has not run the model takes the leapfrogs, and the fixed seconds' ratio
+      to the modelled ones, of its twin's run in the other precision
+      (:func:`other_precision`), where it has one.
     - Seconds per gradient that ``measure=True`` timed for the model and candidate
       (:func:`record_measured`), where the estimate's own are modelled.
     - Once the model has run more than once with the candidate, the fixed seconds (compile,
@@ -316,6 +331,14 @@ def apply(estimate: Estimate, profile: ModelProfile, candidate: Candidate) -> Es
     when = entry.get("recorded", "an earlier run") if entry else ""
     own = entry.get("leapfrogs_per_draw") if entry else None
     own = float(own) if isinstance(own, (int, float)) and own > 0 else None
+    twin = other_precision(candidate)
+    twin_entry = lookup(profile, twin)
+    if own is None and twin_entry is not None:  # the same sampler's trees in the other precision
+        lent = twin_entry.get("leapfrogs_per_draw")
+        if isinstance(lent, (int, float)) and lent > 0:
+            own = float(lent)
+            when = (f"{twin_entry.get('recorded', 'an earlier run')} in {twin.precision} "
+                    "(the same sampler: its trees do not follow the precision)")
     out = estimate
     if estimate.trajectory_scale is not None and enabled():
         reference = _reference_leapfrogs(profile)
@@ -362,6 +385,17 @@ def apply(estimate: Estimate, profile: ModelProfile, candidate: Candidate) -> Es
             float(fixed_measured), "measured",
             f"measure=True at {measured.get('recorded', '?')} compiled it in this time "
             f"({estimate.fixed_seconds.value:.1f} s modelled)"),
+            modelled_fixed_seconds=estimate.fixed_seconds.value)
+    elif (estimate.fixed_seconds.source == "modelled" and twin_entry is not None
+          and fixed_seconds_usable(twin_entry)
+          and isinstance(twin_ratio := twin_entry.get("fixed_ratio"), (int, float))
+          and twin_ratio > 0):
+        out = replace(out, fixed_seconds=Figure(
+            estimate.fixed_seconds.value * float(twin_ratio), "observed",
+            f"{estimate.fixed_seconds.value:.1f} s modelled x {twin_ratio:.2f}, what this "
+            f"model's cached run in {twin.precision} at "
+            f"{twin_entry.get('recorded', 'an earlier run')} took against its modelled fixed "
+            "seconds"),
             modelled_fixed_seconds=estimate.fixed_seconds.value)
     elif (pace := machine_pace(profile, candidate)) is not None:
         ratio, models = pace
@@ -440,8 +474,9 @@ def machine_pace(profile: ModelProfile, candidate: Candidate) -> tuple[float, in
     The fixed costs are compile and start-up work (PyTensor's rewrites, numba and LLVM, XLA),
     which the machine calibration does not time; a machine that compiles one model fast
     compiles the others fast. Only runs after a model's first with the candidate count (the
-    first compiled what the later ones load from caches), and only the candidate's own runs:
-    each runtime compiles differently.
+    first compiled what the later ones load from caches), and only the candidate's own runs, or
+    its twin's in the other precision (:func:`other_precision`): each runtime compiles
+    differently.
 
     Returns
     -------
@@ -452,10 +487,18 @@ def machine_pace(profile: ModelProfile, candidate: Candidate) -> tuple[float, in
     if not enabled():
         return None
     own = f"{model_key(profile)}|"
-    ratios = [float(entry["fixed_ratio"]) for key, entry in _load().items()
-              if isinstance(entry, dict) and not key.startswith(own)
-              and entry.get("candidate") == candidate.label and fixed_seconds_usable(entry)
-              and isinstance(entry.get("fixed_ratio"), (int, float)) and entry["fixed_ratio"] > 0]
+    twin = other_precision(candidate).label
+    by_model: dict[str, dict[str, float]] = {}
+    for key, entry in _load().items():
+        if (isinstance(entry, dict) and not key.startswith(own)
+                and entry.get("candidate") in (candidate.label, twin)
+                and fixed_seconds_usable(entry)
+                and isinstance(entry.get("fixed_ratio"), (int, float)) and entry["fixed_ratio"] > 0):
+            by_model.setdefault(key.split("|", 1)[0], {})[entry["candidate"]] = float(
+                entry["fixed_ratio"])
+    # a model's run with the candidate itself, else with its twin in the other precision
+    # (:func:`other_precision`): one ratio a model
+    ratios = [seen.get(candidate.label, seen.get(twin)) for seen in by_model.values()]
     if not ratios:
         return None
     # the cost model's own figure (pace 1) counts as PACE_PRIOR_MODELS models' worth: one model's

@@ -262,3 +262,38 @@ def test_measured_figures_serve_later_selections_and_are_not_runs(ledger):
     # figures the backend did not measure are not kept
     history.record_measured(profile, PYMC_NUTS, _estimate())
     assert history.lookup(profile, PYMC_NUTS)["measured"]["seconds_per_gradient"] == 2e-5
+
+
+def test_a_candidate_takes_its_twins_run_in_the_other_precision(ledger):
+    """A float32 candidate that has not run the model is not priced as a stranger beside its
+    float64 twin that has: it takes the twin's trees and the twin's fixed seconds' ratio to the
+    modelled ones (before, the float32 twin looked cheaper by the machine's pace alone and was
+    chosen, its accuracy check paid, on models where float32 gains nothing)."""
+    from dataclasses import replace
+
+    schools = profile_model(eight_schools())
+    logistic = profile_model(hierarchical_logistic(500, 20, 2).model)
+    request = SampleRequest(draws=100, tune=100, chains=2)
+    f64 = Candidate("numpyro", "cpu", "float64", (("chain_method", "parallel"),))
+    f32 = replace(f64, precision="float32")
+    assert history.other_precision(f32) == f64 and history.other_precision(f64) == f32
+    est = _nuts(schools, "stan")
+    assert history.apply(est, schools, f32) == est  # nothing recorded yet
+    for wall in (9.0, 1.6):  # a compiling run, then a cached one
+        history.record(schools, f64, est, request, wall, _Result(7.0))
+    twin = history.apply(est, schools, f64)
+    seen = history.apply(est, schools, f32)
+    assert seen.gradients_per_draw.value == twin.gradients_per_draw.value == 7.0
+    assert "float64" in seen.gradients_per_draw.note
+    assert seen.relative_efficiency.value == pytest.approx(twin.relative_efficiency.value)
+    # the twin's fixed seconds against its modelled ones, applied to this candidate's modelled
+    cheaper = replace(est, fixed_seconds=Figure(1.5))
+    lent = history.apply(cheaper, schools, f32)
+    ratio = history.lookup(schools, f64)["fixed_ratio"]
+    assert lent.fixed_seconds.value == pytest.approx(1.5 * ratio)
+    assert lent.fixed_seconds.source == "observed" and "float64" in lent.fixed_seconds.note
+    # and on another model, the twin's runs set the machine pace as the candidate's own would
+    assert history.machine_pace(logistic, f32) == history.machine_pace(logistic, f64) is not None
+    # a sampler of another backend lends nothing
+    blackjax = Candidate("blackjax_nuts", "cpu", "float32", (("chain_method", "parallel"),))
+    assert history.machine_pace(logistic, blackjax) is None
