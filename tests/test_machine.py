@@ -401,6 +401,43 @@ def test_a_timed_standalone_gradient_loses_its_dispatch_in_numpyros_sampler():
     assert dc_replace(in_sampler, seconds_per_gradient=modelled.seconds_per_gradient) == modelled
 
 
+def test_measured_mode_prices_numpyros_float32_from_its_float64_gradient():
+    """A float32 JAX gradient timed alone on the CPU is no faster than float64's, though
+    NumPyro's two chains run faster in float32 (halved bytes): measured mode takes the float64
+    timing and the sampler's modelled float32/float64 ratio, and times nothing in float32."""
+    from pymc_accel.backends import _measure
+    from pymc_accel.backends.numpyro_nuts import JaxNutsBackend
+    from pymc_accel.models import hierarchical_logistic
+
+    m = _machine()
+    profile = profile_model(hierarchical_logistic(2000, 20, 50).model)
+    f64 = Candidate("numpyro", "cpu", "float64", (("chain_method", "parallel"),))
+    f32 = Candidate("numpyro", "cpu", "float32", (("chain_method", "parallel"),))
+    sampler = costmodel.JAX_CPU_SAMPLER
+
+    class Timed:  # a model whose float64 gradient was timed already: 1 ms a call
+        pass
+
+    model = Timed()
+    _measure._store(model, ("jax", "cpu", "float64"), (0.5, 1e-3, 10))
+    est64 = _measure.jax_measure(f64, model, profile, m, 5.0,
+                                 JaxNutsBackend().estimate(f64, profile, m), 2, runtime=sampler)
+    est32 = _measure.jax_measure(f32, model, profile, m, 5.0,
+                                 JaxNutsBackend().estimate(f32, profile, m), 2, runtime=sampler)
+    ratio = (costmodel.cpu_gradient_seconds(profile, m, "float32", sampler, 2).value
+             / costmodel.cpu_gradient_seconds(profile, m, "float64", sampler, 2).value)
+    assert ratio < 0.9  # data-heavy: float32's halved bytes tell
+    assert est32.seconds_per_gradient.source == "measured"
+    assert est32.seconds_per_gradient.value == pytest.approx(
+        est64.seconds_per_gradient.value * ratio)
+    assert "float64" in est32.seconds_per_gradient.note
+    assert _measure._cached(model, ("jax", "cpu", "float32")) is None  # nothing timed in float32
+    # a runtime without the bytes gain times float32 as it is (no float32 timing kept: budget out)
+    assert _measure.jax_measure(f32, model, profile, m, 0.0,
+                                JaxNutsBackend().estimate(f32, profile, m), 2,
+                                runtime=costmodel.JAX_CPU) is None
+
+
 def test_matrix_vector_products_take_the_time_of_their_bytes_not_the_dense_rate():
     """A GLM's X @ beta and X.T @ r are bound by memory: their bytes are streamed, and charging
     their flops at the dense rate too had NumPyro's Poisson GLM at 383 µs a leapfrog (84 run).

@@ -269,18 +269,29 @@ def jax_measure(
     The gradient is timed as a standalone jitted call, which pays XLA's per-kernel dispatch
     (:data:`pymc_accel.costmodel.JAX_CPU_KERNEL_SECONDS`); on the CPU, a ``runtime`` that pays
     less per kernel (a sampler compiled whole, :data:`~pymc_accel.costmodel.JAX_CPU_SAMPLER`)
-    has the difference taken off the timing, down to at most a fifth of it."""
-    key = ("jax", candidate.device, candidate.precision)
+    has the difference taken off the timing, down to at most a fifth of it.
+
+    A float32 candidate of a ``runtime`` whose float32 gain is its halved bytes
+    (``float32_bytes_gain``: the sampler's chains side by side, sharing the memory) is priced
+    from the float64 gradient's timing times the runtime's modelled float32/float64 ratio: a
+    float32 gradient timed alone on the CPU shows no such gain (on a 101-parameter logistic
+    regression it took 179 µs against float64's 139, where NumPyro's two chains ran 1.4x faster
+    in float32), and ranking on it chose a sampler 2.6x slower (docs/benchmarks.md)."""
+    precision = candidate.precision
+    from_float64 = (candidate.device == "cpu" and precision == "float32"
+                    and runtime.float32_bytes_gain)
+    timed = "float64" if from_float64 else precision
+    key = ("jax", candidate.device, timed)
     modelled_compile = costmodel.gradient_compile_seconds(profile, costmodel.JAX_CPU)
     if _cached(model, key) is None and not fits(
         "jax", modelled_compile, budget_seconds, modelled.seconds_per_gradient.value
     ):
         return None
     compiled, kernel, calls = time_jax_gradient(
-        model, candidate.device, candidate.precision, budget_seconds, modelled_compile
+        model, candidate.device, timed, budget_seconds, modelled_compile
     )
-    note = (f"JAX gradient timed on {candidate.device}: {kernel * 1e6:.1f} µs median of {calls} "
-            f"calls (compiled in {compiled:.2f} s)")
+    note = (f"JAX gradient timed on {candidate.device}{' in float64' if from_float64 else ''}: "
+            f"{kernel * 1e6:.1f} µs median of {calls} calls (compiled in {compiled:.2f} s)")
     if candidate.device == "cpu":
         dispatch = (costmodel.JAX_CPU.per_kernel_seconds - runtime.per_kernel_seconds) * \
             profile.census.kernels * costmodel._machine_scale(machine)
@@ -288,9 +299,17 @@ def jax_measure(
             kernel = max(kernel - dispatch, 0.2 * kernel)
             note += f", less {dispatch * 1e6:.1f} µs of standalone dispatch"
         grad = costmodel.measured_cpu_gradient_seconds(
-            kernel, profile, machine, candidate.precision, runtime, parallel_chains,
+            kernel, profile, machine, timed, runtime, parallel_chains,
             note=note + " + driver (modelled)",
         )
+        if from_float64:
+            ratio = (costmodel.cpu_gradient_seconds(profile, machine, precision, runtime,
+                                                    parallel_chains).value
+                     / max(1e-12, costmodel.cpu_gradient_seconds(
+                         profile, machine, "float64", runtime, parallel_chains).value))
+            grad = Figure(grad.value * ratio, "measured",
+                          f"{grad.note}, x {ratio:.2f}: the sampler's modelled float32/float64 "
+                          "ratio (halved bytes; float32 timed alone is no faster)")
     else:
         grad = Figure(kernel, "measured", note)
     return replace(modelled, seconds_per_gradient=grad)
