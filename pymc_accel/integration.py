@@ -71,20 +71,28 @@ def check_initial_point(model: pm.Model, initvals: dict | None = None) -> None:
         )
 
 
-def _check_start(model: pm.Model, initvals: dict | None) -> None:
+def _check_start(model: pm.Model, initvals: dict | None, *, kept: bool = False) -> None:
     """:func:`check_initial_point`, raising only :class:`NonFiniteInitialPointError`.
 
     Before a sampler that does not check its start itself, a check that cannot evaluate the
     model (an op it cannot run) lets the sampler start, which then fails its own way if the
     start is bad. After a sampler that checks its own start failed, it names the variables if
     the start is the cause, and otherwise returns: the caller re-raises the sampler's own error,
-    which a failing check must not hide."""
+    which a failing check must not hide. With ``kept``, a check passed before by a model of the
+    same structure, data and initial values is not run again
+    (:func:`pymc_accel.check_store.start_passed`), and a passed one is kept."""
+    from pymc_accel import check_store
+
+    key = check_store.start_key(model, initvals) if kept else None
+    if check_store.start_passed(key):
+        return
     try:
         check_initial_point(model, initvals)
     except NonFiniteInitialPointError:
         raise
     except Exception:
         return
+    check_store.keep_start(key)
 
 
 def checks_its_own_start(candidate) -> bool:
@@ -239,7 +247,7 @@ def sample(
     initvals = request.initvals if isinstance(request.initvals, dict) else None
     pymc_checks = checks_its_own_start(report.candidate)
     if not pymc_checks:
-        _check_start(model, initvals)
+        _check_start(model, initvals, kept=True)
     if not request.quiet:
         from rich.console import Console
 

@@ -103,3 +103,39 @@ def test_an_explicit_float32_is_checked_once_and_still_warned_about(counted_chec
         with pytest.warns(PrecisionWarning, match="float32 unsafe"):
             _select(large_offset_model(), precision="float32")
     assert len(counted_checks) == 1
+
+
+def test_a_passed_start_check_is_kept_and_a_failed_one_raises_every_time(monkeypatch, tmp_path):
+    """The start check before a plugin's sampler runs once per model structure, data and
+    initial values, in the process and (after :func:`check_store.forget`) from the disk; a
+    model with other data is checked again, and a non-finite start raises each time."""
+    from pymc_accel import integration
+    from pymc_accel.errors import NonFiniteInitialPointError
+    from tests.models import invalid_start_model
+
+    monkeypatch.setenv("PYMC_ACCEL_CACHE_DIR", str(tmp_path))
+    monkeypatch.setenv("PYMC_ACCEL_PROFILE_CACHE", "on")
+    calls = []
+    real = integration.check_initial_point
+
+    def counted(model, initvals=None):
+        calls.append(model)
+        return real(model, initvals)
+
+    monkeypatch.setattr(integration, "check_initial_point", counted)
+    for _ in range(2):
+        integration._check_start(conjugate_normal().model, None, kept=True)
+    assert len(calls) == 1
+    check_store.forget()  # a new process: read from the disk
+    integration._check_start(conjugate_normal().model, None, kept=True)
+    assert len(calls) == 1
+    integration._check_start(conjugate_normal(seed=1).model, None, kept=True)  # other data
+    integration._check_start(conjugate_normal().model, {"mu": 0.5}, kept=True)  # another start
+    assert len(calls) == 3
+    for _ in range(2):
+        with pytest.raises(NonFiniteInitialPointError):
+            integration._check_start(invalid_start_model(), None, kept=True)
+    assert len(calls) == 5
+    # after a sampler's own failure the check always runs, to name the variables
+    integration._check_start(conjugate_normal().model, None)
+    assert len(calls) == 6
