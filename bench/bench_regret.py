@@ -203,7 +203,8 @@ def _candidates_for(report, profile, chosen_labels, which):
         for c in backend.candidates(profile, discover()):
             if not isinstance(c, pymc_accel.Candidate) or c.label not in accepted:
                 continue
-            if which == "all" or c.backend in BUILTIN or c.label in chosen_labels:
+            if (c.label in chosen_labels or which == "all"
+                    or (which == "builtin" and c.backend in BUILTIN)):
                 out[c.label] = c
     return out
 
@@ -213,12 +214,10 @@ def bench_model(name, factory, args):
     import pymc_accel
     from pymc_accel.backend import SampleRequest
     from pymc_accel.devices import cpu_cores
-    from pymc_accel.registry import get_registry
 
     request = SampleRequest(draws=args.draws, tune=args.tune, chains=args.chains,
                             cores=min(4, cpu_cores()), random_seed=args.seed, progressbar=False,
                             quiet=True, compute_convergence_checks=False)
-    from pymc_accel.history import observed_leapfrogs_per_draw
     from pymc_accel.integration import check_initial_point, checks_its_own_start
     from pymc_accel.selection import forget_profiles
 
@@ -232,6 +231,40 @@ def bench_model(name, factory, args):
         check_initial_point(model)
         check_seconds = time.perf_counter() - t0
     candidates = _candidates_for(report, report.model_profile, {report.chosen}, args.candidates)
+    rows = _run_candidates(name, factory, candidates, request, args, report)
+    # measured mode after the runs: its compilations would otherwise warm the cold runs. Every
+    # candidate has compiled the model by now, so its kernels are cached, as measured mode
+    # learns from the run history (an empty one here, but for that) when it predicts what its
+    # numba compiles take
+    with private_history(), kernels_cached():
+        measured = pymc_accel.select(factory(), draws=args.draws, tune=args.tune,
+                                     chains=args.chains, measure=True)
+        # the default mode's next selection of the model, with what measuring timed kept
+        after = pymc_accel.select(factory(), draws=args.draws, tune=args.tune, chains=args.chains)
+    # a candidate only measured mode chose (a plugin's, with --candidates builtin) is run too,
+    # after the others, so that its choice has a regret (its first run is not cold: measured
+    # mode compiled its gradient)
+    extra = _candidates_for(measured, report.model_profile,
+                            {measured.chosen, after.chosen} - set(candidates), "chosen")
+    rows += _run_candidates(name, factory, extra, request, args, report)
+    chosen = {"auto": report.chosen, "auto (measure=True)": measured.chosen,
+              "auto after measure=True": after.chosen}
+    ok = [r for r in rows if r["cold_ess_per_s"] is not None]
+    result = {
+        "model": name, "profile": report.profile, "selection_seconds": selection_seconds,
+        "start_check_seconds": check_seconds,
+        "measured_selection_seconds": measured.selection_seconds,
+        "after_measured_selection_seconds": after.selection_seconds,
+        "measurement": measured.measurement, "chosen": chosen, "rows": rows,
+    }
+    return _finish(name, factory, args, request, report, result, chosen, ok, check_seconds)
+
+
+def _run_candidates(name, factory, candidates, request, args, report) -> list[dict]:
+    """Run each candidate ``args.repeats`` times on a fresh model; one summary row each."""
+    from pymc_accel.history import observed_leapfrogs_per_draw
+    from pymc_accel.registry import get_registry
+
     rows = []
     for label, candidate in candidates.items():
         backend = get_registry().backends[candidate.backend]
@@ -257,25 +290,12 @@ def bench_model(name, factory, args):
             if i == 0 and wall > args.slow_run_seconds:
                 break
         rows.append(_summarise(label, runs, report))
-    # measured mode after the runs: its compilations would otherwise warm the cold runs. Every
-    # candidate has compiled the model by now, so its kernels are cached, as measured mode
-    # learns from the run history (an empty one here, but for that) when it predicts what its
-    # numba compiles take
-    with private_history(), kernels_cached():
-        measured = pymc_accel.select(factory(), draws=args.draws, tune=args.tune,
-                                     chains=args.chains, measure=True)
-        # the default mode's next selection of the model, with what measuring timed kept
-        after = pymc_accel.select(factory(), draws=args.draws, tune=args.tune, chains=args.chains)
-    chosen = {"auto": report.chosen, "auto (measure=True)": measured.chosen,
-              "auto after measure=True": after.chosen}
-    ok = [r for r in rows if r["cold_ess_per_s"] is not None]
-    result = {
-        "model": name, "profile": report.profile, "selection_seconds": selection_seconds,
-        "start_check_seconds": check_seconds,
-        "measured_selection_seconds": measured.selection_seconds,
-        "after_measured_selection_seconds": after.selection_seconds,
-        "measurement": measured.measurement, "chosen": chosen, "rows": rows,
-    }
+    return rows
+
+
+def _finish(name, factory, args, request, report, result, chosen, ok, check_seconds) -> dict:
+    """The model's record completed: the second run's choice, each choice's regret, the run
+    at ``pm.sample``'s defaults."""
     if args.history:
         result["history"] = with_history(factory, args, request)
         if "chosen" in result["history"]:
@@ -283,7 +303,7 @@ def bench_model(name, factory, args):
     for key, label in chosen.items():
         result[key] = _regret(ok, label, _own_seconds(result, key) + check_seconds)
     if args.default_run:
-        result["default_run"] = default_run(factory, args, rows)
+        result["default_run"] = default_run(factory, args, result["rows"])
     return result
 
 
@@ -348,10 +368,28 @@ def default_run(factory, args, rows):
                             compute_convergence_checks=False)
     from pymc_accel.integration import check_initial_point, checks_its_own_start
 
+    out["check_repeat_seconds"] = out["check_stored_seconds"] = 0.0
     if not checks_its_own_start(report.candidate):  # as pymc_accel.sample does
         t0 = time.perf_counter()
         check_initial_point(model)
         out["check_seconds"] = time.perf_counter() - t0
+        # a passed check is kept (pymc_accel.check_store): the model built again reads it in
+        # the process, a new process from the disk
+        from pymc_accel import check_store
+        from pymc_accel.integration import _check_start
+
+        os.environ["PYMC_ACCEL_PROFILE_CACHE"] = "on"
+        try:
+            _check_start(factory(), None, kept=True)
+            t0 = time.perf_counter()
+            _check_start(factory(), None, kept=True)
+            out["check_repeat_seconds"] = time.perf_counter() - t0
+            check_store.forget()
+            t0 = time.perf_counter()
+            _check_start(factory(), None, kept=True)
+            out["check_stored_seconds"] = time.perf_counter() - t0
+        finally:
+            os.environ["PYMC_ACCEL_PROFILE_CACHE"] = "off"
     backend = get_registry().backends[report.candidate.backend]
     t0 = time.perf_counter()
     try:
@@ -363,8 +401,10 @@ def default_run(factory, args, rows):
     out["ess"] = min_bulk_ess(idata)
     own = out["selection_seconds"] + out["check_seconds"]
     out["overhead"] = own / out["wall"]
-    out["overhead_repeat"] = (out["repeat_selection_seconds"] + out["check_seconds"]) / out["wall"]
-    out["overhead_stored"] = (out["stored_selection_seconds"] + out["check_seconds"]) / out["wall"]
+    out["overhead_repeat"] = ((out["repeat_selection_seconds"] + out["check_repeat_seconds"])
+                              / out["wall"])
+    out["overhead_stored"] = ((out["stored_selection_seconds"] + out["check_stored_seconds"])
+                              / out["wall"])
     print(f"  default run ({tune} + {draws} x {chains}) of {report.chosen}: {out['wall']:.1f} s, "
           f"selection {out['selection_seconds']:.2f} s (rebuilt model "
           f"{out['repeat_selection_seconds']:.3f} s, new process {out['stored_selection_seconds']:.3f} s)"
