@@ -303,6 +303,20 @@ def held_out() -> dict[str, Callable[[], pm.Model]]:
     }
 
 
+def leapfrog_shapes() -> dict[str, Callable[[], pm.Model]]:
+    """Name -> factory of larger models for fitting NumPyro's cost per leapfrog
+    (``bench/fit_numpyro_leapfrog.py``): the quick zoo's and :func:`shapes`' leapfrogs are mostly
+    too cheap to time against the sampler's compile. Each family also appears smaller in the
+    fit's other models; none is one of :func:`held_out`'s shapes."""
+    return {
+        "wide_5000_50": lambda: wide_regression(5000, 50),
+        "linear_20000_10": lambda: wide_regression(20000, 10),
+        "student_t_20000": lambda: student_t(20000, 20),
+        "groups_2000": lambda: varying_intercept(20000, 2000),
+        "mixture_20000": lambda: mixture(20000),
+    }
+
+
 def fit_models() -> dict[str, Callable[[], pm.Model]]:
     """The quick zoo and :func:`shapes`: every model a fitting script can name."""
     return zoo(quick=True) | shapes()

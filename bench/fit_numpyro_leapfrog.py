@@ -1,0 +1,296 @@
+"""NumPyro's cost per leapfrog on the CPU, timed after its compile: the data for
+``pymc_accel.costmodel.JAX_CPU_SAMPLER``'s leapfrog.
+
+``bench/fit_numpyro_tuning.py`` takes a leapfrog's cost from two whole runs of different
+lengths, each compiling the sampler again (a second of noise either way), so only models whose
+longer run took a second more gave a figure: four of the fit's sixteen. Here the sampler is
+compiled and tuned once (``MCMC.run`` with ``--warmup`` tuning draws, two chains on two XLA CPU
+devices, ``chain_method="parallel"``, as PyMC's ``sample_jax_nuts`` runs NumPyro), then run on
+from its tuned state (``post_warmup_state``) at two lengths, each repeated; every repeat after
+the first of a length reuses its compiled program, so the fastest repeat is leapfrogs alone
+plus a constant that the difference of the lengths removes:
+
+    per leapfrog (two chains side by side) = (wall(long) - wall(short))
+                                             / (leapfrogs(long) - leapfrogs(short))
+
+with the leapfrogs counted per chain (``num_steps``; the chains run side by side, so the slower
+chain sets the pace: the larger of the two chains' counts is used).
+
+Each model and precision gets one JSON line: the profile's free dimension, kernels, flops and
+bytes, the timed leapfrog and what ``costmodel.JAX_CPU_SAMPLER`` models for it. ``--fit FILES``
+prints them side by side and grid-fits the leapfrog's factors to the models of ``--fit-models``
+(default: every model of :func:`zoo.fit_models` and :func:`zoo.leapfrog_shapes`) whose timing
+stands out of the compile's noise (:func:`reliable`), reporting the held-out models' errors
+under both the fitted and the current factors.
+
+    JAX_PLATFORMS=cpu python bench/fit_numpyro_leapfrog.py --models glm_poisson,seed_mid \\
+        > docs/results/fit-numpyro-leapfrog-cpu.jsonl
+    python bench/fit_numpyro_leapfrog.py --fit docs/results/fit-numpyro-leapfrog-cpu.jsonl
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).parent))
+
+
+def _factory(name: str):
+    """A model any fitting script can name: the quick zoo, its shapes or a held-out model."""
+    import zoo
+
+    return (zoo.fit_models() | zoo.leapfrog_shapes() | zoo.held_out())[name]
+
+
+def measure(name: str, precision: str, lengths: tuple[int, int], warmup: int, machine,
+            repeats: int = 3) -> dict:
+    """One JSON line for a model in a precision."""
+    import jax
+    import jax.numpy as jnp
+    import numpy as np
+    from numpyro.infer import MCMC, NUTS
+    from pymc.sampling.jax import get_jaxified_logp
+
+    from pymc_accel import costmodel
+    from pymc_accel.backends.jax_model import jax_precision
+    from pymc_accel.profile import profile_model
+
+    model = _factory(name)()
+    profile = profile_model(model)
+    chains = 2
+    with jax_precision(precision):
+        logp = get_jaxified_logp(model, negative_logp=False)
+        start = model.initial_point()
+        init = [jnp.stack([jnp.asarray(start[v.name], dtype=precision)] * chains)
+                for v in model.value_vars]
+        kernel = NUTS(potential_fn=lambda xs: -logp(xs), target_accept_prob=0.8)
+        tuned = MCMC(kernel, num_warmup=warmup, num_samples=1, num_chains=chains,
+                     chain_method="parallel", progress_bar=False)
+        tuned.run(jax.random.PRNGKey(0), init_params=init)
+        state = tuned.last_state
+        timed = {}
+        for n in lengths:
+            mcmc = MCMC(kernel, num_warmup=0, num_samples=n, num_chains=chains,
+                        chain_method="parallel", progress_bar=False)
+            walls, steps = [], []
+            for rep in range(repeats + 1):  # the first compiles the program of this length
+                mcmc.post_warmup_state = state
+                t = time.perf_counter()
+                mcmc.run(jax.random.PRNGKey(1 + rep), extra_fields=("num_steps",))
+                jax.block_until_ready(mcmc.get_samples())
+                wall = time.perf_counter() - t
+                per_chain = np.asarray(mcmc.get_extra_fields(group_by_chain=True)["num_steps"])
+                if rep:
+                    walls.append(wall)
+                    steps.append(float(per_chain.sum(axis=1).max()))
+            best = int(np.argmin(walls))
+            timed[n] = {"wall": walls[best], "walls": walls, "leapfrogs": steps[best],
+                        "leapfrogs_all": steps}
+    short, long = (timed[n] for n in lengths)
+    per_leapfrog = ((long["wall"] - short["wall"])
+                    / max(1.0, long["leapfrogs"] - short["leapfrogs"]))
+    c = profile.census
+    return {
+        "model": name, "precision": precision, "n_free": profile.n_free,
+        "kernels": c.kernels, "flops": c.flops, "bytes": c.bytes,
+        "matvec_bytes": costmodel.memory_bound_dense_bytes(profile, precision),
+        "runs": timed, "per_leapfrog_seconds": per_leapfrog,
+        "modelled_per_leapfrog_seconds": costmodel.cpu_gradient_seconds(
+            profile, machine, precision, costmodel.JAX_CPU_SAMPLER, chains).value,
+    }
+
+
+def per_leapfrog(line: dict) -> float:
+    """Seconds per leapfrog (two chains side by side) from the median walls at the two lengths:
+    the regret benchmark judges by median walls, and on this machine one length's walls of a
+    large model spread by up to 1.7x (seed_large 10.5 to 18.3 s), so their fastest, kept as
+    ``per_leapfrog_seconds``, priced seed_large's leapfrog at 316 µs where its median run paid
+    454 µs. The leapfrogs are the median repeat's where every repeat's were kept, else the
+    fastest's (they differ by a few percent between repeats from one tuned state)."""
+    import statistics
+
+    short, long = line["runs"].values()
+
+    def middle(run: dict) -> tuple[float, float]:
+        walls = run["walls"]
+        order = sorted(range(len(walls)), key=walls.__getitem__)
+        i = order[len(order) // 2]
+        steps = run.get("leapfrogs_all")
+        return statistics.median(walls), (steps[i] if steps else run["leapfrogs"])
+
+    (w0, l0), (w1, l1) = middle(short), middle(long)
+    return (w1 - w0) / max(1.0, l1 - l0)
+
+
+#: Seconds the longer run's leapfrogs must add to the shorter's for a line to be fitted on: each
+#: run compiles the sampler again, and its walls at one length spread by up to 0.3 s.
+RELIABLE_SECONDS = 0.5
+
+
+def reliable(line: dict) -> bool:
+    """Whether a line's leapfrog stands out of the compile's noise (:data:`RELIABLE_SECONDS`)."""
+    import statistics
+
+    walls = [statistics.median(run["walls"]) for run in line["runs"].values()]
+    return "error" not in line and walls[-1] - walls[0] >= RELIABLE_SECONDS
+
+
+def _rms(errors: list[float]) -> float:
+    return math.sqrt(sum(e * e for e in errors) / len(errors)) if errors else math.nan
+
+
+def log_errors(runtime, rows: list[tuple[dict, object]], machine) -> list[float]:
+    """log(modelled / timed) of each (line, profile) row's leapfrog under ``runtime``."""
+    from pymc_accel import costmodel
+
+    return [math.log(costmodel.cpu_gradient_seconds(p, machine, line["precision"], runtime,
+                                                    2).value / per_leapfrog(line))
+            for line, p in rows]
+
+
+def grid_fit(rows: list[tuple[dict, object]], machine):
+    """The grid's ``JAX_CPU_SAMPLER`` factors with the least rms log error over ``rows``
+    ((line, profile) pairs): bandwidth, flops and matrix-vector factors, per-leapfrog and
+    per-dimension seconds. Returns ``(rms, runtime)``."""
+    import itertools
+    from dataclasses import replace
+
+    from pymc_accel import costmodel
+
+    best = (math.inf, costmodel.JAX_CPU_SAMPLER)
+    # transcendental functions are not priced apart (transcendental_factor 0): a factor of 0.5
+    # or 1 (the numba runtimes') lowered the fitted lines' rms log error by under 5% (0.463 and
+    # 0.451 against 0.473) (docs/benchmarks.md, "NumPyro's leapfrog timed apart")
+    grid = itertools.product((0.3, 0.45, 0.6, 0.8, 1.0, 1.5, 2.0), (0.5, 1, 2, 4, 8),
+                             (0.0, 1.0, 2.0, 3.0, 4.0, 6.0), (0.0, 2e-6, 5e-6, 10e-6),
+                             (0.0, 1e-9, 5e-9, 2e-8, 5e-8, 1e-7))
+    for bandwidth, flops, matvec, per_gradient, per_dimension in grid:
+        runtime = replace(costmodel.JAX_CPU_SAMPLER, bandwidth_factor=bandwidth,
+                          flops_factor=flops, matvec_bandwidth_factor=matvec,
+                          matvec_threaded=True, per_gradient_seconds=per_gradient,
+                          per_dimension_seconds=per_dimension, transcendental_factor=0.0)
+        rms = _rms(log_errors(runtime, rows, machine))
+        if rms < best[0]:
+            best = (rms, runtime)
+    return best
+
+
+def fit(paths: list[str], fit_names: set[str], fixed_from: list[str] | None = None) -> None:
+    """Print each line's timed and modelled leapfrog, and a grid fit on ``fit_names``."""
+    from pymc_accel import costmodel
+    from pymc_accel.machine import machine_figures
+    from pymc_accel.profile import profile_model
+
+    lines = [json.loads(x) for p in paths for x in Path(p).read_text().splitlines() if x.strip()]
+    lines = [line for line in lines if "error" not in line and per_leapfrog(line) > 0]
+    machine = machine_figures()
+    data = [(line, profile_model(_factory(line["model"])())) for line in lines]
+    current = costmodel.JAX_CPU_SAMPLER
+
+    def modelled(runtime, profile, precision):
+        return costmodel.cpu_gradient_seconds(profile, machine, precision, runtime, 2).value
+
+    print("| model | precision | d | kernels | fitted on | timed (µs) | modelled now (µs) | now / timed |")
+    print("|---|---|---|---|---|---|---|---|")
+    for line, profile in data:
+        now = modelled(current, profile, line["precision"])
+        role = ("yes" if line["model"] in fit_names else "held out") if reliable(line) else "noise"
+        print(f"| {line['model']} | {line['precision']} | {line['n_free']} | {line['kernels']} "
+              f"| {role} "
+              f"| {per_leapfrog(line) * 1e6:.1f} | {now * 1e6:.1f} "
+              f"| {now / per_leapfrog(line):.2f} |")
+    fitted = [(line, p) for line, p in data if line["model"] in fit_names and reliable(line)]
+    held = [(line, p) for line, p in data if line["model"] not in fit_names and reliable(line)]
+
+    def errors(runtime, rows):
+        return log_errors(runtime, rows, machine)
+
+    rms, runtime = grid_fit(fitted, machine)
+    print(f"\nfitted on {len(fitted)} lines: bandwidth_factor={runtime.bandwidth_factor}, "
+          f"flops_factor={runtime.flops_factor}, "
+          f"matvec_bandwidth_factor={runtime.matvec_bandwidth_factor} (threaded), "
+          f"per_gradient_seconds={runtime.per_gradient_seconds}, "
+          f"per_dimension_seconds={runtime.per_dimension_seconds}")
+    print(f"rms log error, fitted lines: {rms:.3f} (now {_rms(errors(current, fitted)):.3f})")
+    if held:
+        print(f"rms log error, held-out lines: {_rms(errors(runtime, held)):.3f} "
+              f"(now {_rms(errors(current, held)):.3f})")
+        for (line, p), new, now in zip(held, errors(runtime, held), errors(current, held)):
+            print(f"  {line['model']} {line['precision']}: fitted {math.exp(new):.2f}x, "
+                  f"now {math.exp(now):.2f}x")
+    if fixed_from:
+        fixed_fit(fixed_from, {"now": current, "fitted": runtime}, fit_names, machine)
+
+
+def fixed_fit(paths: list[str], runtimes: dict, fit_names: set[str], machine) -> None:
+    """The fixed seconds ``a + b kernels`` that go with each runtime's leapfrog: least squares
+    over the shorter runs of ``bench/fit_numpyro_tuning.py`` lines (whole ``MCMC.run`` walls,
+    every leapfrog counted) of the fitted models, less their leapfrogs at the runtime's price."""
+    from pymc_accel import costmodel
+    from pymc_accel.profile import profile_model
+
+    lines = [json.loads(x) for p in paths for x in Path(p).read_text().splitlines() if x.strip()]
+    lines = [line for line in lines if "error" not in line and line["model"] in fit_names]
+    profiles = {line["model"]: profile_model(_factory(line["model"])()) for line in lines}
+    for label, runtime in runtimes.items():
+        points = []
+        for line in lines:
+            short = line["runs"][0]
+            leapfrog = costmodel.cpu_gradient_seconds(profiles[line["model"]], machine,
+                                                      line["precision"], runtime, 2).value
+            leapfrogs = short["tuning_leapfrogs"] + short["sampling_leapfrogs"]
+            points.append((line["kernels"], short["wall"] - leapfrogs * leapfrog))
+        n = len(points)
+        mx, my = sum(k for k, _ in points) / n, sum(f for _, f in points) / n
+        b = (sum((k - mx) * (f - my) for k, f in points)
+             / max(1e-12, sum((k - mx) ** 2 for k, _ in points)))
+        a = my - b * mx
+        spread = [f / (a + b * k) for k, f in points]
+        print(f"fixed with the {label} leapfrog, over {n} runs: {a:.2f} s + {b * 1e3:.2f} ms per "
+              f"kernel; each run's fixed share / the fit: {min(spread):.2f}-{max(spread):.2f}")
+
+
+def main(argv=None) -> None:
+    p = argparse.ArgumentParser(description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--models", default="")
+    p.add_argument("--precisions", default="float64")
+    p.add_argument("--lengths", default="100,500", help="two post-tuning lengths")
+    p.add_argument("--warmup", type=int, default=300)
+    p.add_argument("--repeats", type=int, default=3)
+    p.add_argument("--fit", nargs="*", help="result files to fit instead of measuring")
+    p.add_argument("--fixed-from", nargs="*", default=None,
+                   help="bench/fit_numpyro_tuning.py lines to refit the fixed seconds on")
+    p.add_argument("--fit-models", default="",
+                   help="comma-separated models to fit on (default: zoo.fit_models())")
+    args = p.parse_args(argv)
+    if args.fit:
+        import zoo
+
+        names = (set(filter(None, args.fit_models.split(","))) if args.fit_models
+                 else set(zoo.fit_models()) | set(zoo.leapfrog_shapes()))
+        fit(args.fit, names, args.fixed_from)
+        return
+    os.environ.setdefault("XLA_FLAGS", "--xla_force_host_platform_device_count=2")
+    from pymc_accel.machine import machine_figures
+
+    machine = machine_figures()
+    short, long = (int(n) for n in args.lengths.split(","))
+    for name in filter(None, args.models.split(",")):
+        for precision in args.precisions.split(","):
+            try:
+                line = measure(name, precision, (short, long), args.warmup, machine,
+                               args.repeats)
+            except Exception as exc:  # a model NumPyro cannot run: say so, go on
+                line = {"model": name, "precision": precision, "error": repr(exc)[:300]}
+            print(json.dumps(line), flush=True)
+
+
+if __name__ == "__main__":
+    main()
