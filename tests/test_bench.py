@@ -328,3 +328,59 @@ def test_fixed_cost_fit_weighs_each_day_and_drops_cold_runs(tmp_path):
     a, b = fit_fixed.fit_line([(k, f * (1 + 0.01 * k)) for k in (50, 200, 500)
                                for f in (0.75, 1 / 0.75)])
     assert a + b * 200 == pytest.approx(1 + 0.01 * 200, rel=0.05)
+
+
+def test_numpyros_leapfrog_is_taken_from_median_walls_and_the_grid_recovers_a_known_runtime():
+    """``fit_numpyro_leapfrog``: a leapfrog's cost is the median walls' difference over the
+    leapfrogs between two lengths (one fast repeat must not set it); a line whose longer runs
+    add less than half a second is compile noise; and leapfrogs priced by a runtime on the
+    grid are fitted back to it."""
+    from dataclasses import replace
+
+    import fit_numpyro_leapfrog as fit
+
+    from pymc_accel import costmodel
+    from pymc_accel.machine import MachineFigures
+
+    line = {"model": "m", "precision": "float64", "runs": {
+        "100": {"walls": [3.0, 3.2, 3.1], "leapfrogs": 1000.0, "leapfrogs_all": [1000.0] * 3},
+        "1000": {"walls": [9.0, 13.1, 14.0], "leapfrogs": 10000.0,
+                 "leapfrogs_all": [10000.0] * 3}}}
+    assert fit.per_leapfrog(line) == pytest.approx((13.1 - 3.1) / 9000)
+    assert fit.reliable(line)
+    line["runs"]["1000"]["walls"] = [3.3, 3.4, 3.5]
+    assert not fit.reliable(line)
+
+    machine = MachineFigures({"float32": 1e10, "float64": 1e10},
+                             {"float32": 1e10, "float64": 1e10},
+                             {"float32": 1e11, "float64": 5e10}, cpu_call_seconds=2.5e-6)
+    truth = replace(costmodel.JAX_CPU_SAMPLER, bandwidth_factor=0.6, flops_factor=4,
+                    matvec_bandwidth_factor=0.0, per_gradient_seconds=5e-6,
+                    per_dimension_seconds=2e-8, transcendental_factor=0.0)
+    rows = []
+    for name in ("glm_poisson", "seed_small", "logistic", "varying_intercept"):
+        profile = profile_model(zoo.fit_models()[name]())
+        seconds = costmodel.cpu_gradient_seconds(profile, machine, "float64", truth, 2).value
+        rows.append(({"model": name, "precision": "float64", "runs": {
+            "a": {"walls": [1.0], "leapfrogs": 0.0},
+            "b": {"walls": [1.0 + 1e4 * seconds], "leapfrogs": 1e4}}}, profile))
+    rms, runtime = fit.grid_fit(rows, machine)
+    assert rms < 0.01
+    assert max(abs(e) for e in fit.log_errors(runtime, rows, machine)) < 0.02
+
+
+def test_the_regret_benchmark_runs_the_chosen_candidates_alone_when_asked():
+    """``_candidates_for(..., "chosen")`` is what the benchmark runs after measured mode: only
+    the choices not run yet (a first version ran every built-in candidate a second time)."""
+    import pymc_accel
+
+    model = zoo.fit_models()["funnel"]()
+    report = pymc_accel.select(model)
+    profile = report.model_profile
+    builtin = bench_regret._candidates_for(report, profile, {report.chosen}, "builtin")
+    assert report.chosen in builtin and all(
+        c.backend in bench_regret.BUILTIN or label == report.chosen
+        for label, c in builtin.items())
+    assert set(bench_regret._candidates_for(report, profile, {report.chosen}, "chosen")) == {
+        report.chosen}
+    assert bench_regret._candidates_for(report, profile, set(), "chosen") == {}
