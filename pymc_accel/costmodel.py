@@ -217,7 +217,24 @@ JAX_CPU_SAMPLER_DENSE_EFFICIENCY = 0.14
 # estimates were 1.42x its walls on the held-out models, 2.38x on logistic_101
 # (docs/benchmarks.md, "float32 in NumPyro's sampler"). Halving its arithmetic time as well
 # (float32_gain) put seed_mid's and seed_large's float32 runs at 0.33x-0.50x their walls.
-JAX_CPU_SAMPLER = Runtime("jax-cpu-sampler", 0.6, 1.0, 5e-6, 1e-9, 2.0, 0.0055,
+# The leapfrog refitted on 2026-11-25 (bench/fit_numpyro_leapfrog.py,
+# docs/results/fit-numpyro-leapfrog-cpu.jsonl): the sampler compiled and tuned once, then run on
+# from its tuned state at two lengths, three times each, so a leapfrog's cost is timed apart
+# from the compile that the earlier whole-run timings carried (a second either way: 4 of 16
+# models gave a figure), from the median walls as the regret benchmark judges. Grid-fitted to
+# the 15 fit models whose leapfrogs stood out of that noise (the quick zoo, its shapes and 5
+# larger ones, zoo.leapfrog_shapes): XLA's fused loop streams its bytes at 1.5x NumPy's
+# bandwidth, matrix-vector products' with the rest, and computes at 2x NumPy's elementwise
+# rate; 2 µs + 20 ns a dimension of the sampler's own work a leapfrog. rms log error 0.47 on
+# the fitted models where the figures before had 0.79 (glm_poisson 1.97x, was 3.94x; a
+# 20,000-row mixture 0.34x and seed_small 0.41x are the worst); on the 5 held-out models whose
+# leapfrogs were timed, 0.36 where they had 1.02 (logistic_151 1.83x, was 4.53x; wide_202 1.16x,
+# was 2.69x). Transcendental functions priced apart (transcendental_factor 0.5 or 1, as the
+# numba runtimes' 1) gained under 5% on the fitted models and are not. The fixed seconds rise
+# by what the cheaper leapfrogs leave of the same walls: 0.18 s over the fit_numpyro_tuning.py
+# runs (2.50 to 2.68 s + 5.2 ms a kernel), added to the 2.0 s + 5.5 ms that
+# fit_numpyro_loop.py's runs gave, which machine paces scale from.
+JAX_CPU_SAMPLER = Runtime("jax-cpu-sampler", 1.5, 2.0, 2e-6, 2e-8, 2.2, 0.0055,
                           threaded_dense=True, streams_elementwise=False,
                           dense_efficiency=JAX_CPU_SAMPLER_DENSE_EFFICIENCY,
                           per_kernel_seconds=0.0, float32_gain=False, float32_bytes_gain=True,
