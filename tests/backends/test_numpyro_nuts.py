@@ -4,6 +4,7 @@ import os
 import subprocess
 import sys
 
+import numpy as np
 import pytest
 
 from pymc_accel.backends.numpyro_nuts import runnable_chain_method
@@ -63,3 +64,25 @@ def test_float32_run_of_a_float64_model_does_not_warn_about_truncation():
                           precision="float32", progressbar=False, quiet=True,
                           compute_convergence_checks=False)
     assert not [w for w in caught if "Explicitly requested dtype float64" in str(w.message)]
+
+
+def test_a_jax_run_returns_once_its_draws_are_computed(monkeypatch):
+    """PyMC's ``sample_jax_nuts`` returns JAX arrays whose computation may still be running
+    (with BlackJAX, the whole of sampling: 10.7 s returned, 93.6 s more at first use on the
+    seed model); the backend waits for every one, so a run's wall time is its sampling's."""
+    import jax
+    import jax.numpy as jnp
+    import xarray as xr
+
+    from pymc_accel.backends import numpyro_nuts
+
+    waited = []
+    real = jax.block_until_ready
+    monkeypatch.setattr(jax, "block_until_ready", lambda x: waited.append(x) or real(x))
+    draws = jnp.arange(6.0).reshape(2, 3) * 2.0
+    idata = xr.DataTree.from_dict({
+        "posterior": xr.Dataset({"mu": (("chain", "draw"), draws)}),
+        "observed_data": xr.Dataset({"y": ("obs", np.zeros(3))}),
+    })
+    assert numpyro_nuts.wait_for_draws(idata) is idata
+    assert len(waited) == 1 and waited[0] is idata["posterior"]["mu"].data
