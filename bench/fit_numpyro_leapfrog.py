@@ -54,8 +54,8 @@ def measure(name: str, precision: str, lengths: tuple[int, int], warmup: int, ma
     import jax
     import jax.numpy as jnp
     import numpy as np
+    from fit_numpyro_tuning import numpyro_inputs
     from numpyro.infer import MCMC, NUTS
-    from pymc.sampling.jax import get_jaxified_logp
 
     from pymc_accel import costmodel
     from pymc_accel.backends.jax_model import jax_precision
@@ -65,10 +65,8 @@ def measure(name: str, precision: str, lengths: tuple[int, int], warmup: int, ma
     profile = profile_model(model)
     chains = 2
     with jax_precision(precision):
-        logp = get_jaxified_logp(model, negative_logp=False)
-        start = model.initial_point()
-        init = [jnp.stack([jnp.asarray(start[v.name], dtype=precision)] * chains)
-                for v in model.value_vars]
+        logp, x0 = numpyro_inputs(model, precision)
+        init = [jnp.stack([x] * chains) for x in x0]
         kernel = NUTS(potential_fn=lambda xs: -logp(xs), target_accept_prob=0.8)
         tuned = MCMC(kernel, num_warmup=warmup, num_samples=1, num_chains=chains,
                      chain_method="parallel", progress_bar=False)

@@ -53,6 +53,18 @@ def _factory(name: str):
     return (zoo.fit_models() | zoo.held_out())[name]
 
 
+def numpyro_inputs(model, precision: str):
+    """PyMC's jaxified log density of ``model`` (as ``sample_jax_nuts`` builds it, +log p) and
+    its initial point, one array per value variable in ``precision``; call it inside
+    ``jax_precision(precision)``. Shared with ``fit_numpyro_leapfrog.py``."""
+    import jax.numpy as jnp
+    from pymc.sampling.jax import get_jaxified_logp
+
+    logp = get_jaxified_logp(model, negative_logp=False)
+    start = model.initial_point()
+    return logp, [jnp.asarray(start[v.name], dtype=precision) for v in model.value_vars]
+
+
 def measure(name: str, precision: str, lengths: tuple[int, ...], machine,
             repeats: int = 3) -> dict:
     """One JSON line for a model in a precision."""
@@ -60,7 +72,6 @@ def measure(name: str, precision: str, lengths: tuple[int, ...], machine,
     import jax.numpy as jnp
     import numpy as np
     from numpyro.infer import MCMC, NUTS
-    from pymc.sampling.jax import get_jaxified_logp
 
     from pymc_accel import costmodel
     from pymc_accel.backends.jax_model import jax_precision
@@ -70,9 +81,7 @@ def measure(name: str, precision: str, lengths: tuple[int, ...], machine,
     profile = profile_model(model)
     chains = 2
     with jax_precision(precision):
-        logp = get_jaxified_logp(model, negative_logp=False)
-        start = model.initial_point()
-        x0 = [jnp.asarray(start[v.name], dtype=precision) for v in model.value_vars]
+        logp, x0 = numpyro_inputs(model, precision)
 
         @jax.jit
         def loop(xs):

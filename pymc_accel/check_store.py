@@ -1,4 +1,5 @@
-"""float32 checks kept between selections, in this process and on disk.
+"""float32 checks, and passed start checks, kept between selections, in this process and on
+disk.
 
 The float32 check (:func:`pymc_accel.precision.check_float32`) evaluates the log density and
 gradient in both precisions at four points: 0.05-0.4 s on the quick zoo's models, 3 s for a
@@ -130,8 +131,11 @@ def _start_code() -> str:
 
 def start_key(model: Any, initvals: dict | None = None) -> str | None:
     """The key of the start check of ``model`` from ``initvals``, or ``None`` when the model's
-    graph cannot be described."""
-    key = check_key(model, initvals)
+    graph or data cannot be described (the check then runs, and is not kept)."""
+    try:
+        key = check_key(model, initvals)
+    except Exception:  # data the digest cannot read: a start check is not worth failing for
+        return None
     if key is None:
         return None
     return "start-" + hashlib.sha256((key + _start_code()).encode()).hexdigest()[:32]
