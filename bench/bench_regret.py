@@ -249,7 +249,6 @@ def bench_model(name, factory, args):
     rows += _run_candidates(name, factory, extra, request, args, report)
     chosen = {"auto": report.chosen, "auto (measure=True)": measured.chosen,
               "auto after measure=True": after.chosen}
-    ok = [r for r in rows if r["cold_ess_per_s"] is not None]
     result = {
         "model": name, "profile": report.profile, "selection_seconds": selection_seconds,
         "start_check_seconds": check_seconds,
@@ -257,7 +256,7 @@ def bench_model(name, factory, args):
         "after_measured_selection_seconds": after.selection_seconds,
         "measurement": measured.measurement, "chosen": chosen, "rows": rows,
     }
-    return _finish(name, factory, args, request, report, result, chosen, ok, check_seconds)
+    return _finish(factory, args, request, result)
 
 
 def _run_candidates(name, factory, candidates, request, args, report) -> list[dict]:
@@ -293,9 +292,11 @@ def _run_candidates(name, factory, candidates, request, args, report) -> list[di
     return rows
 
 
-def _finish(name, factory, args, request, report, result, chosen, ok, check_seconds) -> dict:
+def _finish(factory, args, request, result) -> dict:
     """The model's record completed: the second run's choice, each choice's regret, the run
     at ``pm.sample``'s defaults."""
+    chosen, check_seconds = result["chosen"], result["start_check_seconds"]
+    ok = [r for r in result["rows"] if r["cold_ess_per_s"] is not None]
     if args.history:
         result["history"] = with_history(factory, args, request)
         if "chosen" in result["history"]:

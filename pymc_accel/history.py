@@ -331,21 +331,22 @@ def apply(estimate: Estimate, profile: ModelProfile, candidate: Candidate) -> Es
     when = entry.get("recorded", "an earlier run") if entry else ""
     own = entry.get("leapfrogs_per_draw") if entry else None
     own = float(own) if isinstance(own, (int, float)) and own > 0 else None
+    ran = when  # when the leapfrogs taken were recorded (the fixed seconds' note keeps ``when``)
     twin = other_precision(candidate)
     twin_entry = lookup(profile, twin)
     if own is None and twin_entry is not None:  # the same sampler's trees in the other precision
         lent = twin_entry.get("leapfrogs_per_draw")
         if isinstance(lent, (int, float)) and lent > 0:
             own = float(lent)
-            when = (f"{twin_entry.get('recorded', 'an earlier run')} in {twin.precision} "
-                    "(the same sampler: its trees do not follow the precision)")
+            ran = (f"{twin_entry.get('recorded', 'an earlier run')} in {twin.precision} "
+                   "(the same sampler: its trees do not follow the precision)")
     out = estimate
     if estimate.trajectory_scale is not None and enabled():
         reference = _reference_leapfrogs(profile)
         if reference is not None:
             per_draw, seen_by = reference
             if own is not None:
-                steps = Figure(own, "observed", f"leapfrogs per draw of this model's run at {when}")
+                steps = Figure(own, "observed", f"leapfrogs per draw of this model's run at {ran}")
             else:
                 scale = estimate.trajectory_scale
                 steps = Figure(per_draw * scale, "observed",
@@ -362,7 +363,7 @@ def apply(estimate: Estimate, profile: ModelProfile, candidate: Candidate) -> Es
                 f"{per_draw:.1f} leapfrogs per draw on this model"))
     elif own is not None:
         out = replace(out, gradients_per_draw=Figure(
-            own, "observed", f"leapfrogs per draw of this model's run at {when}"))
+            own, "observed", f"leapfrogs per draw of this model's run at {ran}"))
     measured = entry.get("measured") if entry else None
     measured = measured if isinstance(measured, dict) else {}
     grad = measured.get("seconds_per_gradient")
