@@ -286,6 +286,15 @@ class Backend(Protocol):
             # "discard_tuned_samples" (given as False) or "init" (given other than "auto").
             # True if the candidate's run does with it what pm.sample does.
 
+    Optional method (the start check); a backend without it has its start checked by
+    pymc-accel before every run (:func:`pymc_accel.integration.check_initial_point`)::
+
+        def checks_initial_point(self, candidate) -> bool:
+            # True if the candidate's sampler evaluates the log density at its start and
+            # raises when it is not finite (PyMC's samplers do): pymc-accel then checks the
+            # start only after the sampler has failed, to name the variables, and saves the
+            # check (a log density built and evaluated, 0.05-0.6 s) on every good run.
+
     Optional method (sampler options); a backend without it, or returning ``None``, takes any
     option and reports those it does not know when it samples::
 

@@ -97,23 +97,28 @@ def _check_start(model: pm.Model, initvals: dict | None, *, kept: bool = False) 
 
 def checks_its_own_start(candidate) -> bool:
     """Whether the candidate's sampler checks the initial point itself before sampling: PyMC's
-    own NUTS (``pm.sample``) and the built-in NumPyro backend (PyMC's ``sample_jax_nuts``) both
-    evaluate the jittered start and raise ``SamplingError`` naming the variables, so
-    :func:`check_initial_point` would repeat their work on every run (0.07 to 0.6 s on the
-    zoo's models, more than selection itself); for them the check runs only when PyMC raises,
-    to turn its error into :class:`NonFiniteInitialPointError`. nutpie (the numba backend's
-    other driver) refuses a non-finite start too, with a RuntimeError; the check then runs the
-    same way. Plugins' backends are checked first."""
+    own NUTS (``pm.sample``) and PyMC's JAX path (``sample_jax_nuts``, which the built-in
+    NumPyro backend and the BlackJAX plugin drive) both evaluate the jittered start and raise
+    ``SamplingError`` naming the variables, so :func:`check_initial_point` would repeat their
+    work on every run (0.07 to 0.6 s on the zoo's models, more than selection itself); for them
+    the check runs only when the sampler raises, to turn its error into
+    :class:`NonFiniteInitialPointError`. nutpie (the numba backend's other driver) refuses a
+    non-finite start too, with a RuntimeError; the check then runs the same way. Any other
+    backend says so with its optional ``checks_initial_point`` method
+    (:class:`pymc_accel.backend.Backend`); one without it, or whose method raises, is checked
+    first."""
     if candidate.backend == "numba":
         # PyMC's NUTS raises SamplingError; nutpie refuses too ("All initialization points
         # failed", a RuntimeError), after 0.1-0.7 s of start check saved on every good run
         return True
-    if candidate.backend == "numpyro":
-        from pymc_accel.backends.numpyro_nuts import JaxNutsBackend
-
-        backend = get_registry().backends.get("numpyro")
-        return type(backend).sample is JaxNutsBackend.sample  # not a replacement's sampler
-    return False
+    backend = get_registry().backends.get(candidate.backend)
+    declared = getattr(backend, "checks_initial_point", None)
+    if not callable(declared):
+        return False
+    try:
+        return declared(candidate) is True
+    except Exception:  # a plugin's mistake costs it the saving, never the run
+        return False
 
 
 def _request(draws: int, kwargs: dict[str, Any]) -> SampleRequest:

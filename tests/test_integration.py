@@ -172,3 +172,31 @@ def test_the_start_is_checked_once_pymc_s_own_nuts_checks_it_itself(monkeypatch)
     for backend in ("auto", "numba", "numpyro"):
         with pytest.raises(NonFiniteInitialPointError, match="y .*initvals"):
             pymc_accel.sample(model=invalid_start_model(), nuts_sampler=backend, **FAST)
+
+
+def test_a_backend_that_declares_its_start_check_is_not_checked_first(monkeypatch):
+    """A backend's optional ``checks_initial_point`` spares it pymc-accel's start check; one
+    without the method, or whose method raises or says anything but True, is checked first."""
+    from types import SimpleNamespace
+
+    from pymc_accel import integration
+    from pymc_accel.backend import Candidate
+
+    class Declares:
+        def checks_initial_point(self, candidate):
+            return True
+
+    class Raises:
+        def checks_initial_point(self, candidate):
+            raise RuntimeError("plugin bug")
+
+    class Truthy:
+        def checks_initial_point(self, candidate):
+            return "yes"
+
+    backends = {"declares": Declares(), "raises": Raises(), "truthy": Truthy(),
+                "silent": object()}
+    monkeypatch.setattr(integration, "get_registry", lambda: SimpleNamespace(backends=backends))
+    verdicts = {name: integration.checks_its_own_start(Candidate(name, "cpu", "float64"))
+                for name in backends}
+    assert verdicts == {"declares": True, "raises": False, "truthy": False, "silent": False}

@@ -54,6 +54,13 @@ class JaxNutsBackend:
         (:mod:`pymc_accel.rewrites.apply`): true unless a subclass samples its own way."""
         return type(self).sample is JaxNutsBackend.sample
 
+    def checks_initial_point(self, candidate: Candidate) -> bool:
+        """Whether :meth:`sample` refuses a non-finite start itself: PyMC's ``sample_jax_nuts``
+        evaluates each chain's jittered start with the jaxified log density and raises
+        ``SamplingError`` naming the variables (``pymc.sampling.mcmc._init_jitter``), for
+        NumPyro and BlackJAX alike. True unless a subclass samples its own way."""
+        return type(self).sample is JaxNutsBackend.sample
+
     def __init__(self, name: str = "numpyro", jax_sampler: str = "numpyro") -> None:
         self.name = name
         self.jax_sampler = jax_sampler

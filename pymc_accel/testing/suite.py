@@ -340,6 +340,9 @@ class BackendConformance:
                    devices=CPU_ONLY)
 
     def test_non_finite_initial_point_raises_before_sampling(self):
+        """pymc-accel checks the start before a backend samples, unless the backend's
+        ``checks_initial_point`` says its sampler refuses a non-finite start itself: then the
+        sampler must raise, which this test sees as the error pymc-accel raises after it."""
         import pymc_accel
 
         with process_registry(registry_with(self.backend)):

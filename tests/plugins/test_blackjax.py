@@ -100,3 +100,39 @@ def test_blackjax_nuts_prices_its_leapfrog_at_twice_numpyros():
     assert pymc_accel_blackjax.LEAPFROG_FACTOR == 2.0
     assert blackjax.value == pytest.approx(2.0 * numpyro.value)
     assert "BlackJAX's leapfrog" in blackjax.note
+
+
+@pytest.mark.parametrize("backend", ["blackjax_nuts", "blackjax_mclmc"])
+def test_blackjax_runs_check_their_start_in_pymc_not_twice(backend, monkeypatch):
+    """PyMC's JAX path evaluates the jittered start before BlackJAX runs, so pymc-accel's own
+    check (a log density built and evaluated, ~0.1-0.2 s) runs only after a failure, to name
+    the variable; a good start is checked once, by PyMC."""
+    import pymc as pm
+
+    import pymc_accel
+    from pymc_accel import integration
+    from pymc_accel.errors import NonFiniteInitialPointError
+
+    def two_dimensional(observed):  # MCLMC refuses one dimension
+        with pm.Model() as model:
+            s = pm.HalfNormal("s", 1.0)
+            pm.Normal("a", 0.0, 1.0)
+            pm.Exponential("y", s, observed=observed)
+        return model
+
+    calls = []
+    real = integration.check_initial_point
+
+    def counted(*args, **kwargs):
+        calls.append(1)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(integration, "check_initial_point", counted)
+    run = dict(draws=50, tune=50, chains=2, progressbar=False, random_seed=3,
+               compute_convergence_checks=False)
+    idata = pymc_accel.sample(model=two_dimensional([1.0, 2.0]), nuts_sampler=backend, **run)
+    assert idata.attrs["pymc_accel_candidate"].startswith(backend) and calls == []
+    with pytest.raises(NonFiniteInitialPointError, match="y .*initvals"):
+        # -1 lies outside the exponential's support
+        pymc_accel.sample(model=two_dimensional([-1.0, 2.0]), nuts_sampler=backend, **run)
+    assert calls == [1]

@@ -57,6 +57,11 @@ class BlackJaxNutsBackend(JaxNutsBackend):
                             "PyMC 6.4's BlackJAX path: pip install 'blackjax<1.6'")]
         return super().candidates(profile, devices)
 
+    def checks_initial_point(self, candidate):
+        """True: :meth:`sample` is PyMC's ``sample_jax_nuts``, which refuses a non-finite
+        jittered start with ``SamplingError`` before BlackJAX runs."""
+        return True
+
     def sample(self, model, candidate, request):
         """PyMC's BlackJAX NUTS, which needs at least one tuning step."""
         if request.tune < 1:  # BlackJAX's window adaptation fails on zero steps
@@ -119,6 +124,12 @@ class BlackJaxMclmcBackend(JaxNutsBackend):
             Candidate(self.name, a.device, a.precision) if isinstance(a, Candidate) else a
             for a in super().candidates(profile, devices)
         ]
+
+    def checks_initial_point(self, candidate):
+        """True: :func:`~pymc_accel_blackjax.mclmc.sample_mclmc` starts from PyMC's
+        ``_get_batched_jittered_initial_points`` with the log density, which refuses a
+        non-finite start with ``SamplingError``."""
+        return True
 
     def known_options(self, candidate):
         """The options :func:`~pymc_accel_blackjax.mclmc.sample_mclmc` takes (no NUTS ones)."""
