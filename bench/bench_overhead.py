@@ -12,6 +12,8 @@ regret benchmark runs after its candidates.
 here sees); ``--history empty`` with an empty one beside this machine's figures (a machine
 where nothing has run: every numba candidate is charged its first compile, which can make
 NumPyro in float32 the choice, and the float32 accuracy check part of the overhead).
+``--backend NAME`` selects as ``nuts_sampler=NAME`` does (the overhead of a user who names the
+backend: the profile, and the start check where the sampler does not check its start itself).
 
     JAX_PLATFORMS=cpu python bench/bench_overhead.py --history empty --out docs/results/overhead-cpu-empty.json --markdown docs/results/overhead-cpu-empty.md
 """
@@ -35,6 +37,8 @@ def _parse(argv):
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--models", default=None, help="comma-separated quick-zoo names (default: all)")
     p.add_argument("--history", choices=["machine", "empty"], default="empty")
+    p.add_argument("--backend", default=None,
+                   help="select this backend, as nuts_sampler=<name> does (default: auto)")
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--default-run-max-seconds", type=float, default=120.0,
                    help="skip a model whose run is predicted longer")
@@ -49,7 +53,8 @@ def _parse(argv):
 def markdown(results: dict) -> str:
     """The results as a Markdown table with the command and machine."""
     lines = [f"Command: `{results['command']}`", "",
-             f"Machine: {results['machine']}; history: {results['history']}", "",
+             f"Machine: {results['machine']}; history: {results['history']}; "
+             f"nuts_sampler={results.get('backend') or 'auto'}", "",
              "| model | chosen | run at `pm.sample` defaults | first selection (three, ms) | "
              "of which float32 check | overhead | model built again | new process |",
              "|---|---|---|---|---|---|---|---|"]
@@ -96,7 +101,7 @@ def main(argv=None) -> dict:
         "command": "python bench/bench_overhead.py " + " ".join(argv if argv is not None else sys.argv[1:]),
         "machine": f"{platform.machine()}, {cpu_cores()} cores, {discover().summary()}, "
                    f"Python {platform.python_version()}",
-        "history": args.history, "models": [],
+        "history": args.history, "backend": args.backend, "models": [],
         "versions": {p: version(p) for p in ("pymc", "pytensor", "nutpie", "numpyro", "jax", "numba")},
     }
     start = time.perf_counter()

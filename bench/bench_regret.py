@@ -324,6 +324,8 @@ def default_run(factory, args, rows):
 
     cores = min(4, cpu_cores())
     chains, tune, draws = max(2, cores), 1000, 1000  # pm.sample's defaults
+    # nuts_sampler= as the user names it (bench_overhead --backend); None: "auto"
+    run = dict(draws=draws, tune=tune, chains=chains, backend=getattr(args, "backend", None))
     # a model of a structure profiled before is not profiled again: the first selection is
     # timed with every kept profile forgotten (what running a new model costs; the median of
     # three, as one timing can hold a garbage collection of the whole process), then the
@@ -332,18 +334,18 @@ def default_run(factory, args, rows):
     firsts = []
     for _ in range(3):
         forget_profiles()
-        firsts.append(pymc_accel.select(factory(), draws=draws, tune=tune, chains=chains))
+        firsts.append(pymc_accel.select(factory(), **run))
     first = sorted(firsts, key=lambda r: r.selection_seconds)[1]
     os.environ["PYMC_ACCEL_PROFILE_CACHE"] = "on"
     try:
         forget_profiles()
-        pymc_accel.select(factory(), draws=draws, tune=tune, chains=chains)  # writes the store
+        pymc_accel.select(factory(), **run)  # writes the store
         forget_profiles()
-        stored = pymc_accel.select(factory(), draws=draws, tune=tune, chains=chains)
+        stored = pymc_accel.select(factory(), **run)
     finally:
         os.environ["PYMC_ACCEL_PROFILE_CACHE"] = "off"
     model = factory()
-    report = pymc_accel.select(model, draws=draws, tune=tune, chains=chains)
+    report = pymc_accel.select(model, **run)
     out = {"tune": tune, "draws": draws, "chains": chains, "chosen": report.chosen,
            "selection_seconds": first.selection_seconds,
            "first_selection_seconds_all": [r.selection_seconds for r in firsts],
