@@ -250,8 +250,8 @@ def sample(
     )
     arguments.warn_ignored(registry.backends[report.candidate.backend], report.candidate, request)
     initvals = request.initvals if isinstance(request.initvals, dict) else None
-    pymc_checks = checks_its_own_start(report.candidate)
-    if not pymc_checks:
+    sampler_checks = checks_its_own_start(report.candidate)
+    if not sampler_checks:
         _check_start(model, initvals, kept=True)
     if not request.quiet:
         from rich.console import Console
@@ -265,7 +265,7 @@ def sample(
     try:
         idata = _run_backend(model, report, request, registry)
     except Exception:
-        if pymc_checks:  # the sampler found no finite start: say which variable, suggest initvals
+        if sampler_checks:  # the sampler found no finite start: say which variable, suggest initvals
             _check_start(model, initvals)
         raise
     if precision is None and _automatic_float32(report):
