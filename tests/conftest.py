@@ -51,6 +51,23 @@ def ledger(tmp_path, monkeypatch):
 
 
 @pytest.fixture
+def start_checks(monkeypatch):
+    """pymc-accel's own start checks in this test, counted: a list that grows by one per
+    :func:`pymc_accel.integration.check_initial_point` call (which still runs)."""
+    from pymc_accel import integration
+
+    calls = []
+    real = integration.check_initial_point
+
+    def counted(*args, **kwargs):
+        calls.append(1)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(integration, "check_initial_point", counted)
+    return calls
+
+
+@pytest.fixture
 def make_plugin(tmp_path, monkeypatch):
     """Install a fake plugin distribution on sys.path: ``make_plugin(name, source)``.
 

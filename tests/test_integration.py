@@ -144,17 +144,8 @@ def test_explain_does_not_sample():
     assert report.request["chains"] == 2 and report.candidate is not None
 
 
-def test_the_start_is_checked_once_pymc_s_own_nuts_checks_it_itself(monkeypatch):
-    from pymc_accel import integration
-
-    calls = []
-    real = integration.check_initial_point
-
-    def counted(*args, **kwargs):
-        calls.append(1)
-        return real(*args, **kwargs)
-
-    monkeypatch.setattr(integration, "check_initial_point", counted)
+def test_the_start_is_checked_once_pymc_s_own_nuts_checks_it_itself(start_checks):
+    calls = start_checks
     idata = pymc_accel.sample(model=conjugate_normal().model, **FAST)
     checks_itself = idata.attrs["pymc_accel_candidate"].split("[")[0] in ("numba", "numpyro")
     # PyMC's NUTS evaluates the start itself: pymc-accel's check would be repeated work

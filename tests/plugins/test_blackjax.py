@@ -103,14 +103,13 @@ def test_blackjax_nuts_prices_its_leapfrog_at_twice_numpyros():
 
 
 @pytest.mark.parametrize("backend", ["blackjax_nuts", "blackjax_mclmc"])
-def test_blackjax_runs_check_their_start_in_pymc_not_twice(backend, monkeypatch):
+def test_blackjax_runs_check_their_start_in_pymc_not_twice(backend, start_checks):
     """PyMC's JAX path evaluates the jittered start before BlackJAX runs, so pymc-accel's own
     check (a log density built and evaluated, ~0.1-0.2 s) runs only after a failure, to name
     the variable; a good start is checked once, by PyMC."""
     import pymc as pm
 
     import pymc_accel
-    from pymc_accel import integration
     from pymc_accel.errors import NonFiniteInitialPointError
 
     def two_dimensional(observed):  # MCLMC refuses one dimension
@@ -120,14 +119,7 @@ def test_blackjax_runs_check_their_start_in_pymc_not_twice(backend, monkeypatch)
             pm.Exponential("y", s, observed=observed)
         return model
 
-    calls = []
-    real = integration.check_initial_point
-
-    def counted(*args, **kwargs):
-        calls.append(1)
-        return real(*args, **kwargs)
-
-    monkeypatch.setattr(integration, "check_initial_point", counted)
+    calls = start_checks
     run = dict(draws=50, tune=50, chains=2, progressbar=False, random_seed=3,
                compute_convergence_checks=False)
     idata = pymc_accel.sample(model=two_dimensional([1.0, 2.0]), nuts_sampler=backend, **run)
