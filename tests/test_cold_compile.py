@@ -87,6 +87,37 @@ def test_the_first_compile_is_charged_until_the_model_has_run_here(ledger):
                          NUTPIE).cold_compile_seconds.value > 0
 
 
+def test_measured_mode_predicts_its_compile_from_what_a_pymc_driver_run_cached(ledger,
+                                                                               monkeypatch):
+    """Measured mode times PyMC's own gradient function for both numba drivers. After a nutpie
+    run of the model only part of that function's kernels are cached: predicting none left
+    (nutpie's own view) made it compile for 10.5 s of a 4.2 s budget on the demo model."""
+    from pymc_accel.backends import _measure
+    from pymc_accel.backends.numba_cpu import _cold_compile_left
+
+    model = eight_schools()
+    profile, m, backend = profile_model(model), _machine(), NumbaBackend()
+    nutpie, pymc = backend.estimate(NUTPIE, profile, m), backend.estimate(PYMC_NUTS, profile, m)
+    predicted = []  # the cold compile left that measured mode's compile is predicted with
+
+    def over_budget(*args, cold_seconds=None, **kwargs):
+        predicted.append(args[-1] if cold_seconds is None else cold_seconds)
+        return None  # as if the compile would not fit: nothing is compiled
+
+    monkeypatch.setattr(_measure, "numba_measure", over_budget)
+    history.record(profile, NUTPIE, nutpie, SampleRequest(draws=100, tune=100, chains=2),
+                   9.0, _Result())
+    assert _cold_compile_left(nutpie, profile, NUTPIE) == 0  # nutpie's compile is cached
+    for candidate in (NUTPIE, PYMC_NUTS):
+        assert backend.measure(candidate, model, profile, m, 5.0) is None
+    assert predicted == pytest.approx(
+        [pymc.cold_compile_seconds.value * history.SHARED_COMPILE_LEFT] * 2)
+    history.record(profile, PYMC_NUTS, pymc, SampleRequest(draws=100, tune=100, chains=2),
+                   9.0, _Result())
+    backend.measure(NUTPIE, model, profile, m, 5.0)
+    assert predicted[-1] == 0  # PyMC's function's kernels are cached now
+
+
 def test_a_machine_that_compiled_other_models_prices_a_new_ones_loops_by_rank(ledger):
     """After USED_MACHINE_MODELS other models ran with the numba backend, a new model's scalar
     kernels are mostly cached: its first compile is priced by loop rank, so a model of many
