@@ -21,7 +21,8 @@ def test_discovered_with_its_distribution():
 
 def test_samples_with_nutpies_own_adaptation_and_a_jax_gradient_on_its_device(monkeypatch):
     """nutpie's default (diagonal) adaptation, which the estimate prices, unless the user asks
-    for another: low-rank adaptation took 4x as long on the demo model and did not mix."""
+    for another: low-rank adaptation took 4-6x as long on the demo model, and with one seed did
+    not mix."""
     import nutpie
 
     from pymc_accel.testing import reference_model
