@@ -103,14 +103,10 @@ def checks_its_own_start(candidate) -> bool:
     work on every run (0.07 to 0.6 s on the zoo's models, more than selection itself); for them
     the check runs only when the sampler raises, to turn its error into
     :class:`NonFiniteInitialPointError`. nutpie (the numba backend's other driver) refuses a
-    non-finite start too, with a RuntimeError; the check then runs the same way. Any other
-    backend says so with its optional ``checks_initial_point`` method
+    non-finite start too, with a RuntimeError; the check then runs the same way. Each backend
+    says so with its optional ``checks_initial_point`` method
     (:class:`pymc_accel.backend.Backend`); one without it, or whose method raises, is checked
     first."""
-    if candidate.backend == "numba":
-        # PyMC's NUTS raises SamplingError; nutpie refuses too ("All initialization points
-        # failed", a RuntimeError), after 0.1-0.7 s of start check saved on every good run
-        return True
     backend = get_registry().backends.get(candidate.backend)
     declared = getattr(backend, "checks_initial_point", None)
     if not callable(declared):

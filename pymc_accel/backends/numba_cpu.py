@@ -74,6 +74,11 @@ class NumbaBackend:
             out.append(Refusal(self.name, "numba runs on the CPU only", device="gpu"))
         return out
 
+    def checks_initial_point(self, candidate: Candidate) -> bool:
+        """True: PyMC's NUTS raises ``SamplingError`` at a non-finite start, and nutpie refuses
+        one too ("All initialization points failed", a RuntimeError)."""
+        return True
+
     def takes_per_chain_initvals(self, candidate: Candidate) -> bool:
         """PyMC's driver starts each chain from its own initvals; nutpie takes one dict."""
         return candidate.option("driver", "nutpie") == "pymc"

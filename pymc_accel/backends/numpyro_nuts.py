@@ -59,7 +59,7 @@ class JaxNutsBackend:
         evaluates each chain's jittered start with the jaxified log density and raises
         ``SamplingError`` naming the variables (``pymc.sampling.mcmc._init_jitter``), for
         NumPyro and BlackJAX alike. True unless a subclass samples its own way."""
-        return type(self).sample is JaxNutsBackend.sample
+        return self.parallel_scans  # both hold while sample is PyMC's sample_jax_nuts
 
     def __init__(self, name: str = "numpyro", jax_sampler: str = "numpyro") -> None:
         self.name = name
