@@ -142,6 +142,10 @@ class Estimate:
         again (nutpie's compiled model: :mod:`pymc_accel.backends.nutpie_compiled`): not in
         ``fixed_seconds``, and added back when the run history records what the run's fixed
         costs are without it.
+    seconds_per_gradient_before_runs : float or None
+        The seconds per gradient (modelled, or timed by measured mode) where the model's
+        earlier runs corrected them in ``seconds_per_gradient``
+        (:func:`pymc_accel.history.apply`); ``None`` where no run did.
     """
 
     seconds_per_gradient: Figure
@@ -158,6 +162,7 @@ class Estimate:
     modelled_fixed_seconds: float | None = None
     cold_compile_seconds: Figure = field(default_factory=lambda: Figure(0.0))
     precompiled_seconds: float = 0.0
+    seconds_per_gradient_before_runs: float | None = None
 
     def gradients_per_chain(self, steps: int) -> float:
         """Gradient evaluations one chain makes in ``steps`` iterations."""

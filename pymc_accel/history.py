@@ -19,6 +19,13 @@ trees than modelled made every other NUTS look cheaper than the one that ran. Ef
 per draw follow the leapfrogs, times what the cost model gives the sampler's adaptation per
 gradient against nutpie's (:data:`pymc_accel.costmodel.NUTS_GRADIENT_EFFICIENCY`).
 
+The cost model's seconds per gradient can be off for a model by more than any of that: on
+the demo model NumPyro's leapfrog took 1.1 ms against 420 µs modelled, its runs 53-60 s against
+25-28 s estimated, and with the history correcting only trees and fixed seconds it was chosen
+again after each run. So a run whose estimate puts most of its time in sampling also corrects
+the candidate's seconds per gradient by the run's wall time over its estimate
+(:func:`observed_gradient_ratio`), and lends the ratio to its twin in the other precision.
+
 A machine's compile speed is not in its calibrated figures, and the fixed seconds it pays
 differ from the modelled ones by the same factor for every model a sampler runs: nutpie's
 warm fixed cost of eight schools was 1.87-2.01 s on one day's machine and 1.39 s on the
@@ -79,6 +86,18 @@ PACE_BOUNDS = (0.33, 3.0)
 SHARED_COMPILE_LEFT = 0.3
 #: How many models' worth of weight the cost model's own fixed seconds keep in a machine pace.
 PACE_PRIOR_MODELS = 1
+#: Least share of a run's estimate in sampling for its wall time to correct the seconds per
+#: gradient (:func:`observed_gradient_ratio`): a run mostly spent compiling says how far off the
+#: compile was, not the gradient.
+GRADIENT_SHARE = 0.5
+#: Weight, in logarithms, of a run's wall time over its estimate in the seconds per gradient
+#: it corrects: a run is one draw of the machine's noise, the estimate one of the cost model's
+#: error. On the recorded regret runs (docs/results/regret-cpu*.json, runs over 5 s) two warm
+#: runs of the same candidate differ by 1.11x at the median and 1.32x at the 90th percentile
+#: (213 pairs): a run strays about 0.12 from its candidate's median in logarithms; their median
+#: wall over the estimate spans 0.64-2.15 between the 10th and 90th percentiles (232 rows),
+#: about 0.47. Weighted as two normal errors: 0.47^2 / (0.47^2 + 0.12^2) = 0.94.
+OBSERVED_GRADIENT_WEIGHT = 0.94
 
 
 def enabled() -> bool:
@@ -209,8 +228,12 @@ def record(
         return
     try:
         per_draw = observed_leapfrogs_per_draw(idata)
-        seen = estimate if per_draw is None else replace(
-            estimate, gradients_per_draw=Figure(per_draw, "observed"))
+        # the run is split by the estimate before earlier runs corrected its seconds per
+        # gradient, as apply() splits it: the corrected figure would leave the fixed share less
+        seen = estimate if estimate.seconds_per_gradient_before_runs is None else replace(
+            estimate, seconds_per_gradient=Figure(estimate.seconds_per_gradient_before_runs))
+        if per_draw is not None:
+            seen = replace(seen, gradients_per_draw=Figure(per_draw, "observed"))
         entry = {
             "candidate": candidate.label, "recorded": time.strftime("%Y-%m-%d %H:%M:%S"),
             "steps": request.steps, "chains": request.chains, "wall_seconds": wall_seconds,
@@ -226,6 +249,9 @@ def record(
         if modelled > 0 and entry["fixed_seconds"] > 0:  # this machine's pace, for other models
             entry["modelled_fixed_seconds"] = modelled
             entry["fixed_ratio"] = entry["fixed_seconds"] / modelled
+        ratio = observed_gradient_ratio(entry, seen)
+        if ratio is not None:  # for the twin in the other precision (_gradient_from_runs)
+            entry["gradient_ratio"] = ratio
         key = f"{model_key(profile)}|{candidate.label}"
         data = dict(_load())
         previous = data.pop(key, None)  # re-inserted last: the oldest entries are dropped first
@@ -315,6 +341,9 @@ def apply(estimate: Estimate, profile: ModelProfile, candidate: Candidate) -> Es
       (:func:`other_precision`), where it has one.
     - Seconds per gradient that ``measure=True`` timed for the model and candidate
       (:func:`record_measured`), where the estimate's own are modelled.
+    - Those seconds per gradient times the model's latest run's wall time over its estimate,
+      where the estimate put most of the run in sampling, or else times the ratio its twin's
+      run in the other precision recorded (:func:`_gradient_from_runs`).
     - Once the model has run more than once with the candidate, the fixed seconds (compile,
       start-up) of its latest run, which found its compiled artefacts cached.
     - Otherwise the fixed seconds ``measure=True`` timed (nutpie's compile), if it did.
@@ -372,9 +401,11 @@ def apply(estimate: Estimate, profile: ModelProfile, candidate: Candidate) -> Es
         out = replace(out, seconds_per_gradient=Figure(
             float(grad), "measured", f"measure=True at {measured.get('recorded', '?')}: "
             f"{measured.get('gradient_note', '')}"))
+    split_by = out  # the estimate a run's wall time is split by, before the run corrects it
+    out = _gradient_from_runs(out, entry, twin_entry, twin, when)
     fixed_measured = measured.get("fixed_seconds")
     if (entry is not None and fixed_seconds_usable(entry)
-            and (fixed := _observed_fixed_seconds(entry, out)) is not None):
+            and (fixed := _observed_fixed_seconds(entry, split_by)) is not None):
         out = replace(out, fixed_seconds=Figure(
             fixed, "observed",
             f"run at {when}: {entry.get('wall_seconds', 0):.1f} s, its fixed share "
@@ -415,6 +446,35 @@ def apply(estimate: Estimate, profile: ModelProfile, candidate: Candidate) -> Es
             out = replace(out, cold_compile_seconds=cold_compile_left(
                 out.cold_compile_seconds, profile, candidate))
     return out
+
+
+def _gradient_from_runs(
+    estimate: Estimate, entry: dict[str, Any] | None, twin_entry: dict[str, Any] | None,
+    twin: Candidate, when: str,
+) -> Estimate:
+    """``estimate`` with its seconds per gradient corrected by the model's latest run with the
+    candidate (:func:`observed_gradient_ratio`), or else by its twin's in the other precision
+    (the ratio it recorded: a precision changes what a gradient costs, not how far the cost
+    model is off for the model's program), weighed with
+    :data:`OBSERVED_GRADIENT_WEIGHT`. The candidate's own timing in measured mode is not
+    replaced by its twin's run."""
+    if entry is not None:
+        ratio = observed_gradient_ratio(entry, estimate)
+        where = f"this model's run at {when}"
+    elif (twin_entry is not None and estimate.seconds_per_gradient.source != "measured"
+          and isinstance(lent := twin_entry.get("gradient_ratio"), (int, float)) and lent > 0):
+        ratio = float(lent)
+        where = f"this model's run in {twin.precision} at {twin_entry.get('recorded', '?')}"
+    else:
+        return estimate
+    if ratio is None:
+        return estimate
+    before = estimate.seconds_per_gradient
+    factor = ratio ** OBSERVED_GRADIENT_WEIGHT
+    return replace(estimate, seconds_per_gradient=Figure(
+        before.value * factor, "observed",
+        f"{before.value * 1e6:.0f} µs {before.source} x {factor:.2f}: {where} took {ratio:.2f}x "
+        "its estimate"), seconds_per_gradient_before_runs=before.value)
 
 
 def cold_compile_left(cold: Figure, profile: ModelProfile, candidate: Candidate) -> Figure:
@@ -526,10 +586,22 @@ def _observed_fixed_seconds(entry: dict[str, Any], estimate: Estimate) -> float 
     (``precompiled_seconds``, :mod:`pymc_accel.backends.nutpie_compiled`) is a fixed cost of
     runs without it: it counts in the wall time and in the estimate's fixed seconds.
     Entries without the run's length give their recorded fixed seconds."""
-    wall, steps, chains = (entry.get(k) for k in ("wall_seconds", "steps", "chains"))
-    if not all(isinstance(v, (int, float)) and v > 0 for v in (wall, steps, chains)):
+    split = _run_split(entry, estimate)
+    if split is None:
         fixed = entry.get("fixed_seconds")
         return float(fixed) if isinstance(fixed, (int, float)) and fixed >= 0 else None
+    wall, fixed, total, _ = split
+    return wall * fixed / total
+
+
+def _run_split(entry: dict[str, Any], estimate: Estimate) -> tuple[float, float, float, float] | None:
+    """A recorded run's wall time (with the compile measured mode paid for it) and what
+    ``estimate`` puts in it at the run's length: fixed seconds, the total, and sampling.
+    The total includes the first use and first compile the run was charged. ``None`` for an
+    entry without the run's length, or an estimate of nothing."""
+    wall, steps, chains = (entry.get(k) for k in ("wall_seconds", "steps", "chains"))
+    if not all(isinstance(v, (int, float)) and v > 0 for v in (wall, steps, chains)):
+        return None
     pre = entry.get("precompiled_seconds")
     wall = float(wall) + (float(pre) if isinstance(pre, (int, float)) and pre > 0 else 0.0)
     modelled_fixed = estimate.fixed_seconds.value + estimate.precompiled_seconds
@@ -537,8 +609,23 @@ def _observed_fixed_seconds(entry: dict[str, Any], estimate: Estimate) -> float 
     for key in ("first_use_seconds", "cold_compile_seconds"):
         value = entry.get(key)
         once += float(value) if isinstance(value, (int, float)) and value > 0 else 0.0
-    total = modelled_fixed + once + estimate.sampling_seconds(int(steps), int(chains))
-    return float(wall) * modelled_fixed / total if total > 0 else None
+    sampling = estimate.sampling_seconds(int(steps), int(chains))
+    total = modelled_fixed + once + sampling
+    return (wall, modelled_fixed, total, sampling) if total > 0 else None
+
+
+def observed_gradient_ratio(entry: dict[str, Any], estimate: Estimate) -> float | None:
+    """A recorded run's wall time over what ``estimate`` (with the run's observed leapfrogs)
+    gives it, where the estimate puts at least :data:`GRADIENT_SHARE` of it in sampling;
+    ``None`` otherwise. Split as :func:`_observed_fixed_seconds` splits it, in proportion to the
+    estimated seconds, the sampling's share of the run is this ratio times its estimate: the
+    ratio by which the run's seconds per gradient (the driver's step included) differed from
+    the estimate's."""
+    split = _run_split(entry, estimate)
+    if split is None:
+        return None
+    wall, _, total, sampling = split
+    return wall / total if sampling >= GRADIENT_SHARE * total else None
 
 
 def entries() -> list[dict[str, Any]]:

@@ -72,13 +72,15 @@ _FIGURES = ("seconds_per_gradient", "gradients_per_draw", "fixed_seconds", "memo
 def measured_over(selected: Any, measured: Any) -> Any:
     """The selection's estimate with the figures a backend's ``measure`` labelled ``measured``
     put over it. A backend measures from its own modelled estimate; the selection's may hold
-    what the run history observed of the model (leapfrogs per draw, fixed seconds), which a
-    timing of the gradient does not replace. A measured fixed cost brings the compile it
-    paid for the run (``precompiled_seconds``) with it."""
+    what the run history observed of the model (leapfrogs per draw, fixed seconds, seconds
+    per gradient), which a timing does not replace: a run's wall time holds everything a
+    step costs, a timing the gradient alone and a modelled step. A measured fixed cost brings
+    the compile it paid for the run (``precompiled_seconds``) with it."""
     out = selected
     for name in _FIGURES:
         figure = getattr(measured, name)
-        if figure.source == "measured":
+        if figure.source == "measured" and not (
+                name == "seconds_per_gradient" and selected.seconds_per_gradient.source == "observed"):
             out = replace(out, **{name: figure})
     if measured.fixed_seconds.source == "measured":
         out = replace(out, precompiled_seconds=measured.precompiled_seconds,

@@ -297,3 +297,65 @@ def test_a_candidate_takes_its_twins_run_in_the_other_precision(ledger):
     # a sampler of another backend lends nothing
     blackjax = Candidate("blackjax_nuts", "cpu", "float32", (("chain_method", "parallel"),))
     assert history.machine_pace(logistic, blackjax) is None
+
+
+def test_a_run_slower_than_estimated_in_sampling_corrects_its_seconds_per_gradient(ledger):
+    """The demo model's NumPyro runs took twice their estimate, nearly all of it sampling; with
+    only trees and fixed seconds corrected, the next selection still priced it at 420 µs a
+    gradient and chose it again. The run's wall time over its estimate now scales the seconds
+    per gradient, so the next estimate of the same run is close to what it took."""
+    profile = profile_model(eight_schools())
+    request = SampleRequest(draws=500, tune=500, chains=2)
+    est = Estimate(Figure(2e-3), Figure(7.0), Figure(4.0), chain_parallelism=2)  # 4 s + 14 s
+    history.record(profile, PYMC_NUTS, est, request, 36.0, _Result(7.0))
+    seen = history.apply(est, profile, PYMC_NUTS)
+    factor = 2.0 ** history.OBSERVED_GRADIENT_WEIGHT
+    assert seen.seconds_per_gradient.source == "observed"
+    assert seen.seconds_per_gradient.value == pytest.approx(2e-3 * factor)
+    assert "2.00x its estimate" in seen.seconds_per_gradient.note
+    assert seen.seconds_per_gradient_before_runs == 2e-3
+    # the first run compiled: its fixed seconds wait for a second run, its sampling does not
+    assert seen.fixed_seconds == est.fixed_seconds
+    history.record(profile, PYMC_NUTS, seen, request, 36.0, _Result(7.0))
+    again = history.apply(est, profile, PYMC_NUTS)
+    # the run split as before the correction: the fixed share is 4/18 of it, not less
+    assert again.fixed_seconds.value == pytest.approx(8.0)
+    assert again.seconds_per_gradient.value == pytest.approx(2e-3 * factor)  # not compounded
+    assert again.total_seconds(request.steps, 2) == pytest.approx(36.0, rel=0.05)
+    # the ratio is kept against the figure before runs, whatever estimate the run was priced by
+    assert history.lookup(profile, PYMC_NUTS)["gradient_ratio"] == pytest.approx(2.0)
+    assert history.lookup(profile, PYMC_NUTS)["fixed_ratio"] == pytest.approx(2.0)
+
+
+def test_a_run_mostly_spent_compiling_leaves_the_seconds_per_gradient_modelled(ledger):
+    profile = profile_model(eight_schools())
+    request = SampleRequest(draws=100, tune=100, chains=2)
+    est = Estimate(Figure(1e-4), Figure(7.0), Figure(3.0), chain_parallelism=2,
+                   cold_compile_seconds=Figure(5.0))
+    history.record(profile, PYMC_NUTS, est, request, 16.0, _Result(7.0))  # 2x its 8.2 s
+    seen = history.apply(est, profile, PYMC_NUTS)
+    assert seen.seconds_per_gradient == est.seconds_per_gradient
+    assert "gradient_ratio" not in history.lookup(profile, PYMC_NUTS)
+
+
+def test_a_candidate_takes_its_twins_gradient_ratio_and_keeps_its_own_timing(ledger):
+    from dataclasses import replace
+
+    profile = profile_model(eight_schools())
+    request = SampleRequest(draws=500, tune=500, chains=2)
+    f64 = Candidate("numpyro", "cpu", "float64", (("chain_method", "parallel"),))
+    f32 = replace(f64, precision="float32")
+    est = Estimate(Figure(2e-3), Figure(7.0), Figure(4.0), chain_parallelism=2)
+    history.record(profile, f64, est, request, 27.0, _Result(7.0))  # 1.5x its 18 s
+    cheaper = replace(est, seconds_per_gradient=Figure(1e-3))  # float32's modelled gradient
+    lent = history.apply(cheaper, profile, f32)
+    assert lent.seconds_per_gradient.value == pytest.approx(
+        1e-3 * 1.5 ** history.OBSERVED_GRADIENT_WEIGHT)
+    assert "float64" in lent.seconds_per_gradient.note
+    # a gradient measure=True timed for the candidate itself is not replaced by its twin's run
+    timed = replace(cheaper, seconds_per_gradient=Figure(8e-4, "measured", "timed"))
+    history.record_measured(profile, f32, timed)
+    assert history.apply(cheaper, profile, f32).seconds_per_gradient.value == 8e-4
+    # other backends lend nothing
+    blackjax = Candidate("blackjax_nuts", "cpu", "float32", (("chain_method", "parallel"),))
+    assert history.apply(cheaper, profile, blackjax).seconds_per_gradient == Figure(1e-3)

@@ -240,6 +240,12 @@ def test_a_measurement_keeps_what_the_run_history_observed():
                    precompiled_seconds=1.2, modelled_fixed_seconds=3.0)
     merged = measure.measured_over(selected, kept)
     assert merged.fixed_seconds.value == 0.15 and merged.precompiled_seconds == 1.2
+    # seconds per gradient a run observed hold the sampler's whole step; a timing does not
+    ran = replace(selected, seconds_per_gradient=Figure(2e-4, "observed", "a run"),
+                  seconds_per_gradient_before_runs=1e-4)
+    merged = measure.measured_over(ran, timed)
+    assert merged.seconds_per_gradient.value == 2e-4
+    assert merged.seconds_per_gradient_before_runs == 1e-4
 
 
 def test_a_later_selection_uses_what_measured_mode_timed(ledger):
