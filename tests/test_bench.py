@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
@@ -384,3 +385,20 @@ def test_the_regret_benchmark_runs_the_chosen_candidates_alone_when_asked():
     assert set(bench_regret._candidates_for(report, profile, {report.chosen}, "chosen")) == {
         report.chosen}
     assert bench_regret._candidates_for(report, profile, set(), "chosen") == {}
+
+
+def test_a_cold_run_starts_from_an_empty_numba_cache(monkeypatch):
+    """PyTensor keeps numba kernels under ``base_compiledir``; pointing only ``compiledir``
+    elsewhere left them cached, and the regret bench's cold runs were not cold."""
+    import subprocess
+
+    monkeypatch.setenv("PYTENSOR_FLAGS", "floatX=float64")
+    path = bench_regret._fresh_compile_dir()
+    flags = os.environ["PYTENSOR_FLAGS"]
+    assert flags == f"floatX=float64,base_compiledir={path}"
+    # where a new process's PyTensor then puts its numba cache
+    where = subprocess.run(
+        [sys.executable, "-c", "from pytensor.link.numba.cache import NUMBA_CACHE_PATH as p; print(p)"],
+        capture_output=True, text=True, check=True, env=dict(os.environ),
+    ).stdout.strip()
+    assert Path(where).is_relative_to(path)
