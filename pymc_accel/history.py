@@ -20,9 +20,9 @@ per draw follow the leapfrogs, times what the cost model gives the sampler's ada
 gradient against nutpie's (:data:`pymc_accel.costmodel.NUTS_GRADIENT_EFFICIENCY`).
 
 The cost model's seconds per gradient can be off for a model by more than any of that: on
-the demo model NumPyro's leapfrog took 1.1 ms against 420 µs modelled, its runs 53-60 s against
-25-28 s estimated, and with the history correcting only trees and fixed seconds it was chosen
-again after each run. So a run whose estimate puts most of its time in sampling also corrects
+the demo model NumPyro's two parallel chains took 710 µs to 1.1 ms a leapfrog against 420 µs
+modelled, its runs 37-60 s against 25-28 s estimated, and with the history correcting only
+trees and fixed seconds it was chosen again after each run. So a run whose estimate puts most of its time in sampling also corrects
 the candidate's seconds per gradient by the run's wall time over its estimate
 (:func:`observed_gradient_ratio`), and lends the ratio to its twin in the other precision.
 
@@ -594,7 +594,9 @@ def _observed_fixed_seconds(entry: dict[str, Any], estimate: Estimate) -> float 
     return wall * fixed / total
 
 
-def _run_split(entry: dict[str, Any], estimate: Estimate) -> tuple[float, float, float, float] | None:
+def _run_split(
+    entry: dict[str, Any], estimate: Estimate,
+) -> tuple[float, float, float, float] | None:
     """A recorded run's wall time (with the compile measured mode paid for it) and what
     ``estimate`` puts in it at the run's length: fixed seconds, the total, and sampling.
     The total includes the first use and first compile the run was charged. ``None`` for an

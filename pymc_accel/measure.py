@@ -77,10 +77,10 @@ def measured_over(selected: Any, measured: Any) -> Any:
     step costs, a timing the gradient alone and a modelled step. A measured fixed cost brings
     the compile it paid for the run (``precompiled_seconds``) with it."""
     out = selected
+    ran = selected.seconds_per_gradient.source == "observed"  # corrected by the model's runs
     for name in _FIGURES:
         figure = getattr(measured, name)
-        if figure.source == "measured" and not (
-                name == "seconds_per_gradient" and selected.seconds_per_gradient.source == "observed"):
+        if figure.source == "measured" and not (ran and name == "seconds_per_gradient"):
             out = replace(out, **{name: figure})
     if measured.fixed_seconds.source == "measured":
         out = replace(out, precompiled_seconds=measured.precompiled_seconds,

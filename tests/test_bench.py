@@ -397,8 +397,7 @@ def test_a_cold_run_starts_from_an_empty_numba_cache(monkeypatch):
     flags = os.environ["PYTENSOR_FLAGS"]
     assert flags == f"floatX=float64,base_compiledir={path}"
     # where a new process's PyTensor then puts its numba cache
-    where = subprocess.run(
-        [sys.executable, "-c", "from pytensor.link.numba.cache import NUMBA_CACHE_PATH as p; print(p)"],
-        capture_output=True, text=True, check=True, env=dict(os.environ),
-    ).stdout.strip()
+    code = "from pytensor.link.numba.cache import NUMBA_CACHE_PATH as p; print(p)"
+    where = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                           check=True, env=dict(os.environ)).stdout.strip()
     assert Path(where).is_relative_to(path)
