@@ -22,9 +22,10 @@ gradient against nutpie's (:data:`pymc_accel.costmodel.NUTS_GRADIENT_EFFICIENCY`
 The cost model's seconds per gradient can be off for a model by more than any of that: on
 the demo model NumPyro's two parallel chains took 710 µs to 1.1 ms a leapfrog against 420 µs
 modelled, its runs 37-60 s against 25-28 s estimated, and with the history correcting only
-trees and fixed seconds it was chosen again after each run. So a run whose estimate puts most of its time in sampling also corrects
-the candidate's seconds per gradient by the run's wall time over its estimate
-(:func:`observed_gradient_ratio`), and lends the ratio to its twin in the other precision.
+trees and fixed seconds it was chosen again after each run. So a run whose estimate puts most
+of its time in sampling also corrects the candidate's seconds per gradient by the run's wall
+time over its estimate (:func:`observed_gradient_ratio`), and lends the ratio to its twin in
+the other precision.
 
 A machine's compile speed is not in its calibrated figures, and the fixed seconds it pays
 differ from the modelled ones by the same factor for every model a sampler runs: nutpie's

@@ -168,14 +168,14 @@ def calibrate() -> MachineFigures:
     arrays = {}
     for precision in PRECISIONS:
         dtype = np.dtype(precision)
-        arrays[precision] = (rng.random(1 << 20).astype(dtype),
-                             rng.random(1 << 23).astype(dtype),  # 32-64 MiB: larger than cache
+        a = rng.random(1 << 20).astype(dtype)
+        big = rng.random(1 << 23).astype(dtype)  # 32-64 MiB: larger than cache
+        arrays[precision] = (a, np.empty_like(a), big, np.empty_like(big),
                              rng.random((384, 384)).astype(dtype))
     rounds = 0
     while rounds < 2 or time.perf_counter() - start < CALIBRATION_SECONDS:
         rounds += 1
-        for precision, (a, big, m) in arrays.items():
-            out, big_out = np.empty_like(a), np.empty_like(big)
+        for precision, (a, out, big, big_out, m) in arrays.items():
             flops[precision] = max(flops[precision],
                                    10 * a.size / _best_of(lambda: np.exp(a, out=out)))
             bandwidth[precision] = max(bandwidth[precision], 3 * big.nbytes / _best_of(
