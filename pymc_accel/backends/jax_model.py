@@ -34,6 +34,12 @@ def jax_precision(precision: str) -> Iterator[None]:
     """
     with contextlib.ExitStack() as stack:
         stack.enter_context(jax.enable_x64(precision == "float64"))
+        # and process-wide: the thread-local setting does not reach the threads JAX runs host
+        # callbacks in, where NumPyro's progress bar returned an int64 to a float32 program
+        # compiled for int32 ("Incorrect output dtype for return value #0") and the run failed
+        previous = jax.config.jax_enable_x64
+        jax.config.update("jax_enable_x64", precision == "float64")
+        stack.callback(jax.config.update, "jax_enable_x64", previous)
         if precision == "float32":
             stack.enter_context(warnings.catch_warnings())
             warnings.filterwarnings(

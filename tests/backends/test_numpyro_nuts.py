@@ -66,6 +66,23 @@ def test_float32_run_of_a_float64_model_does_not_warn_about_truncation():
     assert not [w for w in caught if "Explicitly requested dtype float64" in str(w.message)]
 
 
+def test_a_float32_run_with_numpyros_progress_bar_completes():
+    """NumPyro's progress bar is a host callback, run in a thread of JAX's: with 64-bit types
+    switched off only in the sampling thread, it returned an int64 to a program compiled for
+    int32 and the run failed (``make demo`` chose float32 NumPyro on 2026-11-25)."""
+    import jax
+
+    import pymc_accel
+    from pymc_accel.models import eight_schools
+
+    before = jax.config.jax_enable_x64
+    idata = pymc_accel.sample(20, tune=20, chains=2, model=eight_schools(), nuts_sampler="numpyro",
+                              precision="float32", progressbar=True, random_seed=1,
+                              compute_convergence_checks=False)
+    assert idata.posterior["mu"].dtype == np.float32
+    assert jax.config.jax_enable_x64 == before  # the process-wide setting is given back
+
+
 def test_a_jax_run_returns_once_its_draws_are_computed(monkeypatch):
     """PyMC's ``sample_jax_nuts`` returns JAX arrays whose computation may still be running
     (with BlackJAX, the whole of sampling: 10.7 s returned, 93.6 s more at first use on the
