@@ -146,6 +146,13 @@ class Estimate:
         The seconds per gradient (modelled, or timed by measured mode) where the model's
         earlier runs corrected them in ``seconds_per_gradient``
         (:func:`pymc_accel.history.apply`); ``None`` where no run did.
+    later_runs_sharing_compile : float
+        How many later runs of the model are expected to load ``cold_compile_seconds``' compile
+        from the disk cache (:func:`pymc_accel.history.expected_later_runs`): the ranking
+        charges this run ``1 / (1 + later_runs_sharing_compile)`` of that compile
+        (:meth:`charged_seconds`), while ``total_seconds`` stays the run's predicted wall time.
+    later_runs_sharing_compile_note : str
+        Why that many later runs are expected, for the report.
     """
 
     seconds_per_gradient: Figure
@@ -163,6 +170,8 @@ class Estimate:
     cold_compile_seconds: Figure = field(default_factory=lambda: Figure(0.0))
     precompiled_seconds: float = 0.0
     seconds_per_gradient_before_runs: float | None = None
+    later_runs_sharing_compile: float = 0.0
+    later_runs_sharing_compile_note: str = ""
 
     def gradients_per_chain(self, steps: int) -> float:
         """Gradient evaluations one chain makes in ``steps`` iterations."""
@@ -180,10 +189,22 @@ class Estimate:
         return (self.fixed_seconds.value + self.first_use_seconds.value
                 + self.cold_compile_seconds.value + self.sampling_seconds(steps, chains))
 
+    def compile_shared_seconds(self) -> float:
+        """The part of the first compile (``cold_compile_seconds``) charged to the later runs
+        expected to reuse it (``later_runs_sharing_compile``), not to this one."""
+        later = max(0.0, self.later_runs_sharing_compile)
+        return self.cold_compile_seconds.value * later / (1.0 + later)
+
+    def charged_seconds(self, steps: int, chains: int) -> float:
+        """The seconds the ranking charges this run: its predicted wall time less the share of
+        a first compile that later runs of the model share (:meth:`compile_shared_seconds`)."""
+        return self.total_seconds(steps, chains) - self.compile_shared_seconds()
+
     def seconds_per_effective_draw(self, steps: int, draws: int, chains: int) -> float:
-        """Wall time divided by the effective draws it buys: the ranking key (lower is better)."""
+        """Charged seconds (:meth:`charged_seconds`) divided by the effective draws they buy:
+        the ranking key (lower is better)."""
         effective = max(draws * chains * self.relative_efficiency.value, 1e-12)
-        return self.total_seconds(steps, chains) / effective
+        return self.charged_seconds(steps, chains) / effective
 
     def to_dict(self) -> dict[str, Any]:
         """Plain-data form, for reports and JSON."""

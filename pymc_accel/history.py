@@ -87,6 +87,9 @@ PACE_BOUNDS = (0.33, 3.0)
 SHARED_COMPILE_LEFT = 0.3
 #: How many models' worth of weight the cost model's own fixed seconds keep in a machine pace.
 PACE_PRIOR_MODELS = 1
+#: Most later runs a first compile is shared with in the ranking
+#: (:func:`expected_later_runs`): a run is charged at least ``1 / (1 + cap)`` of it.
+LATER_RUNS_CAP = 4
 #: Least share of a run's estimate in sampling for its wall time to correct the seconds per
 #: gradient (:func:`observed_gradient_ratio`): a run mostly spent compiling says how far off the
 #: compile was, not the gradient.
@@ -353,7 +356,9 @@ def apply(estimate: Estimate, profile: ModelProfile, candidate: Candidate) -> Es
       (:func:`machine_pace`).
     - The first compile of the model's kernels (``cold_compile_seconds``) is not charged once
       the model has run on this machine with the candidate's backend (:func:`compiled_here`),
-      nor with the history off, where it is not known.
+      nor with the history off, where it is not known. Where the model has run here with
+      other backends, the ranking shares what is left of it with the later runs expected to
+      reuse it (:func:`expected_later_runs`).
 
     Unchanged without a recorded run.
     """
@@ -446,6 +451,10 @@ def apply(estimate: Estimate, profile: ModelProfile, candidate: Candidate) -> Es
         else:
             out = replace(out, cold_compile_seconds=cold_compile_left(
                 out.cold_compile_seconds, profile, candidate))
+            later, why = expected_later_runs(profile) if out.cold_compile_seconds.value > 0 else (0, "")
+            if later:
+                out = replace(out, later_runs_sharing_compile=float(later),
+                              later_runs_sharing_compile_note=why)
     return out
 
 
@@ -524,6 +533,49 @@ def models_run_here(profile: ModelProfile, backend: str) -> int:
               and key.split("|", 1)[1].startswith(f"{backend}[")}
     models.discard(own)
     return len(models)
+
+
+def model_runs_here(profile: ModelProfile) -> int:
+    """How many runs of ``profile``'s model structure the run history holds on this machine,
+    with any candidate (each ledger entry counts its candidate's runs); 0 with the history
+    off."""
+    if not enabled():
+        return 0
+    own = f"{model_key(profile)}|"
+    return sum(entry["runs"] for key, entry in _load().items()
+               if key.startswith(own) and isinstance(entry, dict)
+               and isinstance(entry.get("runs"), int) and entry["runs"] > 0)
+
+
+def expected_later_runs(profile: ModelProfile) -> tuple[int, str]:
+    """How many later runs of this model are expected to share a compile that this run would
+    leave in a disk cache, and why: as many as the model has already run here
+    (:func:`model_runs_here`), at most :data:`LATER_RUNS_CAP`.
+
+    A compile kept on disk (PyTensor's numba kernels) is paid by the model's first run with
+    the backend and saved by every later one, so charging it whole to one run prices it as if
+    the model would never run again. On the demo model that kept the selector off nutpie for
+    good: 15.5 s of first use and first compile made it the slowest first run, though its runs
+    with the kernels cached take 15 s against 28-39 s for the samplers chosen instead
+    (docs/benchmarks.md). How often a model will run again is not known; the runs so far are
+    the evidence. Taking the number of later runs to be the number so far is the
+    scale-free (Lindy, or Gott's delta-t) guess: a model that has run once is as likely as not
+    to run once more; a new model (no runs) is charged its whole compile, as before.
+    Written by hand: no library models reuse of a compile cache.
+
+    Returns
+    -------
+    (int, str)
+        The later runs expected (0 for a model that has not run here) and a note for the
+        report.
+    """
+    runs = model_runs_here(profile)
+    later = min(runs, LATER_RUNS_CAP)
+    if later == 0:
+        return 0, ""
+    return later, (f"the model has run here {runs} time{'s' if runs != 1 else ''}, so "
+                   f"{later} later run{' is' if later == 1 else 's are'} expected to load "
+                   "the rest from the cache")
 
 
 def machine_pace(profile: ModelProfile, candidate: Candidate) -> tuple[float, int] | None:

@@ -69,7 +69,8 @@ class _Scored:
         that time plus the float32 check (if the candidate needs one) per effective draw."""
         self.total = self.estimate.total_seconds(steps, chains)
         key = self.estimate.seconds_per_effective_draw(steps, draws, chains)
-        self.key = key * (self.total + self.check_seconds) / self.total if self.total > 0 else key
+        charged = self.estimate.charged_seconds(steps, chains)
+        self.key = key * (charged + self.check_seconds) / charged if charged > 0 else key
 
 
 def _precision_policy(
@@ -677,6 +678,10 @@ def _row(s: _Scored, chosen: _Scored, registry: Registry, check: PrecisionCheck 
     if e.cold_compile_seconds.value > 0:
         reason += (f"; includes {e.cold_compile_seconds.value:.1f} s compiling this model's "
                    f"kernels ({e.cold_compile_seconds.note})")
+        if (shared := e.compile_shared_seconds()) > 0:
+            later = e.later_runs_sharing_compile
+            reason += (f", ranked with {e.cold_compile_seconds.value - shared:.1f} s of it: "
+                       f"{e.later_runs_sharing_compile_note or 'later runs share the rest'}")
     sources: dict[str, Any] = {
         "s/grad": e.seconds_per_gradient.source,
         "grads/draw": e.gradients_per_draw.source,
