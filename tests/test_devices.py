@@ -58,3 +58,25 @@ def test_discovery_still_asks_xla_for_a_cpu_device_per_core(monkeypatch):
     devices.discover(refresh=True)
     assert "xla_force_host_platform_device_count" in os.environ["XLA_FLAGS"]
     devices.discover(refresh=True)
+
+
+def test_a_module_registered_lazily_counts_as_installed_without_being_imported():
+    """ArviZ's NumPyro converter registers jax and numpyro with lazy_loader; asking
+    importlib.util.find_spec about such a module imports it (0.8 s for JAX in the demo's
+    selection, whatever the run then chose). Neither discovery nor the backends' install checks
+    may do that."""
+    code = ("import sys, arviz; assert type(sys.modules['jax']).__name__ == '_LazyModule'; "
+            "from pymc_accel.devices import discover, module_installed; "
+            "from pymc_accel.backends._common import missing_module; "
+            "d = discover(); "
+            "print(d.jax_installed, module_installed('numpyro'), missing_module('jax', 'numpyro'), "
+            "'jax.numpy' in sys.modules, 'numpyro.infer' in sys.modules)")
+    env = {**os.environ, "JAX_PLATFORMS": "cpu"}
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                         check=True).stdout.split()
+    assert out == ["True", "True", "None", "False", "False"]
+
+
+def test_module_installed_answers_for_modules_not_imported_yet():
+    assert devices.module_installed("json")
+    assert not devices.module_installed("no_such_module_pymc_accel_test")

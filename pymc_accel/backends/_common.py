@@ -2,17 +2,16 @@
 
 from __future__ import annotations
 
-from importlib.util import find_spec
-
 from pymc.util import get_random_generator
 
 from pymc_accel.backend import Refusal
+from pymc_accel.devices import module_installed
 from pymc_accel.profile import ModelProfile
 
 
 def missing_module(*modules: str) -> str | None:
     """Name the first module of ``modules`` that cannot be imported, or ``None``."""
-    return next((m for m in modules if find_spec(m) is None), None)
+    return next((m for m in modules if not module_installed(m)), None)
 
 
 def missing_refusal(backend: str, module: str, extra: str = "") -> Refusal:

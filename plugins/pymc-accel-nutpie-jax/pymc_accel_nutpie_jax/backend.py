@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from importlib.util import find_spec
 
 from pymc_accel import (
@@ -50,7 +51,10 @@ class NutpieJaxBackend(JaxNutsBackend):
 
     def candidates(self, profile, devices):
         """CPU (and a GPU when present) in the model's precision; discrete models refused."""
-        missing = next((m for m in ("jax", "nutpie") if find_spec(m) is None), None)
+        # a module in sys.modules is installed, even if only registered lazily (ArviZ's
+        # NumPyro converter does so with jax): find_spec would import it
+        missing = next((m for m in ("jax", "nutpie")
+                        if m not in sys.modules and find_spec(m) is None), None)
         if missing:
             return [Refusal(self.name, f"{missing} is not installed: pip install {missing}")]
         if profile.has_discrete:
