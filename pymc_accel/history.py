@@ -451,7 +451,8 @@ def apply(estimate: Estimate, profile: ModelProfile, candidate: Candidate) -> Es
         else:
             out = replace(out, cold_compile_seconds=cold_compile_left(
                 out.cold_compile_seconds, profile, candidate))
-            later, why = expected_later_runs(profile) if out.cold_compile_seconds.value > 0 else (0, "")
+            later, why = (expected_later_runs(profile) if out.cold_compile_seconds.value > 0
+                          else (0, ""))
             if later:
                 out = replace(out, later_runs_sharing_compile=float(later),
                               later_runs_sharing_compile_note=why)

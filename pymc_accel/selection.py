@@ -66,7 +66,9 @@ class _Scored:
 
     def rescore(self, steps: int, draws: int, chains: int) -> None:
         """Recompute the total and the ranking key from the estimate: the run's wall time, and
-        that time plus the float32 check (if the candidate needs one) per effective draw."""
+        the seconds charged to the run (:meth:`Estimate.charged_seconds`: a first compile
+        shared with the model's later runs) plus the float32 check (if the candidate needs
+        one) per effective draw."""
         self.total = self.estimate.total_seconds(steps, chains)
         key = self.estimate.seconds_per_effective_draw(steps, draws, chains)
         charged = self.estimate.charged_seconds(steps, chains)
@@ -679,7 +681,6 @@ def _row(s: _Scored, chosen: _Scored, registry: Registry, check: PrecisionCheck 
         reason += (f"; includes {e.cold_compile_seconds.value:.1f} s compiling this model's "
                    f"kernels ({e.cold_compile_seconds.note})")
         if (shared := e.compile_shared_seconds()) > 0:
-            later = e.later_runs_sharing_compile
             reason += (f", ranked with {e.cold_compile_seconds.value - shared:.1f} s of it: "
                        f"{e.later_runs_sharing_compile_note or 'later runs share the rest'}")
     sources: dict[str, Any] = {

@@ -266,4 +266,5 @@ def test_the_ranking_shares_the_compile_and_the_report_says_so(ledger):
     scored = _Scored(NUTPIE, est, 0.0, 0.0)
     scored.rescore(2000, 1000, 2)
     assert scored.total == pytest.approx(est.total_seconds(2000, 2))
-    assert scored.key == pytest.approx(est.charged_seconds(2000, 2) / (2000 * est.relative_efficiency.value))
+    assert scored.key == pytest.approx(
+        est.charged_seconds(2000, 2) / (2000 * est.relative_efficiency.value))
