@@ -401,3 +401,19 @@ def test_a_cold_run_starts_from_an_empty_numba_cache(monkeypatch):
     where = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                            check=True, env=dict(os.environ)).stdout.strip()
     assert Path(where).is_relative_to(path)
+
+
+def test_first_selection_bench_times_a_new_process_that_imported_arviz(tmp_path, monkeypatch):
+    """bench/bench_first_selection.py: a fresh process, ArviZ imported first (its lazy jax), the
+    profile stored by an earlier process; the selection must not import JAX."""
+    import bench_first_selection
+
+    monkeypatch.setenv("PYMC_ACCEL_CACHE_DIR", str(tmp_path))
+    monkeypatch.setenv("JAX_PLATFORMS", "cpu")
+    rows = bench_first_selection.main(["--models", "eight_schools", "--repeats", "1",
+                                       "--out", str(tmp_path / "first.json")])
+    (row,) = rows
+    (run,) = row["runs"]
+    assert row["model"] == "eight_schools" and run["seconds"] > 0
+    assert run["jax_imported"] is False and run["chosen"]
+    assert (tmp_path / "first.json").is_file()

@@ -171,8 +171,8 @@ def test_missing_dependency_names_what_to_install(monkeypatch):
     from pymc_accel.backends import _common
     from pymc_accel.errors import BackendUnavailableError
 
-    real = _common.find_spec
-    monkeypatch.setattr(_common, "find_spec", lambda m: None if m == "numpyro" else real(m))
+    real = _common.module_installed
+    monkeypatch.setattr(_common, "module_installed", lambda m: m != "numpyro" and real(m))
     with pytest.raises(BackendUnavailableError, match="pip install numpyro"):
         select(eight_schools(), backend="numpyro", devices=CPU_ONLY,
                registry=build_registry(autoload=False))
