@@ -712,13 +712,15 @@ def cold_compile_seconds(profile: ModelProfile, runtime: Runtime,
         seconds = runtime.cold_seconds + sum(
             w * ranks.get(r, 0) for w, r in zip(runtime.cold_seconds_by_rank_used, RANKS))
         return Figure(seconds, "modelled",
-                      "not yet in the compile cache: the model has not run on this machine, "
-                      f"which has compiled {models_compiled_here} others (loops priced by rank)")
+                      "not yet in the compile cache: the model has not run on this machine with "
+                      f"this backend, which has compiled {models_compiled_here} others (loops "
+                      "priced by rank)")
     seconds = runtime.cold_seconds + runtime.cold_seconds_per_kernel * profile.census.kernels
     if seconds <= 0:
         return Figure(0.0, "modelled", f"{runtime.name}: no compile cache on disk")
     return Figure(seconds, "modelled",
-                  "not yet in the compile cache: the model has not run on this machine")
+                  "not yet in the compile cache: the model has not run on this machine with "
+                  "this backend")
 
 
 #: The float32 accuracy check (:func:`pymc_accel.precision.check_float32`): building the log
