@@ -54,13 +54,19 @@ def _factory(name: str):
 
 
 def numpyro_inputs(model, precision: str):
-    """PyMC's jaxified log density of ``model`` (as ``sample_jax_nuts`` builds it, +log p) and
-    its initial point, one array per value variable in ``precision``; call it inside
-    ``jax_precision(precision)``. Shared with ``fit_numpyro_leapfrog.py``."""
+    """PyMC's jaxified log density of ``model`` (+log p: NumPyro's potential is its negative)
+    and its initial point, one array per value variable in ``precision``; call it inside
+    ``jax_precision(precision)``. Shared with ``fit_numpyro_leapfrog.py``.
+
+    PyMC's ``negative_logp`` flag reads the other way from its name: the default (``True``)
+    gives +log p, ``False`` gives -log p (``sample_jax_nuts`` passes that to NumPyro as its
+    potential). Until 2026-11-25 this took ``False``, so the fits' NUTS, whose potential is
+    the negative of what this returns, sampled 1/p: their trees, tuning and leapfrog counts
+    were of the wrong target (docs/benchmarks.md)."""
     import jax.numpy as jnp
     from pymc.sampling.jax import get_jaxified_logp
 
-    logp = get_jaxified_logp(model, negative_logp=False)
+    logp = get_jaxified_logp(model)
     start = model.initial_point()
     return logp, [jnp.asarray(start[v.name], dtype=precision) for v in model.value_vars]
 

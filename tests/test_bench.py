@@ -417,3 +417,18 @@ def test_first_selection_bench_times_a_new_process_that_imported_arviz(tmp_path,
     assert row["model"] == "eight_schools" and run["seconds"] > 0
     assert run["jax_imported"] is False and run["chosen"]
     assert (tmp_path / "first.json").is_file()
+
+
+def test_the_numpyro_fits_sample_the_models_posterior_not_its_inverse():
+    """fit_numpyro_tuning.numpyro_inputs gives +log p, whose negative the fits' NUTS takes as
+    its potential: PyMC's ``negative_logp`` flag reads the other way from its name, and the
+    fits had sampled 1/p."""
+    import numpy as np
+
+    import fit_numpyro_tuning
+
+    model = zoo.eight_schools()
+    logp, x0 = fit_numpyro_tuning.numpyro_inputs(model, "float64")
+    expected = model.compile_logp()(model.initial_point())
+    assert float(logp(x0)) == pytest.approx(float(expected))
+    assert np.isfinite(expected) and expected < 0
