@@ -146,13 +146,11 @@ class Estimate:
         The seconds per gradient (modelled, or timed by measured mode) where the model's
         earlier runs corrected them in ``seconds_per_gradient``
         (:func:`pymc_accel.history.apply`); ``None`` where no run did.
-    later_runs_sharing_compile : float
+    later_runs_sharing_compile : Figure
         How many later runs of the model are expected to load ``cold_compile_seconds``' compile
-        from the disk cache (:func:`pymc_accel.history.expected_later_runs`): the ranking
-        charges this run ``1 / (1 + later_runs_sharing_compile)`` of that compile
-        (:meth:`charged_seconds`), while ``total_seconds`` stays the run's predicted wall time.
-    later_runs_sharing_compile_note : str
-        Why that many later runs are expected, for the report.
+        from the disk cache, and why (:func:`pymc_accel.history.expected_later_runs`): the
+        ranking charges this run ``1 / (1 + later)`` of that compile (:meth:`charged_seconds`),
+        while ``total_seconds`` stays the run's predicted wall time.
     """
 
     seconds_per_gradient: Figure
@@ -170,8 +168,7 @@ class Estimate:
     cold_compile_seconds: Figure = field(default_factory=lambda: Figure(0.0))
     precompiled_seconds: float = 0.0
     seconds_per_gradient_before_runs: float | None = None
-    later_runs_sharing_compile: float = 0.0
-    later_runs_sharing_compile_note: str = ""
+    later_runs_sharing_compile: Figure = field(default_factory=lambda: Figure(0.0))
 
     def gradients_per_chain(self, steps: int) -> float:
         """Gradient evaluations one chain makes in ``steps`` iterations."""
@@ -192,7 +189,7 @@ class Estimate:
     def compile_shared_seconds(self) -> float:
         """The part of the first compile (``cold_compile_seconds``) charged to the later runs
         expected to reuse it (``later_runs_sharing_compile``), not to this one."""
-        later = max(0.0, self.later_runs_sharing_compile)
+        later = max(0.0, self.later_runs_sharing_compile.value)
         return self.cold_compile_seconds.value * later / (1.0 + later)
 
     def charged_seconds(self, steps: int, chains: int) -> float:

@@ -454,8 +454,8 @@ def apply(estimate: Estimate, profile: ModelProfile, candidate: Candidate) -> Es
             later, why = (expected_later_runs(profile) if out.cold_compile_seconds.value > 0
                           else (0, ""))
             if later:
-                out = replace(out, later_runs_sharing_compile=float(later),
-                              later_runs_sharing_compile_note=why)
+                out = replace(out, later_runs_sharing_compile=Figure(float(later), "observed",
+                                                                      why))
     return out
 
 

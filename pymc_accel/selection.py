@@ -682,7 +682,7 @@ def _row(s: _Scored, chosen: _Scored, registry: Registry, check: PrecisionCheck 
                    f"kernels ({e.cold_compile_seconds.note})")
         if (shared := e.compile_shared_seconds()) > 0:
             reason += (f", ranked with {e.cold_compile_seconds.value - shared:.1f} s of it: "
-                       f"{e.later_runs_sharing_compile_note or 'later runs share the rest'}")
+                       f"{e.later_runs_sharing_compile.note or 'later runs share the rest'}")
     sources: dict[str, Any] = {
         "s/grad": e.seconds_per_gradient.source,
         "grads/draw": e.gradients_per_draw.source,

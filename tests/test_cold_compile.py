@@ -219,31 +219,31 @@ def test_a_model_that_has_run_here_shares_its_first_compile_with_the_runs_expect
     request = SampleRequest(draws=100, tune=100, chains=2)
     # a new model: the whole compile is charged to its first run
     first = history.apply(nutpie, profile, NUTPIE)
-    assert first.later_runs_sharing_compile == 0
+    assert first.later_runs_sharing_compile.value == 0
     assert first.charged_seconds(2000, 2) == first.total_seconds(2000, 2)
     # run once with NumPyro (no numba kernels cached): as many later runs are expected as so far
     history.record(profile, NUMPYRO, numpyro, request, 5.0, _Result())
     assert history.model_runs_here(profile) == 1
     once = history.apply(nutpie, profile, NUTPIE)
     assert once.cold_compile_seconds.value == pytest.approx(cold)  # the run still pays it all
-    assert once.later_runs_sharing_compile == 1
+    assert once.later_runs_sharing_compile.value == 1
     assert once.charged_seconds(2000, 2) == pytest.approx(once.total_seconds(2000, 2) - cold / 2)
     assert once.seconds_per_effective_draw(2000, 1000, 2) == pytest.approx(
         once.charged_seconds(2000, 2) / (2000 * once.relative_efficiency.value))
-    assert "1 later run is expected" in once.later_runs_sharing_compile_note
+    assert "1 later run is expected" in once.later_runs_sharing_compile.note
     # many runs: capped, the run is charged at least 1 / (1 + cap) of it
     for _ in range(6):
         history.record(profile, NUMPYRO, numpyro, request, 5.0, _Result())
     many = history.apply(nutpie, profile, NUTPIE)
     assert history.model_runs_here(profile) == 7
-    assert many.later_runs_sharing_compile == history.LATER_RUNS_CAP
+    assert many.later_runs_sharing_compile.value == history.LATER_RUNS_CAP
     assert many.compile_shared_seconds() == pytest.approx(
         cold * history.LATER_RUNS_CAP / (1 + history.LATER_RUNS_CAP))
     # a backend without a first compile has nothing to share; another model has not run here
     assert history.apply(numpyro, profile, NUMPYRO).compile_shared_seconds() == 0
     other = profile_model(hierarchical_logistic(500, 20, 2).model)
     assert history.apply(NumbaBackend().estimate(NUTPIE, other, m), other,
-                         NUTPIE).later_runs_sharing_compile == 0
+                         NUTPIE).later_runs_sharing_compile.value == 0
 
 
 def test_the_ranking_shares_the_compile_and_the_report_says_so(ledger):
