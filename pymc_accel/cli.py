@@ -123,7 +123,7 @@ def cmd_history(args: argparse.Namespace) -> int:
         ran = "wall_seconds" in r
         fixed = f"{r.get('fixed_seconds', 0.0):.1f} s" if ran else "–"
         if ran and not history.fixed_seconds_usable(r):
-            fixed += " (first run: compiled, not used)"
+            fixed += " (first run: compiled into the cache, not used)"
         table.add_row(escape(r["model"]), escape(str(r.get("candidate", ""))),
                       str(r.get("runs", 1)) if ran else "0",
                       escape(str(r.get("recorded", "") if ran else "")),

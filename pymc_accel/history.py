@@ -7,9 +7,11 @@ every :func:`pymc_accel.sample` run the ledger keeps, per model structure and ca
 observed leapfrogs per draw and the wall time; the next selection for the same model structure
 uses the leapfrogs, and the wall time's share the estimate puts in fixed costs, in place of the
 modelled figures, labelled ``observed``.
-A model's first run with a candidate compiles what later runs load from caches, so its fixed
-seconds are kept but not used: the observed fixed seconds replace the modelled ones from the
-second recorded run on, when they are what a run of the model pays once compiled. Leapfrogs per
+A model's first run with a candidate whose runtime has a compile cache on disk (PyTensor's numba
+kernels) compiles what later runs load from it, so its fixed seconds are kept but not used: the
+observed fixed seconds replace the modelled ones from the second recorded run on, when they are
+what a run of the model pays once compiled. A runtime without one (XLA) compiles in every run:
+its first run's fixed seconds are used at once (:func:`fixed_seconds_usable`). Leapfrogs per
 draw are partly the posterior's (its curvature sets the step size any NUTS adapts to), partly
 the adaptation's, so a NUTS candidate that has not run the model takes those the NUTS runs
 observed on it, weighed with the modelled figure (:data:`OBSERVED_TREES_WEIGHT`) and scaled by
@@ -233,9 +235,14 @@ def record(
     try:
         per_draw = observed_leapfrogs_per_draw(idata)
         # the run is split by the estimate before earlier runs corrected its seconds per
-        # gradient, as apply() splits it: the corrected figure would leave the fixed share less
+        # gradient and its fixed seconds, as apply() splits it: split by the corrected
+        # figures, a run's slowness that an earlier run had already put in the fixed seconds
+        # would leave its gradient ratio too small and compound into its fixed ratio
         seen = estimate if estimate.seconds_per_gradient_before_runs is None else replace(
             estimate, seconds_per_gradient=Figure(estimate.seconds_per_gradient_before_runs))
+        if (estimate.fixed_seconds.source == "observed"
+                and estimate.modelled_fixed_seconds is not None):
+            seen = replace(seen, fixed_seconds=Figure(estimate.modelled_fixed_seconds))
         if per_draw is not None:
             seen = replace(seen, gradients_per_draw=Figure(per_draw, "observed"))
         entry = {
@@ -325,9 +332,26 @@ def record_measured(profile: ModelProfile, candidate: Candidate, estimate: Estim
 
 
 def fixed_seconds_usable(entry: dict[str, Any]) -> bool:
-    """Whether an entry's fixed seconds are what the next run pays: recorded by a run after the
-    model's first with the candidate (the first compiled what later runs load from caches)."""
-    return isinstance(entry.get("runs"), int) and entry["runs"] >= 2
+    """Whether an entry's fixed seconds are what the next run pays.
+
+    - A run after the model's first with the candidate: yes.
+    - A first run that was charged no first compile (``cold_compile_seconds`` recorded as 0)
+      and was handed no compile by measured mode (``precompiled_seconds``): yes. Such a
+      sampler compiles in every run (JAX's samplers: XLA keeps no compiled program between
+      runs), so its first run's start-up is every run's. A runtime with a disk cache charges
+      the first compile as ``cold_compile_seconds`` until the model has run with the candidate
+      (:func:`cold_compile_left`). Waiting for a second run here left NumPyro's estimate of
+      pk_scan at 5.3 s after its first run took 10.2 s, and the next selection chose it again.
+    - Any other first run: no. It compiled what later runs load from caches.
+    """
+    runs = entry.get("runs")
+    if not isinstance(runs, int) or runs < 1:
+        return False
+    if runs >= 2:
+        return True
+    cold, pre = entry.get("cold_compile_seconds"), entry.get("precompiled_seconds")
+    return (isinstance(cold, (int, float)) and cold == 0
+            and not (isinstance(pre, (int, float)) and pre > 0))
 
 
 def apply(estimate: Estimate, profile: ModelProfile, candidate: Candidate) -> Estimate:
@@ -588,8 +612,8 @@ def machine_pace(profile: ModelProfile, candidate: Candidate) -> tuple[float, in
 
     The fixed costs are compile and start-up work (PyTensor's rewrites, numba and LLVM, XLA),
     which the machine calibration does not time; a machine that compiles one model fast
-    compiles the others fast. Only runs after a model's first with the candidate count (the
-    first compiled what the later ones load from caches), and only the candidate's own runs, or
+    compiles the others fast. Only runs whose fixed seconds a later run pays count
+    (:func:`fixed_seconds_usable`: not a first run that compiled into a disk cache), and only the candidate's own runs, or
     its twin's in the other precision (:func:`other_precision`): each runtime compiles
     differently.
 
