@@ -7,11 +7,10 @@ every :func:`pymc_accel.sample` run the ledger keeps, per model structure and ca
 observed leapfrogs per draw and the wall time; the next selection for the same model structure
 uses the leapfrogs, and the wall time's share the estimate puts in fixed costs, in place of the
 modelled figures, labelled ``observed``.
-A model's first run with a candidate whose runtime has a compile cache on disk (PyTensor's numba
-kernels) compiles what later runs load from it, so its fixed seconds are kept but not used: the
-observed fixed seconds replace the modelled ones from the second recorded run on, when they are
-what a run of the model pays once compiled. A runtime without one (XLA) compiles in every run:
-its first run's fixed seconds are used at once (:func:`fixed_seconds_usable`). Leapfrogs per
+A model's first run with a candidate compiles what later runs load from caches, so its fixed
+seconds are kept but not used: the observed fixed seconds replace the modelled ones from the
+second recorded run on, when they are what a run of the model pays once compiled
+(:func:`fixed_seconds_usable`). Leapfrogs per
 draw are partly the posterior's (its curvature sets the step size any NUTS adapts to), partly
 the adaptation's, so a NUTS candidate that has not run the model takes those the NUTS runs
 observed on it, weighed with the modelled figure (:data:`OBSERVED_TREES_WEIGHT`) and scaled by
@@ -332,26 +331,18 @@ def record_measured(profile: ModelProfile, candidate: Candidate, estimate: Estim
 
 
 def fixed_seconds_usable(entry: dict[str, Any]) -> bool:
-    """Whether an entry's fixed seconds are what the next run pays.
+    """Whether an entry's fixed seconds are what the next run pays: recorded by a run after the
+    model's first with the candidate (the first compiled what later runs load from caches).
 
-    - A run after the model's first with the candidate: yes.
-    - A first run that was charged no first compile (``cold_compile_seconds`` recorded as 0)
-      and was handed no compile by measured mode (``precompiled_seconds``): yes. Such a
-      sampler compiles in every run (JAX's samplers: XLA keeps no compiled program between
-      runs), so its first run's start-up is every run's. A runtime with a disk cache charges
-      the first compile as ``cold_compile_seconds`` until the model has run with the candidate
-      (:func:`cold_compile_left`). Waiting for a second run here left NumPyro's estimate of
-      pk_scan at 5.3 s after its first run took 10.2 s, and the next selection chose it again.
-    - Any other first run: no. It compiled what later runs load from caches.
+    A JAX sampler compiles in every run, so its first run's fixed seconds are in principle
+    every run's too. Using them at once was tried (2026-11-25, ``docs/benchmarks.md``, "A JAX
+    sampler's first run as its fixed seconds"): on the quick zoo in a slow stretch of the
+    machine the second run's choice improved on pk_scan (regret 1.42 to 1.09) and worsened on
+    seed_small (1.00 to 1.84) and seed_mid. One run's fixed share strays 30% from the next's,
+    and the sampler that ran was priced at the hour's pace while the others kept the cost
+    model's; so the rule waits for a second run for every sampler.
     """
-    runs = entry.get("runs")
-    if not isinstance(runs, int) or runs < 1:
-        return False
-    if runs >= 2:
-        return True
-    cold, pre = entry.get("cold_compile_seconds"), entry.get("precompiled_seconds")
-    return (isinstance(cold, (int, float)) and cold == 0
-            and not (isinstance(pre, (int, float)) and pre > 0))
+    return isinstance(entry.get("runs"), int) and entry["runs"] >= 2
 
 
 def apply(estimate: Estimate, profile: ModelProfile, candidate: Candidate) -> Estimate:
@@ -612,8 +603,8 @@ def machine_pace(profile: ModelProfile, candidate: Candidate) -> tuple[float, in
 
     The fixed costs are compile and start-up work (PyTensor's rewrites, numba and LLVM, XLA),
     which the machine calibration does not time; a machine that compiles one model fast
-    compiles the others fast. Only runs whose fixed seconds a later run pays count
-    (:func:`fixed_seconds_usable`: not a first run that compiled into a disk cache), and only the candidate's own runs, or
+    compiles the others fast. Only runs after a model's first with the candidate count (the
+    first compiled what the later ones load from caches), and only the candidate's own runs, or
     its twin's in the other precision (:func:`other_precision`): each runtime compiles
     differently.
 

@@ -323,9 +323,8 @@ def test_a_run_slower_than_estimated_in_sampling_corrects_its_seconds_per_gradie
     assert seen.seconds_per_gradient.value == pytest.approx(2e-3 * factor)
     assert "2.00x its estimate" in seen.seconds_per_gradient.note
     assert seen.seconds_per_gradient_before_runs == 2e-3
-    # NumPyro compiles in every run: its first run's fixed share is every run's
-    assert seen.fixed_seconds.source == "observed"
-    assert seen.fixed_seconds.value == pytest.approx(8.0)
+    # the first run compiled: its fixed seconds wait for a second run, its sampling does not
+    assert seen.fixed_seconds == est.fixed_seconds
     history.record(profile, NUMPYRO, seen, request, 36.0, _Result(7.0))
     again = history.apply(est, profile, NUMPYRO)
     # the run split as before the correction: the fixed share is 4/18 of it, not less
@@ -333,6 +332,11 @@ def test_a_run_slower_than_estimated_in_sampling_corrects_its_seconds_per_gradie
     assert again.seconds_per_gradient.value == pytest.approx(2e-3 * factor)  # not compounded
     assert again.total_seconds(request.steps, 2) == pytest.approx(36.0, rel=0.05)
     # the ratio is kept against the figure before runs, whatever estimate the run was priced by
+    assert history.lookup(profile, NUMPYRO)["gradient_ratio"] == pytest.approx(2.0)
+    assert history.lookup(profile, NUMPYRO)["fixed_ratio"] == pytest.approx(2.0)
+    # a third run, priced with the second's fixed seconds as well, is split as the first two:
+    # split by the corrected 8 s, its ratio came out 36 / 22 = 1.64 and its fixed ratio 3.3
+    history.record(profile, NUMPYRO, again, request, 36.0, _Result(7.0))
     assert history.lookup(profile, NUMPYRO)["gradient_ratio"] == pytest.approx(2.0)
     assert history.lookup(profile, NUMPYRO)["fixed_ratio"] == pytest.approx(2.0)
 
@@ -370,35 +374,3 @@ def test_a_candidate_takes_its_twins_gradient_ratio_and_keeps_its_own_timing(led
     blackjax = Candidate("blackjax_nuts", "cpu", "float32", (("chain_method", "parallel"),))
     assert history.apply(cheaper, profile, blackjax).seconds_per_gradient == Figure(1e-3)
 
-
-def test_a_first_run_that_compiled_into_no_cache_sets_the_fixed_seconds_at_once(ledger):
-    """NumPyro's estimate of pk_scan stayed at 5.3 s after its first run took 10.2 s, nearly all
-    of it compiling, because a first run's fixed seconds waited for a second run; XLA keeps no
-    compiled program between runs, so that run's start-up is what every run pays."""
-    from dataclasses import replace
-
-    schools = profile_model(eight_schools())
-    logistic = profile_model(hierarchical_logistic(500, 20, 2).model)
-    request = SampleRequest(draws=100, tune=100, chains=2)
-    wall = 2.0 * _estimate().total_seconds(request.steps, 2)
-    # a numba candidate's first run compiled into PyTensor's cache: not used
-    history.record(schools, PYMC_NUTS, _compiling(), request, wall, _Result(7.0))
-    assert not history.fixed_seconds_usable(history.lookup(schools, PYMC_NUTS))
-    assert history.apply(_estimate(), schools, PYMC_NUTS).fixed_seconds == _estimate().fixed_seconds
-    # a JAX sampler's first run was charged no first compile: used at once, for the model...
-    history.record(schools, NUMPYRO, _estimate(), request, wall, _Result(20.0))  # as estimated
-    assert history.fixed_seconds_usable(history.lookup(schools, NUMPYRO))
-    seen = history.apply(_estimate(), schools, NUMPYRO)
-    assert seen.fixed_seconds.source == "observed"
-    assert seen.fixed_seconds.value == pytest.approx(2.0 * 3.0)  # the wall split as estimated
-    # ... and for the machine's pace on other models
-    assert history.machine_pace(logistic, NUMPYRO) == (
-        pytest.approx(2.0 ** (1 / (1 + history.PACE_PRIOR_MODELS))), 1)
-    assert history.machine_pace(logistic, PYMC_NUTS) is None
-    # a first run handed measured mode's compile did not pay it: it waits for a second run
-    kept = replace(_estimate(), precompiled_seconds=1.0)
-    history.record(logistic, PYMC_NUTS, kept, request, wall, _Result(7.0))
-    assert not history.fixed_seconds_usable(history.lookup(logistic, PYMC_NUTS))
-    # ledgers written before the first compile was recorded: a first run is not used
-    assert not history.fixed_seconds_usable({"runs": 1, "wall_seconds": 9.0})
-    assert history.fixed_seconds_usable({"runs": 2, "wall_seconds": 9.0})
