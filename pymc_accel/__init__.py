@@ -44,6 +44,7 @@ from pymc_accel.precision import PrecisionCheck, check_float32
 from pymc_accel.profile import ModelProfile, profile_model
 from pymc_accel.registry import Registry, build_registry, get_registry
 from pymc_accel.report import SelectionReport
+from pymc_accel.sampler_options import sampler_options
 from pymc_accel.selection import select
 
 __all__ = [
@@ -56,5 +57,5 @@ __all__ = [
     "build_registry", "disable", "discover_devices", "enable", "explain", "first_use_figures",
     "get_registry",
     "hookimpl", "is_enabled", "jax_device", "machine_figures", "profile_model",
-    "rename_nutpie_stats", "sample", "select",
+    "rename_nutpie_stats", "sample", "sampler_options", "select",
 ]

@@ -45,10 +45,17 @@ def load_model(spec: str):
     import pymc as pm
 
     path, _, name = spec.partition(":")
+    if not Path(path).is_file():
+        raise SystemExit(f"no model file {path!r}: give the path of a Python file that builds "
+                         "a pm.Model (path/to/file.py, or path/to/file.py:NAME)")
     namespace = runpy.run_path(path)
     if name:
         if name not in namespace:
-            raise SystemExit(f"{path} defines no {name!r}")
+            found = [k for k, v in namespace.items() if isinstance(v, pm.Model)
+                     or (callable(v) and not k.startswith("_")
+                         and getattr(v, "__module__", None) == "<run_path>")]
+            raise SystemExit(f"{path} defines no {name!r}; it defines "
+                             f"{', '.join(found) or 'no pm.Model or function'}")
         obj = namespace[name]
         obj = obj() if callable(obj) and not isinstance(obj, pm.Model) else obj
         if not isinstance(obj, pm.Model):
@@ -123,7 +130,7 @@ def cmd_history(args: argparse.Namespace) -> int:
         ran = "wall_seconds" in r
         fixed = f"{r.get('fixed_seconds', 0.0):.1f} s" if ran else "–"
         if ran and not history.fixed_seconds_usable(r):
-            fixed += " (first run: compiled into the cache, not used)"
+            fixed += " (first run: compiled, not used)"
         table.add_row(escape(r["model"]), escape(str(r.get("candidate", ""))),
                       str(r.get("runs", 1)) if ran else "0",
                       escape(str(r.get("recorded", "") if ran else "")),

@@ -49,14 +49,33 @@ def check_initial_point(model: pm.Model, initvals: dict | None = None) -> None:
     """
     import pytensor
     from pymc.initial_point import make_initial_point_fn
+    from pymc.logprob.utils import ParameterValueError
     from pytensor.graph.rewriting.utils import rewrite_graph
 
     point = make_initial_point_fn(model=model, overrides=initvals or None, jitter_rvs=set())(0)
+    # a starting value outside its variable's support (initvals={"sigma": -1.0}) is not finite
+    # once transformed (log(-1)), and PyMC's parameter checks raise on it instead of giving -inf
+    rv_names = {v.name: model.values_to_rvs[v].name for v in model.value_vars}
+    outside = [rv_names.get(name, name) for name, value in point.items()
+               if not np.all(np.isfinite(value))]
+    if outside:
+        raise NonFiniteInitialPointError(
+            f"The initial point is not finite in {', '.join(outside)}: a starting value lies "
+            "outside its variable's support (a negative scale, a probability outside [0, 1]). "
+            "Pass initvals={...} with values inside the support, or leave them out."
+        )
     terms = model.free_RVs + model.observed_RVs + model.potentials  # model.logp's order
     logp_terms = rewrite_graph(model.logp(terms, sum=False), include=("canonicalize", "stabilize"))
     inputs = list(model.value_vars)
-    logps = pytensor.function(inputs, logp_terms, mode=evaluating_mode(),
-                              on_unused_input="ignore")(*[point[v.name] for v in inputs])
+    try:
+        logps = pytensor.function(inputs, logp_terms, mode=evaluating_mode(),
+                                  on_unused_input="ignore")(*[point[v.name] for v in inputs])
+    except ParameterValueError as exc:  # a distribution's parameter invalid at the start
+        raise NonFiniteInitialPointError(
+            f"The model's log density is not defined at the initial point: a parameter check "
+            f"failed ({exc}). Check the priors' parameters, or pass initvals={{...}} with "
+            "starting values that give valid parameters."
+        ) from None
     bad = [
         (term.name, float(np.sum(lp)))
         for term, lp in zip(terms, logps, strict=True)
@@ -124,7 +143,11 @@ def _request(draws: int, kwargs: dict[str, Any]) -> SampleRequest:
     if cores is None:
         cores = min(4, cpu_cores())
     chains = kwargs.pop("chains", None)
-    nuts = dict(kwargs.pop("nuts", None) or kwargs.pop("nuts_sampler_kwargs", None) or {})
+    if kwargs.get("nuts") is not None and kwargs.get("nuts_sampler_kwargs") is not None:
+        # as pm.sample: one would otherwise reach the backend as an option of that name
+        raise ValueError("Cannot pass both `nuts_sampler_kwargs` and `nuts=`. Use `nuts=` only.")
+    nuts = dict(kwargs.pop("nuts", None) or {})
+    nuts.update(kwargs.pop("nuts_sampler_kwargs", None) or {})
     target_accept_given = "target_accept" in kwargs or "target_accept" in nuts
     target_accept = kwargs.pop("target_accept", nuts.pop("target_accept", 0.8))
     tune = kwargs.pop("tune", None)
@@ -229,6 +252,7 @@ def sample(
             "attrs) and PyMC has deprecated: drop it, or call pm.sample(nuts_sampler='pymc', "
             "return_inferencedata=False) for a MultiTrace from PyMC's own NUTS."
         )
+    _check_var_names(model, request.var_names)
     report = select(
         model,
         backend=nuts_sampler,
@@ -269,6 +293,22 @@ def sample(
     idata.attrs[ATTRS_KEY] = report.to_json()
     idata.attrs["pymc_accel_candidate"] = report.chosen
     return idata
+
+
+def _check_var_names(model: pm.Model, var_names) -> None:
+    """Refuse ``var_names`` that name no variable of the model, before any sampler meets them:
+    PyMC's JAX path raised ``TypeError: 'NoneType' object is not iterable``, PyMC's NUTS an
+    ``AssertionError``, and nutpie dropped them without a word, so the same call failed or not
+    by the sampler chosen."""
+    if var_names is None:
+        return
+    names = [var_names] if isinstance(var_names, str) else list(var_names)
+    known = set(model.named_vars) | {v.name for v in model.value_vars}
+    unknown = [n for n in names if n not in known]
+    if unknown:
+        listed = ", ".join(sorted(v.name for v in model.free_RVs + model.deterministics))
+        raise ValueError(f"var_names {unknown} are not variables of the model; its free and "
+                         f"deterministic variables are: {listed}")
 
 
 def _automatic_float32(report: SelectionReport) -> bool:

@@ -112,7 +112,42 @@ def _unknown_options_reason(backend: Any, candidate: Candidate,
     if not unknown:
         return None
     return (f"{candidate.label} does not take {', '.join(unknown)}; its options are "
-            f"{', '.join(known) or 'none'}: drop the others, or name a sampler that takes them")
+            f"{', '.join(sorted(known)) or 'none'}: drop the others, or name a sampler that "
+            "takes them")
+
+
+def _options_pinned(registry: Registry, candidates: list[Candidate],
+                    options: dict[str, Any] | None) -> list[Candidate]:
+    """``candidates`` with each option the user gave set in those whose backend takes it
+    (``known_options``) where none of the backend's candidates on that device and precision
+    has the value asked for: the run takes the value, as ``pm.sample`` would.
+
+    A candidate option with a value some candidate has picks among them instead (``driver``
+    for the numba backend, ``method`` for DEER-MALA: the others are refused for it). NumPyro's
+    CPU candidates all run ``chain_method="parallel"``; without this ``chain_method=
+    "vectorized"``, which ``pm.sample(nuts_sampler="numpyro")`` takes, refused NumPyro."""
+    if not options:
+        return candidates
+    out: list[Candidate] = []
+    for c in candidates:
+        mine = dict(c.options)
+        group = [o for o in candidates
+                 if (o.backend, o.device, o.precision) == (c.backend, c.device, c.precision)]
+        known = None
+        for name, value in options.items():
+            if name not in mine or mine[name] == value:
+                continue
+            if any(dict(o.options).get(name) == value for o in group):
+                continue  # another candidate runs it: this one is refused for it
+            if known is None:
+                known = ask_backend(registry.backends[c.backend], "known_options", c,
+                                    default=None) or ()
+            if name in known:
+                mine[name] = value
+        pinned = replace(c, options=tuple(mine.items()))
+        if pinned not in out:
+            out.append(pinned)
+    return out
 
 
 def _takes_per_chain_initvals(backend: Any, candidate: Candidate) -> bool:
@@ -145,11 +180,14 @@ def _raise_specific(
     refusals: list[Refusal], profile: ModelProfile, backend: str | None
 ) -> None:
     """Turn 'nothing can run' into the most specific actionable error."""
-    reasons = "\n".join(f"  - {r.label}: {r.reason}" for r in refusals)
+    # one line a refusal: a candidate refused by its backend and again by the selection's
+    # constraints gives the same line twice
+    reasons = "\n".join(dict.fromkeys(f"  - {r.label}: {r.reason}" for r in refusals))
     if profile.has_discrete:
         raise DiscreteVariablesError(
             f"The model has discrete free variables ({', '.join(profile.discrete_vars)}) and no "
-            "candidate can sample them. Use nuts_sampler='numba' (PyMC's compound steps) or "
+            "candidate can sample them. Use nuts_sampler='numba' with PyMC's driver (its compound "
+            "steps: leave driver= out, or pass driver='pymc') or "
             "marginalize them out.\n" + reasons
         )
     if backend and any("not installed" in r.reason for r in refusals):
@@ -259,6 +297,7 @@ def select(
         )
     machine = machine or machine_figures(devices=devices)
     candidates, refusals = _gather(registry, names, profile, devices)
+    candidates = _options_pinned(registry, candidates, options)
 
     scored: list[_Scored] = []
     per_chain = isinstance(initvals, (list, tuple))

@@ -124,3 +124,39 @@ def test_auto_does_not_choose_a_sampler_for_options_it_does_not_take():
     named = select(eight_schools(), registry=reg, devices=CPU_ONLY, backend="deer_mala",
                    options={"window": 32})
     assert named.chosen.startswith("deer_mala")
+
+
+def test_auto_chooses_a_sampler_that_takes_the_options_given():
+    """dense_mass (NumPyro's) under auto chose BlackJAX's NUTS, which failed inside BlackJAX;
+    nutpie's adaptation chose PyMC's NUTS, which dropped it without a word."""
+    report = select(eight_schools(), devices=CPU_ONLY, chains=2, options={"dense_mass": True})
+    assert report.chosen.startswith("numpyro[")
+    numba = [r for r in report.rows if r.backend == "numba" and r.status != "refused"
+             and r.device == "cpu"]
+    assert not numba, [r.label for r in numba]
+    refused = [r.reason for r in report.rows if r.status == "refused"]
+    assert any(r.startswith("numba[cpu,float64,driver=nutpie] does not take dense_mass")
+               for r in refused)
+    report = select(eight_schools(), devices=CPU_ONLY, chains=2,
+                    options={"adaptation": "low_rank"})
+    assert any(r.reason.startswith("numba[cpu,float64,driver=pymc] does not take adaptation")
+               for r in report.rows if r.status == "refused")
+    assert "numpyro" not in report.chosen and "deer" not in report.chosen
+
+
+def test_a_run_option_no_candidate_has_is_taken_by_the_run():
+    """NumPyro's CPU candidates run chain_method='parallel'; pm.sample(nuts_sampler='numpyro')
+    takes chain_method='vectorized', which refused NumPyro without a reason."""
+    report = select(eight_schools(), backend="numpyro", devices=CPU_ONLY, chains=2,
+                    options={"chain_method": "vectorized"})
+    assert report.chosen == "numpyro[cpu,float64,chain_method=vectorized]"
+    idata = pymc_accel.sample(model=eight_schools(), nuts_sampler="numpyro",
+                              nuts={"chain_method": "vectorized"}, **FAST)
+    assert idata.attrs["pymc_accel_candidate"] == "numpyro[cpu,float64,chain_method=vectorized]"
+    assert idata.posterior.sizes["chain"] == 2
+    # an option that picks among candidates still refuses the others
+    report = select(eight_schools(), backend="numba", devices=CPU_ONLY, chains=2,
+                    options={"driver": "pymc"})
+    assert report.chosen == "numba[cpu,float64,driver=pymc]"
+    assert [r.reason for r in report.rows if r.status == "refused" and r.precision == "float64"
+            ] == ["driver='pymc' was requested"]

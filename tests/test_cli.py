@@ -3,6 +3,8 @@ from __future__ import annotations
 import subprocess
 import sys
 
+import pytest
+
 from pymc_accel.cli import main
 
 MODEL_FILE = '''
@@ -80,3 +82,17 @@ def test_history_lists_and_forgets_recorded_runs(tmp_path, monkeypatch, capsys):
     assert "forgot" in capsys.readouterr().out and not list(tmp_path.glob("history-*.json"))
     assert main(["history", "--clear"]) == 0
     assert "no run history to forget" in capsys.readouterr().out
+
+
+def test_explain_names_a_missing_file_and_the_models_a_file_defines(tmp_path):
+    """A missing file gave a FileNotFoundError traceback; a missing NAME did not say what the
+    file defines."""
+    from pymc_accel.cli import load_model
+
+    with pytest.raises(SystemExit, match="no model file 'nowhere.py'"):
+        load_model("nowhere.py")
+    path = tmp_path / "models.py"
+    path.write_text("import pymc as pm\n\ndef build():\n    with pm.Model() as m:\n"
+                    "        pm.Normal('x')\n    return m\n\nfitted = build()\n")
+    with pytest.raises(SystemExit, match="defines no 'nope'; it defines build, fitted"):
+        load_model(f"{path}:nope")

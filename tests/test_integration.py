@@ -100,6 +100,42 @@ def test_non_finite_initial_point_is_reported_with_the_variable():
         pymc_accel.sample(model=invalid_start_model(), **FAST)
 
 
+def _scale_model() -> pm.Model:
+    with pm.Model() as model:
+        mu = pm.Normal("mu", 1.0, 3.0)
+        sd = pm.HalfNormal("sd", 3.0)
+        pm.Normal("y", mu, sd, observed=np.array([2.0, 3.5, 4.1]))
+    return model
+
+
+@pytest.mark.parametrize("backend", [dict(nuts_sampler="numba", driver="nutpie"),
+                                     dict(nuts_sampler="numba", driver="pymc"),
+                                     dict(nuts_sampler="numpyro")])
+def test_initvals_outside_the_support_are_named_whatever_the_sampler(backend):
+    """nutpie raised a Rust backtrace ("All initialization points failed"), NumPyro and PyMC's
+    NUTS a SamplingError: log(-1) is not finite, and PyMC's parameter check raised on it
+    where the start check expected -inf."""
+    with pytest.raises(NonFiniteInitialPointError, match=r"not finite in sd: .*support.*initvals"):
+        pymc_accel.sample(model=_scale_model(), initvals={"sd": -1.0}, **backend, **FAST)
+
+
+def test_a_parameter_check_failing_at_the_start_is_a_non_finite_start():
+    from pymc_accel.integration import check_initial_point
+
+    with pm.Model() as model:
+        scale = pm.Normal("scale", -1.0, 0.1)  # the prior's mean: a negative sigma at the start
+        pm.Normal("y", 0.0, scale, observed=[0.1])
+    with pytest.raises(NonFiniteInitialPointError, match="parameter check failed.*sigma > 0"):
+        check_initial_point(model)
+
+
+def test_nuts_and_nuts_sampler_kwargs_together_are_refused_as_pm_sample_refuses_them():
+    """The second dict reached the backend as an option named nuts_sampler_kwargs."""
+    with pytest.raises(ValueError, match="Cannot pass both `nuts_sampler_kwargs` and `nuts=`"):
+        pymc_accel.sample(model=eight_schools(), nuts={"target_accept": 0.9},
+                          nuts_sampler_kwargs={"max_treedepth": 5}, **FAST)
+
+
 def test_the_start_check_names_a_potential_and_passes_a_finite_one():
     """``model.logp`` returns the potentials' terms after the random variables': the check
     names a potential that is not finite at the start, and passes one that is."""
@@ -191,3 +227,13 @@ def test_a_backend_that_declares_its_start_check_is_not_checked_first(monkeypatc
     verdicts = {name: integration.checks_its_own_start(Candidate(name, "cpu", "float64"))
                 for name in backends}
     assert verdicts == {"declares": True, "raises": False, "truthy": False, "silent": False}
+
+
+def test_var_names_that_name_no_variable_are_refused_before_sampling(monkeypatch):
+    """The same call raised a TypeError (NumPyro), an AssertionError (PyMC's NUTS) or dropped
+    the name (nutpie), by the sampler chosen."""
+    from pymc_accel import integration
+
+    monkeypatch.setattr(integration, "_run_backend", lambda *a: pytest.fail("sampled"))
+    with pytest.raises(ValueError, match=r"var_names \['nope'\] are not variables.*mu"):
+        pymc_accel.sample(model=_scale_model(), var_names=["mu", "nope"], **FAST)

@@ -22,6 +22,7 @@ from pymc_accel.backends import nutpie_compiled, pymc_compiled
 from pymc_accel.backends._common import missing_module, rename_nutpie_stats
 from pymc_accel.devices import cpu_cores
 from pymc_accel.first_use import first_use_figures
+from pymc_accel.sampler_options import sampler_options
 
 if TYPE_CHECKING:
     from pymc_accel.devices import Devices
@@ -82,6 +83,11 @@ class NumbaBackend:
     def takes_per_chain_initvals(self, candidate: Candidate) -> bool:
         """PyMC's driver starts each chain from its own initvals; nutpie takes one dict."""
         return candidate.option("driver", "nutpie") == "pymc"
+
+    def known_options(self, candidate: Candidate) -> frozenset[str] | None:
+        """The options the candidate's driver takes in ``nuts={...}``: PyMC's NUTS's or
+        nutpie's (:func:`pymc_accel.sampler_options.sampler_options`)."""
+        return sampler_options(candidate.option("driver", "nutpie"))
 
     def takes_argument(self, name: str, candidate: Candidate) -> bool:
         """PyMC's driver is ``pm.sample`` itself and honours every argument; nutpie's keeps the

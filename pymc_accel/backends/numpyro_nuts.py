@@ -22,6 +22,7 @@ from pymc_accel.backends._common import (
 from pymc_accel.devices import cpu_cores
 from pymc_accel.first_use import first_use_figures
 from pymc_accel.memory import out_of_memory_error, plan_chains
+from pymc_accel.sampler_options import sampler_options
 
 if TYPE_CHECKING:
     from pymc_accel.devices import Devices
@@ -60,6 +61,11 @@ class JaxNutsBackend:
         ``SamplingError`` naming the variables (``pymc.sampling.mcmc._init_jitter``), for
         NumPyro and BlackJAX alike. True unless a subclass samples its own way."""
         return self.parallel_scans  # both hold while sample is PyMC's sample_jax_nuts
+
+    def known_options(self, candidate: Candidate) -> frozenset[str] | None:
+        """The options PyMC's path to this JAX sampler takes in ``nuts={...}``, with
+        ``chain_method`` (:func:`pymc_accel.sampler_options.sampler_options`)."""
+        return sampler_options(self.jax_sampler)
 
     def __init__(self, name: str = "numpyro", jax_sampler: str = "numpyro") -> None:
         self.name = name

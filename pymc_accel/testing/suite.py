@@ -313,6 +313,19 @@ class BackendConformance:
         np.testing.assert_array_equal(first, again, err_msg="same random_seed, different draws")
         assert not np.array_equal(first, other), "random_seed is ignored"
 
+    def test_idata_kwargs_log_likelihood_adds_the_pointwise_group(self, candidate):
+        """``idata_kwargs={"log_likelihood": True}`` gives a ``log_likelihood`` group, as
+        ``pm.sample`` does with every sampler (BlackJAX's MCLMC passed it to ArviZ, which
+        raised)."""
+        if candidate is None:
+            pytest.fail(f"backend {self.backend.name!r} offered no CPU candidate")
+        req = self.request_for(draws=40, tune=40, idata_kwargs={"log_likelihood": True})
+        idata = self.backend.sample(reference.reference_model(), candidate, req)
+        assert "log_likelihood" in idata.children, "no log_likelihood group"
+        pointwise = idata.log_likelihood.to_dataset()
+        assert pointwise["y"].dims == ("chain", "draw", "obs")
+        assert np.all(np.isfinite(pointwise["y"].values))
+
     # -- bad input: the documented errors ---------------------------------------------------
 
     def test_gpu_candidate_without_a_gpu_raises_device_unavailable(self):

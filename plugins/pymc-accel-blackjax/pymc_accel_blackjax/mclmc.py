@@ -147,10 +147,14 @@ def sample_mclmc(
     positions, stats = jax.jit(jax.vmap(run))(keys, flat)
     raw = jax.vmap(jax.vmap(unravel))(positions)  # list of (chains, draws, *shape)
 
+    idata_kwargs = dict(idata_kwargs or {})
+    # what PyMC's JAX path reads from idata_kwargs itself; arviz's from_dict takes neither
+    include_transformed = bool(idata_kwargs.pop("include_transformed", False))
+    log_likelihood = bool(idata_kwargs.pop("log_likelihood", False))
     chosen = model.unobserved_value_vars
     if var_names is not None:
         chosen = [v for v in chosen if v.name in var_names]
-    to_sample = list(get_default_varnames(chosen, include_transformed=False))
+    to_sample = list(get_default_varnames(chosen, include_transformed=include_transformed))
     values = _postprocess_samples(
         get_jaxified_graph(inputs=model.value_vars, outputs=to_sample),
         raw,
@@ -158,7 +162,6 @@ def sample_mclmc(
         postprocessing_vectorize="vmap",
     )
     coords, dims = coords_and_dims_for_inferencedata(model)
-    idata_kwargs = dict(idata_kwargs or {})
     coords.update(idata_kwargs.pop("coords", {}))
     dims.update(idata_kwargs.pop("dims", {}))
     groups: dict[str, Any] = {
@@ -172,6 +175,10 @@ def sample_mclmc(
     attrs = {"posterior": make_attrs({"tuning_steps": tune}, inference_library=blackjax)}
     idata = from_dict(data=groups, coords=coords, dims=dims, sample_dims=["chain", "draw"],
                       attrs=attrs, **idata_kwargs)
+    if log_likelihood:  # as PyMC's nutpie path adds it: from the posterior, after sampling
+        import pymc as pm
+
+        idata = pm.compute_log_likelihood(idata, model=model, progressbar=False)
     if compute_convergence_checks:
         warns = run_convergence_checks(idata, model)
         if not quiet:

@@ -7,6 +7,7 @@ from importlib.util import find_spec
 
 from pymc_accel import (
     Candidate, Estimate, Figure, JaxNutsBackend, Refusal, first_use_figures, rename_nutpie_stats,
+    sampler_options,
 )
 
 #: Seconds nutpie's JAX path pays the first time it runs in a Python process, beyond JAX's own
@@ -74,6 +75,10 @@ class NutpieJaxBackend(JaxNutsBackend):
     def takes_per_chain_initvals(self, candidate) -> bool:
         """nutpie starts every chain from one dict of initvals."""
         return False
+
+    def known_options(self, candidate):
+        """nutpie's options, as PyMC's nutpie path passes them on."""
+        return sampler_options("nutpie")
 
     def takes_argument(self, name, candidate) -> bool:
         """nutpie keeps the tuning draws when asked; ``pm.sample`` warns that it ignores
