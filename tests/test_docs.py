@@ -72,7 +72,7 @@ def test_a_plugin_written_from_the_guide_works(installed_plugin, preimported, py
     # passes the conformance suite, run exactly as the guide says
     pytester.makepyfile(test_pymc_c=(installed_plugin / "test_pymc_c.py").read_text())
     result = pytester.runpytest_inprocess("-q", "-p", "no:cacheprovider")
-    result.assert_outcomes(passed=13, skipped=2)  # no GPU candidate; samples discrete models
+    result.assert_outcomes(passed=14, skipped=2)  # no GPU candidate; samples discrete models
 
     # chosen by auto when its estimate is the best, and not when it is not
     backend = registry.backends["pymc_c"]

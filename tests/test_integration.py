@@ -237,3 +237,11 @@ def test_var_names_that_name_no_variable_are_refused_before_sampling(monkeypatch
     monkeypatch.setattr(integration, "_run_backend", lambda *a: pytest.fail("sampled"))
     with pytest.raises(ValueError, match=r"var_names \['nope'\] are not variables.*mu"):
         pymc_accel.sample(model=_scale_model(), var_names=["mu", "nope"], **FAST)
+
+
+@pytest.mark.parametrize("backend", ["numpyro", "deer_mala"])
+def test_idata_kwargs_include_transformed_keeps_the_transformed_variables(backend):
+    """pm.sample's include_transformed reached ArviZ's from_dict, which raised a TypeError."""
+    idata = pymc_accel.sample(model=_scale_model(), nuts_sampler=backend,
+                              idata_kwargs={"include_transformed": True}, **FAST)
+    assert {"mu", "sd", "sd_log__"} <= set(idata.posterior.data_vars)

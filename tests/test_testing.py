@@ -10,6 +10,7 @@ pytest_plugins = ["pytester"]
 
 EXACT = '''
 import numpy as np
+import pymc as pm
 from arviz_base import from_dict
 from pymc.backends.arviz import coords_and_dims_for_inferencedata, find_observations
 
@@ -49,9 +50,12 @@ class ExactBackend:
         stats = {{"diverging": np.zeros(size, bool), lp: np.zeros(size),
                   "acceptance_rate": np.full(size, 0.8)}}
         coords, dims = coords_and_dims_for_inferencedata(model)
-        return from_dict({{"posterior": posterior, "sample_stats": stats,
-                          "observed_data": find_observations(model)}},
-                         coords=coords, dims=dims, sample_dims=["chain", "draw"])
+        idata = from_dict({{"posterior": posterior, "sample_stats": stats,
+                           "observed_data": find_observations(model)}},
+                          coords=coords, dims=dims, sample_dims=["chain", "draw"])
+        if (request.idata_kwargs or {{}}).get("log_likelihood"):
+            idata = pm.compute_log_likelihood(idata, model=model, progressbar=False)
+        return idata
 
 
 class TestExact(BackendConformance):
@@ -71,7 +75,7 @@ def _run(pytester, flaw, *args):
 
 def test_a_correct_backend_passes_every_check(pytester):
     result = _run(pytester, None)
-    result.assert_outcomes(passed=14, skipped=1)  # skipped: it offers no GPU candidate
+    result.assert_outcomes(passed=15, skipped=1)  # skipped: it offers no GPU candidate
 
 
 @pytest.mark.parametrize(

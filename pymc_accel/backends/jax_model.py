@@ -162,16 +162,18 @@ def draws_to_idata(
     from pymc.stats.convergence import log_warnings, run_convergence_checks
     from pymc.util import get_default_varnames
 
+    idata_kwargs = dict(idata_kwargs or {})
+    # pm.sample's name for storing the transformed variables too (ArviZ's from_dict refuses it)
+    include_transformed = bool(idata_kwargs.pop("include_transformed", False))
     wanted = model.unobserved_value_vars
     if var_names is not None:
         wanted = [v for v in wanted if v.name in var_names]
-    to_store = list(get_default_varnames(wanted, include_transformed=False))
+    to_store = list(get_default_varnames(wanted, include_transformed=include_transformed))
     raw = jax.vmap(jax.vmap(flat.unravel))(positions)  # per value variable: (chains, draws, ...)
     jax_fn = get_jaxified_graph(inputs=model.value_vars, outputs=to_store)
     result = _postprocess_samples(jax_fn, raw, postprocessing_backend=postprocessing_backend)
     posterior = {v.name: np.asarray(r) for v, r in zip(to_store, result, strict=True)}
 
-    idata_kwargs = dict(idata_kwargs or {})
     log_likelihood = None
     if idata_kwargs.pop("log_likelihood", False):  # as pm.sample's JAX samplers store it
         log_likelihood = {k: np.asarray(v) for k, v in _get_log_likelihood(

@@ -203,6 +203,9 @@ class JaxNutsBackend:
             n_devices = len(jax.devices(platform))
             chain_method = "vectorized" if n_devices < request.chains else requested
             to_host = False
+        idata_kwargs = dict(request.idata_kwargs or {})
+        # pm.sample's idata_kwargs name for what sample_jax_nuts calls keep_untransformed
+        keep_untransformed = bool(idata_kwargs.pop("include_transformed", False))
         try:
             with jax_precision(candidate.precision), jax.default_device(device):
                 return wait_for_draws(sample_jax_nuts(
@@ -220,7 +223,8 @@ class JaxNutsBackend:
                     quiet=request.quiet,
                     chain_method=chain_method,
                     postprocessing_backend="cpu" if to_host else platform,
-                    idata_kwargs=request.idata_kwargs,
+                    idata_kwargs=idata_kwargs,
+                    keep_untransformed=keep_untransformed,
                     compute_convergence_checks=request.compute_convergence_checks,
                     nuts_sampler=self.jax_sampler,
                 ))

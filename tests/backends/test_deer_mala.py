@@ -100,7 +100,7 @@ def test_target_accept_given_is_its_target_acceptance_and_mala_s_own_otherwise()
 
 
 def test_unknown_option_is_named():
-    with pytest.raises(pymc_accel.PymcAccelError, match="options are jacobian, window"):
+    with pytest.raises(pymc_accel.PymcAccelError, match="does not take windw; its options are damping, jacobian, .*window"):
         _sample(scale_model(), draws=10, tune=10, windw=8)
 
 
