@@ -32,6 +32,9 @@ class Row:
     relative_efficiency: float | None = None  # effective draws per draw against nutpie's NUTS
     first_use_seconds: float | None = None  # start-up its runtimes pay once in this process
     cold_compile_seconds: float | None = None  # compiling the model's kernels the first time
+    # estimated time per effective draw against the chosen candidate's: what the ranking sorts
+    # by (a candidate fast to finish but poor per draw, as MALA, ranks far behind)
+    cost_per_effective_draw: float | None = None
 
 
 @dataclass
@@ -126,7 +129,10 @@ class SelectionReport:
         from rich.table import Table
 
         table = Table(
-            title=escape(f"Selection: {self.chosen} (by {self.chosen_by})"), title_justify="left"
+            title=escape(f"Selection: {self.chosen} (by {self.chosen_by})"), title_justify="left",
+            caption="time/ESS: estimated time per effective draw against the chosen one's (the "
+                    "ranking); est. total: the run's predicted wall time",
+            caption_justify="left",
         )
         # a narrow terminal folds the cells rather than cutting them: a cut label hid float32
         # from float64 ("numpyro[cpu,flo…") and a cut figure its unit; a column no candidate
@@ -136,6 +142,8 @@ class SelectionReport:
             ("#", {"justify": "right", "no_wrap": True}, lambda i, r: str(i)),
             ("candidate", {"overflow": "fold"}, lambda i, r: escape(r.label)),
             ("status", {"overflow": "fold"}, lambda i, r: r.status),
+            ("time/ESS", right, lambda i, r: (f"{r.cost_per_effective_draw:.2f}x"
+                                              if r.cost_per_effective_draw else "")),
             ("est. total", right, lambda i, r: _fmt_s(r.total_seconds)),
             ("s/grad", right, lambda i, r: _fmt_s(r.seconds_per_gradient)),
             ("grads/draw", right,
@@ -260,5 +268,5 @@ def _fmt_s(seconds: float | None) -> str:
     if seconds >= 1:
         return f"{seconds:.1f} s"
     if seconds >= 1e-3:
-        return f"{seconds * 1e3:.2f} ms"
+        return f"{seconds * 1e3:.0f} ms" if seconds >= 1e-2 else f"{seconds * 1e3:.1f} ms"
     return f"{seconds * 1e6:.1f} µs"

@@ -738,4 +738,5 @@ def _row(s: _Scored, chosen: _Scored, registry: Registry, check: PrecisionCheck 
         relative_efficiency=e.relative_efficiency.value,
         first_use_seconds=e.first_use_seconds.value,
         cold_compile_seconds=e.cold_compile_seconds.value,
+        cost_per_effective_draw=s.key / chosen.key if chosen.key > 0 else None,
     )

@@ -49,6 +49,12 @@ def test_report_lists_every_candidate_and_refusal_and_round_trips():
     assert efficiency["numba[cpu,float64,driver=pymc]"] > 1.0
     assert all(v < 1.0 for k, v in efficiency.items() if k.startswith("deer_mala"))
     assert "ESS/draw" in text and "1.16x" in text
+    # the ranking's figure is a column: a MALA run estimated to finish sooner than the chosen
+    # NUTS run is shown as many times costlier per effective draw
+    assert chosen.cost_per_effective_draw == 1.0 and "time/ESS" in text
+    deer = [r for r in report.rows if r.backend == "deer_mala" and r.status == "accepted"]
+    assert deer and all(r.cost_per_effective_draw > 3.0 for r in deer)
+    assert all(r.cost_per_effective_draw is None for r in report.rows if r.status == "refused")
 
 
 def test_a_centred_hierarchy_is_reported_with_its_fix():
