@@ -128,3 +128,24 @@ def test_blackjax_runs_check_their_start_in_pymc_not_twice(backend, start_checks
         # -1 lies outside the exponential's support
         pymc_accel.sample(model=two_dimensional([-1.0, 2.0]), nuts_sampler=backend, **run)
     assert calls == [1]
+
+
+def test_mclmc_seeds_as_the_jax_samplers_and_warns_that_it_ignores_target_accept():
+    """A list of seeds gave the draws of its first seed, and a Generator other draws than its
+    int; target_accept changed nothing without a word."""
+    import numpy as np
+
+    import pymc_accel
+    from pymc_accel.models import eight_schools
+
+    run = dict(nuts_sampler="blackjax_mclmc", tune=50, draws=20, chains=2, progressbar=False,
+               compute_convergence_checks=False)
+
+    def mu(seed, **kw):
+        return pymc_accel.sample(model=eight_schools(), random_seed=seed, **run, **kw
+                                 ).posterior["mu"].to_numpy()
+
+    np.testing.assert_array_equal(mu(7), mu(np.random.default_rng(7)))
+    assert not np.array_equal(mu(7), mu([7, 8]))
+    with pytest.warns(UserWarning, match="target_accept is ignored by blackjax_mclmc"):
+        mu(7, target_accept=0.95)

@@ -162,6 +162,13 @@ class BlackJaxMclmcBackend(JaxNutsBackend):
         platform = "gpu" if candidate.device == "gpu" else "cpu"
         device = jax_device(self.name, platform)
         options = dict(request.backend_kwargs)
+        if request.target_accept_given:
+            import warnings
+
+            warnings.warn(
+                "target_accept is ignored by blackjax_mclmc, which has no accept step: its step "
+                "size follows desired_energy_var (default 5e-4 per dimension); pass "
+                "desired_energy_var=... to change it", UserWarning, stacklevel=2)
         with jax.enable_x64(candidate.precision == "float64"), jax.default_device(device):
             return sample_mclmc(
                 model,

@@ -116,20 +116,19 @@ def sample_mclmc(
     )
     from pymc.sampling.jax import (
         _get_batched_jittered_initial_points,
-        _get_seeds_per_chain,
         _postprocess_samples,
         get_jaxified_graph,
         get_jaxified_logp,
     )
     from pymc.stats.convergence import log_warnings, run_convergence_checks
-    from pymc.util import get_default_varnames
+    from pymc.util import get_default_varnames, get_random_generator
 
     import blackjax
 
     logp_fn = get_jaxified_logp(model)  # the log density itself (PyMC's naming is inverted)
-    if isinstance(random_seed, (list, tuple)):  # one per chain: PyMC's JAX path uses the first
-        random_seed = random_seed[0]
-    (seed,) = _get_seeds_per_chain(random_seed, 1)
+    # the seed pm.sample derives for its JAX samplers (and pymc-accel's NumPyro backend): an
+    # int, a Generator made from it, and a list of seeds each give their own draws
+    seed = int(get_random_generator(random_seed).spawn(chains)[0].integers(2**30))
     init = _get_batched_jittered_initial_points(
         model=model, chains=chains, initvals=initvals, random_seed=seed, logp_fn=logp_fn
     )
