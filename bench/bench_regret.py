@@ -56,7 +56,8 @@ BUILTIN = ("numba", "numpyro")
 
 
 def _parse(argv):
-    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter,
+                                prog=os.environ.get("PYMC_ACCEL_BENCH_PROG"))  # pymc-accel bench
     p.add_argument("--quick", action="store_true",
                    help="small zoo sizes, 200 tune + 200 draws, built-in candidates")
     p.add_argument("--models", default=None,
@@ -647,7 +648,14 @@ def main(argv=None):
     """Run the benchmark; return the results as a dict."""
     args = _parse(argv)
     if args.report_only:  # recompute regrets and the Markdown from a results file
-        results = json.loads(Path(args.report_only).read_text())
+        try:
+            results = json.loads(Path(args.report_only).read_text())
+        except (OSError, ValueError) as exc:
+            raise SystemExit(f"--report-only {args.report_only}: cannot read it as a results "
+                             f"file ({type(exc).__name__}: {exc})") from None
+        if not isinstance(results, dict) or "models" not in results:
+            raise SystemExit(f"--report-only {args.report_only}: not a results file of this "
+                             "benchmark (no 'models'): give the JSON its --out wrote")
         for m in results["models"]:
             ok = [r for r in m["rows"] if r["cold_ess_per_s"] is not None]
             for key, label in m["chosen"].items():
@@ -658,6 +666,15 @@ def main(argv=None):
         text = markdown(results)
         Path(args.markdown).write_text(text) if args.markdown else print(text)
         return results
+    sys.path.insert(0, str(Path(__file__).parent))
+    from zoo import held_out, zoo
+
+    known = set(zoo(quick=args.quick)) | set(held_out())
+    unknown = [n for n in (args.models or "").split(",") if n and n not in known]
+    if unknown:  # before any compile directory or run: a typo costs nothing
+        raise SystemExit(f"--models: no zoo model {', '.join(unknown)}; the zoo has "
+                         f"{', '.join(zoo(quick=args.quick))}, and held-out "
+                         f"{', '.join(held_out())}")
     compile_dir = None if args.keep_compile_cache else _fresh_compile_dir()
     # judge the first selection of each model: no run history of earlier benchmark runs; the
     # history step records into a history of this run only (machine figures copied)
@@ -673,8 +690,6 @@ def main(argv=None):
     from importlib.metadata import version
 
     warnings.filterwarnings("ignore")
-    sys.path.insert(0, str(Path(__file__).parent))
-    from zoo import held_out, zoo
 
     from pymc_accel.devices import cpu_cores, discover
 

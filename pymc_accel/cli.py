@@ -1,5 +1,5 @@
-"""The ``pymc-accel`` command: ``backends``, ``explain FILE[:NAME]``, ``calibrate``, ``bench``,
-``demo``."""
+"""The ``pymc-accel`` command: ``backends``, ``explain FILE[:NAME]``, ``calibrate``,
+``history``, ``bench``, ``demo``."""
 
 from __future__ import annotations
 
@@ -28,10 +28,11 @@ def cmd_backends(args: argparse.Namespace) -> int:
     for col in ("backend", "from", "status", "description"):
         table.add_column(col, overflow="fold")
     for name, backend in registry.backends.items():
-        table.add_row(name, escape(registry.origins.get(name, "")), "[green]registered[/green]",
+        table.add_row(escape(name), escape(registry.origins.get(name, "")), "[green]registered[/green]",
                       escape(backend.description))
     for b in registry.broken:
-        table.add_row(b.name, escape(b.origin), f"[red]broken ({b.stage})[/red]", escape(b.error))
+        table.add_row(escape(b.name), escape(b.origin), f"[red]broken ({b.stage})[/red]",
+                      escape(b.error))
     console.print(table)
     return 0
 
@@ -48,7 +49,10 @@ def load_model(spec: str):
     if not Path(path).is_file():
         raise SystemExit(f"no model file {path!r}: give the path of a Python file that builds "
                          "a pm.Model (path/to/file.py, or path/to/file.py:NAME)")
-    namespace = runpy.run_path(path)
+    try:
+        namespace = runpy.run_path(path)
+    except Exception as exc:  # the model file's own error: one line, not our traceback
+        raise SystemExit(f"running {path} raised {type(exc).__name__}: {exc}") from None
     if name:
         if name not in namespace:
             found = [k for k, v in namespace.items() if isinstance(v, pm.Model)
@@ -57,7 +61,13 @@ def load_model(spec: str):
             raise SystemExit(f"{path} defines no {name!r}; it defines "
                              f"{', '.join(found) or 'no pm.Model or function'}")
         obj = namespace[name]
-        obj = obj() if callable(obj) and not isinstance(obj, pm.Model) else obj
+        if callable(obj) and not isinstance(obj, pm.Model):
+            try:
+                obj = obj()
+            except Exception as exc:
+                raise SystemExit(f"calling {spec}() raised {type(exc).__name__}: {exc} (NAME "
+                                 "must be a pm.Model or a function of no arguments returning "
+                                 "one)") from None
         if not isinstance(obj, pm.Model):
             raise SystemExit(f"{spec} is not a pm.Model (got {type(obj).__name__})")
         return obj
@@ -176,7 +186,10 @@ def cmd_bench(argv: list[str]) -> int:
         console.print("[red]error:[/red] the benchmark ships with the source, not the wheel: run "
                       "`pymc-accel bench` from a checkout of pymc-accel (bench/bench_regret.py)")
         return 2
-    return subprocess.call([sys.executable, str(script), *argv])
+    import os
+
+    env = {**os.environ, "PYMC_ACCEL_BENCH_PROG": "pymc-accel bench"}  # its --help's name
+    return subprocess.call([sys.executable, str(script), *argv], env=env)
 
 
 def cmd_demo(args: argparse.Namespace) -> int:

@@ -295,6 +295,17 @@ def sample(
     return idata
 
 
+def _plugin_error(backend: str, origin: str, registry, what: str) -> PluginError:
+    """A :class:`PluginError` naming the backend, its distribution, how to leave it out of
+    ``auto`` and the other backends."""
+    others = [n for n in registry.names() if n != backend]
+    return PluginError(
+        f"Backend {backend!r} from plugin {origin} {what}. Meanwhile set "
+        f"PYMC_ACCEL_BLOCK_PLUGINS={backend} to leave it out of nuts_sampler='auto', or name "
+        f"one of {', '.join(others)}."
+    )
+
+
 def _check_var_names(model: pm.Model, var_names) -> None:
     """Refuse ``var_names`` that name no variable of the model, before any sampler meets them:
     PyMC's JAX path raised ``TypeError: 'NoneType' object is not iterable``, PyMC's NUTS an
@@ -369,13 +380,18 @@ def _run_backend(model, report: SelectionReport, request: SampleRequest, registr
     except Exception as exc:
         if origin.endswith("(built-in)") or BUILTIN_PLUGIN_NAME in origin:
             raise
-        others = [n for n in registry.names() if n != candidate.backend]
-        raise PluginError(
-            f"Backend {candidate.backend!r} from plugin {origin} failed while sampling: "
-            f"{type(exc).__name__}: {exc}. If the error is about the model or the arguments "
-            "given, fix those; otherwise report it to the plugin's authors, and meanwhile use "
-            f"nuts_sampler='auto' with PYMC_ACCEL_BLOCK_PLUGINS, or one of {others}."
-        ) from exc
+        raise _plugin_error(candidate.backend, origin, registry,
+                            f"failed while sampling: {type(exc).__name__}: {exc}. If the error "
+                            "is about the model or the arguments given, fix those; otherwise "
+                            "report it to the plugin's authors") from exc
+    if not (hasattr(idata, "attrs") and hasattr(idata, "children")):
+        # what pm.sample returns (a DataTree, or an InferenceData-like tree): a plugin that
+        # returned anything else failed later on its missing attributes, unnamed
+        if origin.endswith("(built-in)") or BUILTIN_PLUGIN_NAME in origin:
+            raise TypeError(f"backend {candidate.backend!r} returned {type(idata).__name__}")
+        raise _plugin_error(candidate.backend, origin, registry,
+                            f"returned {type(idata).__name__}, not the DataTree pm.sample "
+                            "returns; report it to the plugin's authors")
     wall = time.perf_counter() - start
     if report.estimate is not None:  # its runtimes have started: later runs skip their first use
         first_use.mark_used(report.estimate.first_use)
@@ -463,12 +479,18 @@ def explain(model: pm.Model | None = None, **kwargs: Any) -> SelectionReport:
     model : pm.Model, optional
         Defaults to the model on the context stack.
     **kwargs
-        ``backend``, ``device``, ``precision``, ``draws``, ``tune``, ``chains``: as for
-        :func:`pymc_accel.select`.
+        ``backend``, ``device``, ``precision``, ``draws``, ``tune``, ``chains``, ``options``:
+        as for :func:`pymc_accel.select`; or, as :func:`sample` takes them, ``nuts_sampler``
+        for ``backend`` and ``nuts`` (or ``nuts_sampler_kwargs``) for ``options``.
 
     Returns
     -------
     SelectionReport
         Print it for a table; ``to_dict()`` / ``to_json()`` for data.
     """
+    if "nuts_sampler" in kwargs:  # pm.sample's name: explain what that call would choose
+        kwargs.setdefault("backend", kwargs.pop("nuts_sampler"))
+    for name in ("nuts", "nuts_sampler_kwargs"):
+        if name in kwargs:
+            kwargs["options"] = {**(kwargs.get("options") or {}), **(kwargs.pop(name) or {})}
     return select(pm.modelcontext(model), **kwargs)

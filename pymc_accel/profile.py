@@ -108,6 +108,8 @@ class ModelProfile:
             ),
             "sequential scans": _scans_line(c) if c.scans else "none",
             "centred hierarchies": ", ".join(self.centred_hierarchies) or "none",
+            # reused from an earlier profile, or shapes the census could not know
+            **({"profile note": self.note} if self.note else {}),
         }
 
     def to_dict(self) -> dict[str, Any]:

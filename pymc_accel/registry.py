@@ -66,9 +66,10 @@ class Registry:
             broken = [b for b in self.broken if b.name == name]
             hint = f" Plugin {name!r} is installed but broken: {broken[0].error}" if broken else ""
             raise UnknownBackendError(
-                f"Unknown backend {name!r}. Registered backends: {', '.join(self.names())}; "
-                f"PyMC's own samplers (pymc, nutpie, numpyro, blackjax) and 'auto' are also "
-                f"accepted by nuts_sampler.{hint}"
+                f"Unknown backend {name!r}. Registered backends: {', '.join(self.names())}, "
+                f"or 'auto'. pymc_accel.sample (and pm.sample under enable()) also passes "
+                f"PyMC's own samplers (pymc, nutpie, numpyro, blackjax) to pm.sample, which "
+                f"select() and explain() cannot estimate.{hint}"
             ) from None
 
     def call_select_hook(self, **kwargs: Any) -> tuple[Any, str | None]:
@@ -95,22 +96,34 @@ class Registry:
 
 
 def _blocked_names(blocked: tuple[str, ...] | None) -> set[str]:
+    """What ``blocked`` and ``PYMC_ACCEL_BLOCK_PLUGINS`` name: entry-point names, distribution
+    names (``pymc-accel-blackjax``) or backend names (``blackjax_nuts``), since a user sees the
+    last two (``pymc-accel backends``, a ``PluginError``) and not the first."""
     names = set(blocked or ())
     names.update(n.strip() for n in os.environ.get(BLOCK_ENV, "").split(",") if n.strip())
     return names
 
 
-def _load_entry_points(registry: Registry) -> None:
+def _load_entry_points(registry: Registry, blocked: set[str]) -> None:
     pm = registry.plugin_manager
-    seen: set[str] = set()
+    seen: dict[str, str] = {}  # entry-point name -> the distribution that registered it
     for dist in importlib.metadata.distributions():
+        origin = f"{dist.metadata['Name']} {dist.version}"
         for ep in dist.entry_points:
-            if ep.group != ENTRY_POINT_GROUP or ep.name in seen:
+            if ep.group != ENTRY_POINT_GROUP:
                 continue
-            seen.add(ep.name)
-            if pm.has_plugin(ep.name) or pm.is_blocked(ep.name):
+            if ep.name in seen:
+                if seen[ep.name] != origin:  # not the same distribution listed twice
+                    registry.broken.append(BrokenPlugin(
+                        ep.name, origin, f"entry point name {ep.name!r} is already used by "
+                        f"{seen[ep.name]}; this one is not loaded: rename one of them",
+                        "import"))
                 continue
-            registry.plugin_origins[ep.name] = f"{dist.metadata['Name']} {dist.version}"
+            seen[ep.name] = origin
+            if (pm.has_plugin(ep.name) or pm.is_blocked(ep.name)
+                    or dist.metadata["Name"] in blocked):
+                continue
+            registry.plugin_origins[ep.name] = origin
             try:
                 plugin = ep.load()
             except Exception as exc:
@@ -122,7 +135,7 @@ def _load_entry_points(registry: Registry) -> None:
                 registry._record(ep.name, "register", exc)
 
 
-def _collect_backends(registry: Registry) -> None:
+def _collect_backends(registry: Registry, blocked: set[str]) -> None:
     hook = registry.plugin_manager.hook.pymc_accel_backends
     for impl in hook.get_hookimpls():
         name = impl.plugin_name
@@ -132,6 +145,8 @@ def _collect_backends(registry: Registry) -> None:
             registry._record(name, "hook", exc)
             continue
         for backend in provided:
+            if getattr(backend, "name", None) in blocked:
+                continue
             problem = _validate(backend, registry)
             if problem:
                 registry.broken.append(
@@ -148,6 +163,10 @@ def _validate(backend: object, registry: Registry) -> str | None:
             f"{backend!r} does not implement the Backend protocol "
             "(name, description, candidates, estimate, sample)"
         )
+    if (not isinstance(backend.name, str) or not backend.name
+            or any(c in backend.name for c in "[], \t\n")):
+        return (f"backend name {backend.name!r} is not a plain name: labels write options in "
+                "brackets after it, separated by commas (use letters, digits, _ or -)")
     if backend.name in registry.backends:
         return f"backend name {backend.name!r} is already registered by {registry.origins[backend.name]}"
     if backend.name == "auto":
@@ -164,9 +183,11 @@ def build_registry(
     ----------
     autoload : bool, optional
         Load plugins from the ``pymc_accel`` entry-point group. Defaults to true unless
-        ``PYMC_ACCEL_DISABLE_PLUGIN_AUTOLOAD`` is set to a non-empty value other than ``0``.
+        ``PYMC_ACCEL_DISABLE_PLUGIN_AUTOLOAD`` is set to a value other than ``0``, ``false``,
+        ``no``, ``off`` or the empty string.
     blocked : tuple of str, optional
-        Entry-point names not to load, in addition to ``PYMC_ACCEL_BLOCK_PLUGINS``.
+        Entry-point, distribution or backend names not to load, in addition to
+        ``PYMC_ACCEL_BLOCK_PLUGINS``.
     builtins : bool, default True
         Register pymc-accel's built-in backends first.
 
@@ -177,7 +198,8 @@ def build_registry(
     pm = pluggy.PluginManager(hookspecs.PROJECT)
     pm.add_hookspecs(hookspecs)
     registry = Registry(plugin_manager=pm)
-    for name in _blocked_names(blocked):
+    blocked_names = _blocked_names(blocked)
+    for name in blocked_names:
         pm.set_blocked(name)
     if builtins:
         from pymc_accel import backends as builtin_backends
@@ -187,10 +209,11 @@ def build_registry(
         registry.plugin_origins[BUILTIN_PLUGIN_NAME] = f"pymc-accel {__version__} (built-in)"
         pm.register(builtin_backends, name=BUILTIN_PLUGIN_NAME)
     if autoload is None:
-        autoload = os.environ.get(DISABLE_AUTOLOAD_ENV, "") in ("", "0")
+        autoload = os.environ.get(DISABLE_AUTOLOAD_ENV, "").strip().lower() in (
+            "", "0", "false", "no", "off")
     if autoload:
-        _load_entry_points(registry)
-    _collect_backends(registry)
+        _load_entry_points(registry, blocked_names)
+    _collect_backends(registry, blocked_names)
     return registry
 
 

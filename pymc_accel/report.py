@@ -120,7 +120,14 @@ class SelectionReport:
         KeyError
             If the result was not produced by pymc-accel.
         """
-        return cls.from_dict(json.loads(idata.attrs[ATTRS_KEY]))
+        try:
+            stored = idata.attrs[ATTRS_KEY]
+        except KeyError:
+            raise KeyError(
+                f"this result holds no pymc-accel selection report (attrs[{ATTRS_KEY!r}]): it "
+                "was not made by pymc_accel.sample, or by pm.sample under pymc_accel.enable() "
+                "with a pymc-accel backend") from None
+        return cls.from_dict(json.loads(stored))
 
     def table(self):
         """The candidates' figures as a ``rich.table.Table``, one numbered row per candidate

@@ -167,7 +167,8 @@ def _gather(
             answers = list(backend.candidates(profile, devices))
         except Exception as exc:  # a plugin's fault must not break selection
             registry.broken.append(
-                BrokenPlugin(name, registry.origins.get(name, "unknown"), repr(exc), "candidates")
+                BrokenPlugin(name, registry.origins.get(name, "unknown"),
+                             f"{type(exc).__name__}: {exc}", "candidates")
             )
             refusals.append(Refusal(name, f"backend raised in candidates(): {exc!r}"))
             continue
@@ -286,6 +287,9 @@ def select(
         model = pm.modelcontext(None)
     profile = profile or cached_profile(model)
     devices = devices or discover()
+    for name, value, least in (("draws", draws, 0), ("tune", tune, 0), ("chains", chains, 1)):
+        if not isinstance(value, int) or value < least:
+            raise ValueError(f"{name} must be an integer of at least {least}, not {value!r}")
     if device not in (None, "cpu", "gpu"):
         raise ValueError(f"device must be 'cpu', 'gpu' or None, not {device!r}")
     if precision not in (None, "float32", "float64"):
@@ -425,6 +429,13 @@ def select(
         match = next((s for s in scored if s.candidate == answer), None)
         if match is not None:
             chosen, chosen_by = match, f"plugin {plugin}"
+        elif answer is not None:  # an answer the selection cannot follow: said, not ignored
+            broken = BrokenPlugin(
+                plugin or "unknown", registry.plugin_origins.get(plugin or "", "unknown"),
+                f"pymc_accel_select returned {answer!r}, which is not one of the candidates it "
+                "was given (return one of them, or None); the cost model chose", "hook")
+            if broken not in registry.broken:
+                registry.broken.append(broken)
 
     rows = [_row(s, chosen, registry, check) for s in scored]
     rows += [

@@ -432,3 +432,15 @@ def test_the_numpyro_fits_sample_the_models_posterior_not_its_inverse():
     expected = model.compile_logp()(model.initial_point())
     assert float(logp(x0)) == pytest.approx(float(expected))
     assert np.isfinite(expected) and expected < 0
+
+
+def test_the_regret_bench_names_a_bad_model_or_results_file_before_running(tmp_path):
+    """`pymc-accel bench --models nosuch` raised KeyError, --report-only a FileNotFoundError or
+    KeyError: 'models'."""
+    with pytest.raises(SystemExit, match="no zoo model nosuch; the zoo has eight_schools"):
+        bench_regret.main(["--quick", "--models", "eight_schools,nosuch"])
+    with pytest.raises(SystemExit, match="cannot read it"):
+        bench_regret.main(["--report-only", str(tmp_path / "missing.json")])
+    (tmp_path / "empty.json").write_text("{}")
+    with pytest.raises(SystemExit, match="not a results file"):
+        bench_regret.main(["--report-only", str(tmp_path / "empty.json")])

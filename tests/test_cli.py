@@ -96,3 +96,10 @@ def test_explain_names_a_missing_file_and_the_models_a_file_defines(tmp_path):
                     "        pm.Normal('x')\n    return m\n\nfitted = build()\n")
     with pytest.raises(SystemExit, match="defines no 'nope'; it defines build, fitted"):
         load_model(f"{path}:nope")
+    # the file's own errors in one line, not a traceback through runpy
+    (tmp_path / "raises.py").write_text("raise ValueError('bad data path')\n")
+    with pytest.raises(SystemExit, match="raises.py raised ValueError: bad data path"):
+        load_model(str(tmp_path / "raises.py"))
+    (tmp_path / "needs.py").write_text("def build(n):\n    pass\n")
+    with pytest.raises(SystemExit, match=r"calling .*needs.py:build\(\) raised TypeError"):
+        load_model(f"{tmp_path / 'needs.py'}:build")

@@ -102,3 +102,59 @@ def test_blackjax_plugin_refuses_an_incompatible_blackjax(monkeypatch):
     answers = plugin.BlackJaxNutsBackend().candidates(profile_model(eight_schools()),
                                                       Devices(cpu_cores=2, jax_installed=True))
     assert len(answers) == 1 and "pip install 'blackjax<1.6'" in answers[0].reason
+
+
+def test_two_distributions_with_one_entry_point_name_report_the_one_not_loaded(make_plugin,
+                                                                               tmp_path):
+    """The second was dropped without a word: neither registered nor listed as broken."""
+    make_plugin("mine", GOOD)
+    (tmp_path / "fakeplugin_other.py").write_text(GOOD.replace('name="mine"', 'name="other"'))
+    info = tmp_path / "other_dist-1.0.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: other-dist\nVersion: 1.0\n")
+    (info / "entry_points.txt").write_text("[pymc_accel]\nmine = fakeplugin_other\n")
+    reg = build_registry()
+    loaded = {"mine", "other"} & set(reg.names())
+    assert len(loaded) == 1
+    (clash,) = [b for b in reg.broken if b.name == "mine"]
+    assert "already used by" in clash.error and "rename one" in clash.error
+
+
+def test_a_plugin_is_blocked_by_the_names_a_user_sees(monkeypatch):
+    """PYMC_ACCEL_BLOCK_PLUGINS took only entry-point names, which no listing shows:
+    blackjax_nuts (a backend name) blocked nothing."""
+    monkeypatch.setenv("PYMC_ACCEL_BLOCK_PLUGINS", "blackjax_nuts")
+    names = build_registry().names()
+    assert "blackjax_nuts" not in names and "blackjax_mclmc" in names
+    monkeypatch.setenv("PYMC_ACCEL_BLOCK_PLUGINS", "pymc-accel-blackjax")
+    names = build_registry().names()
+    assert not {"blackjax_nuts", "blackjax_mclmc"} & set(names) and "numba" in names
+
+
+def test_autoload_is_on_when_the_variable_says_false(monkeypatch):
+    monkeypatch.setenv("PYMC_ACCEL_DISABLE_PLUGIN_AUTOLOAD", "false")
+    assert "blackjax_nuts" in build_registry().names()
+
+
+def test_a_backend_name_that_is_not_plain_is_rejected(make_plugin):
+    make_plugin("odd", GOOD.replace('name="mine"', 'name="bad[name],x"'))
+    reg = build_registry()
+    assert "bad[name],x" not in reg.names()
+    (odd,) = [b for b in reg.broken if b.name == "odd"]
+    assert odd.stage == "validate" and "not a plain name" in odd.error
+
+
+def test_a_plugin_returning_no_result_is_a_plugin_error(make_plugin, monkeypatch):
+    """sample() returning None failed later with AttributeError: 'NoneType' ... 'attrs'."""
+    import pymc_accel
+    from pymc_accel import registry as registry_module
+    from pymc_accel.errors import PluginError
+    from pymc_accel.models import eight_schools
+
+    make_plugin("nothing", GOOD.replace('name="mine"', 'name="nothing"')
+                + "\nMine.sample = lambda self, model, candidate, request: None\n")
+    monkeypatch.setattr(registry_module, "_REGISTRY", build_registry())
+    with pytest.raises(PluginError, match=r"'nothing' from plugin fake-plugin-nothing 9.9 "
+                       r"returned NoneType.*PYMC_ACCEL_BLOCK_PLUGINS=nothing"):
+        pymc_accel.sample(nuts_sampler="nothing", model=eight_schools(), draws=10, tune=10,
+                          chains=2, progressbar=False)

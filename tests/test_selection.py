@@ -167,6 +167,38 @@ def test_site_policy_plugin_can_override_and_a_broken_one_cannot_break_selection
     assert any(b["name"] == "bad" and "policy exploded" in b["error"] for b in report2.broken_plugins)
 
 
+class _ConfusedPolicy:
+    @hookimpl
+    def pymc_accel_select(self, profile, candidates):
+        return "numpyro"  # a name, not one of the candidates
+
+
+def test_a_site_policy_answer_that_is_no_candidate_is_reported_not_ignored():
+    reg = build_registry(autoload=False)
+    reg.plugin_manager.register(_ConfusedPolicy(), name="confused")
+    report = select(eight_schools(), registry=reg, devices=CPU_ONLY)
+    select(eight_schools(), registry=reg, devices=CPU_ONLY)
+    assert report.chosen_by == "cost model"
+    (broken,) = [b for b in reg.broken if b.name == "confused"]  # once, however often asked
+    assert "returned 'numpyro', which is not one of the candidates" in broken.error
+
+
+def test_nonsense_run_lengths_are_refused():
+    for bad in (dict(draws=-5), dict(chains=0), dict(tune=-1)):
+        with pytest.raises(ValueError, match="must be an integer of at least"):
+            select(eight_schools(), devices=CPU_ONLY, **bad)
+
+
+def test_explain_takes_pm_samples_names_for_the_backend_and_its_options():
+    import pymc_accel
+
+    report = pymc_accel.explain(eight_schools(), nuts_sampler="numpyro",
+                                nuts={"chain_method": "vectorized"})
+    assert report.chosen == "numpyro[cpu,float64,chain_method=vectorized]"
+    with pytest.raises(UnknownBackendError, match="select\(\) and explain\(\) cannot estimate"):
+        pymc_accel.explain(eight_schools(), nuts_sampler="pymc")
+
+
 def test_candidate_and_refusal_labels():
     c = Candidate("numba", "cpu", "float64", (("driver", "nutpie"),))
     assert c.label == "numba[cpu,float64,driver=nutpie]" and c.option("driver") == "nutpie"
@@ -223,6 +255,18 @@ def test_a_model_built_again_is_not_profiled_again(monkeypatch):
     assert third.note.count("reused") == 1  # said once, however often it is reused
     selection.cached_profile(hierarchical_logistic(301, 15, 2).model)  # another structure
     assert len(calls) == 1
+
+
+def test_the_report_says_when_a_profile_was_reused(monkeypatch):
+    """The README promises it; the note was kept on the profile and left out of the report."""
+    from pymc_accel import selection
+
+    monkeypatch.setattr(selection, "_BY_STRUCTURE", {})
+    first = select(eight_schools(), devices=CPU_ONLY)
+    again = select(eight_schools(), devices=CPU_ONLY)
+    assert "reused" not in first.to_json()
+    assert "reused: a model of the same structure" in again.profile["profile note"]
+    assert "reused" in str(again)
 
 
 class _FixedCost:
