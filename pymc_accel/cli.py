@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import runpy
 import sys
 import time
@@ -186,8 +187,6 @@ def cmd_bench(argv: list[str]) -> int:
         console.print("[red]error:[/red] the benchmark ships with the source, not the wheel: run "
                       "`pymc-accel bench` from a checkout of pymc-accel (bench/bench_regret.py)")
         return 2
-    import os
-
     env = {**os.environ, "PYMC_ACCEL_BENCH_PROG": "pymc-accel bench"}  # its --help's name
     return subprocess.call([sys.executable, str(script), *argv], env=env)
 

@@ -364,6 +364,7 @@ def _run_backend(model, report: SelectionReport, request: SampleRequest, registr
     candidate = report.candidate
     backend = registry.backends[candidate.backend]
     origin = registry.origins.get(candidate.backend, "")
+    builtin = origin.endswith("(built-in)") or BUILTIN_PLUGIN_NAME in origin
     start = time.perf_counter()
     try:
         idata = backend.sample(model, candidate, request)
@@ -378,7 +379,7 @@ def _run_backend(model, report: SelectionReport, request: SampleRequest, registr
     except (PymcAccelError, pm.exceptions.SamplingError):
         raise  # about the model or the machine, not the backend: sample() explains it
     except Exception as exc:
-        if origin.endswith("(built-in)") or BUILTIN_PLUGIN_NAME in origin:
+        if builtin:
             raise
         raise _plugin_error(candidate.backend, origin, registry,
                             f"failed while sampling: {type(exc).__name__}: {exc}. If the error "
@@ -387,7 +388,7 @@ def _run_backend(model, report: SelectionReport, request: SampleRequest, registr
     if not (hasattr(idata, "attrs") and hasattr(idata, "children")):
         # what pm.sample returns (a DataTree, or an InferenceData-like tree): a plugin that
         # returned anything else failed later on its missing attributes, unnamed
-        if origin.endswith("(built-in)") or BUILTIN_PLUGIN_NAME in origin:
+        if builtin:
             raise TypeError(f"backend {candidate.backend!r} returned {type(idata).__name__}")
         raise _plugin_error(candidate.backend, origin, registry,
                             f"returned {type(idata).__name__}, not the DataTree pm.sample "
