@@ -108,7 +108,8 @@ def _unknown_options_reason(backend: Any, candidate: Candidate,
     known = ask_backend(backend, "known_options", candidate, default=None) if options else None
     if known is None:
         return None
-    unknown = sorted(set(options) - set(known) - set(dict(candidate.options)))
+    # membership only: a sampler's full list is read (its library imported) only when needed
+    unknown = sorted(o for o in options if o not in known and o not in dict(candidate.options))
     if not unknown:
         return None
     return (f"{candidate.label} does not take {', '.join(unknown)}; its options are "

@@ -22,7 +22,7 @@ from pymc_accel.backends import nutpie_compiled, pymc_compiled
 from pymc_accel.backends._common import missing_module, rename_nutpie_stats
 from pymc_accel.devices import cpu_cores
 from pymc_accel.first_use import first_use_figures
-from pymc_accel.sampler_options import sampler_options
+from pymc_accel.sampler_options import SamplerOptions, sampler_options
 
 if TYPE_CHECKING:
     from pymc_accel.devices import Devices
@@ -84,7 +84,7 @@ class NumbaBackend:
         """PyMC's driver starts each chain from its own initvals; nutpie takes one dict."""
         return candidate.option("driver", "nutpie") == "pymc"
 
-    def known_options(self, candidate: Candidate) -> frozenset[str] | None:
+    def known_options(self, candidate: Candidate) -> SamplerOptions | None:
         """The options the candidate's driver takes in ``nuts={...}``: PyMC's NUTS's or
         nutpie's (:func:`pymc_accel.sampler_options.sampler_options`)."""
         return sampler_options(candidate.option("driver", "nutpie"))

@@ -22,7 +22,7 @@ from pymc_accel.backends._common import (
 from pymc_accel.devices import cpu_cores
 from pymc_accel.first_use import first_use_figures
 from pymc_accel.memory import out_of_memory_error, plan_chains
-from pymc_accel.sampler_options import sampler_options
+from pymc_accel.sampler_options import SamplerOptions, sampler_options
 
 if TYPE_CHECKING:
     from pymc_accel.devices import Devices
@@ -62,7 +62,7 @@ class JaxNutsBackend:
         NumPyro and BlackJAX alike. True unless a subclass samples its own way."""
         return self.parallel_scans  # both hold while sample is PyMC's sample_jax_nuts
 
-    def known_options(self, candidate: Candidate) -> frozenset[str] | None:
+    def known_options(self, candidate: Candidate) -> SamplerOptions | None:
         """The options PyMC's path to this JAX sampler takes in ``nuts={...}``, with
         ``chain_method`` (:func:`pymc_accel.sampler_options.sampler_options`)."""
         return sampler_options(self.jax_sampler)
