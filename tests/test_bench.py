@@ -417,6 +417,10 @@ def test_first_selection_bench_times_a_new_process_that_imported_arviz(tmp_path,
     assert row["model"] == "eight_schools" and run["seconds"] > 0
     assert run["jax_imported"] is False and run["chosen"]
     assert (tmp_path / "first.json").is_file()
+    # an option every sampler path takes is answered without reading NumPyro's (importing JAX)
+    (row,) = bench_first_selection.main(["--models", "eight_schools", "--repeats", "1",
+                                         "--options", '{"max_treedepth": 12}'])
+    assert row["options"] == {"max_treedepth": 12} and row["runs"][0]["jax_imported"] is False
 
 
 def test_the_numpyro_fits_sample_the_models_posterior_not_its_inverse():
