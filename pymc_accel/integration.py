@@ -253,6 +253,7 @@ def sample(
             "return_inferencedata=False) for a MultiTrace from PyMC's own NUTS."
         )
     _check_var_names(model, request.var_names)
+    _check_initvals(model, request.initvals)
     report = select(
         model,
         backend=nuts_sampler,
@@ -269,10 +270,11 @@ def sample(
         arguments=arguments.given(request),
     )
     arguments.warn_ignored(registry.backends[report.candidate.backend], report.candidate, request)
-    initvals = request.initvals if isinstance(request.initvals, dict) else None
+    starts = _starts(request.initvals)
     sampler_checks = checks_its_own_start(report.candidate)
     if not sampler_checks:
-        _check_start(model, initvals, kept=True)
+        for initvals in starts:
+            _check_start(model, initvals, kept=True)
     if not request.quiet:
         from rich.console import Console
 
@@ -286,7 +288,8 @@ def sample(
         idata = _run_backend(model, report, request, registry)
     except Exception:
         if sampler_checks:  # the sampler found no finite start: say which variable, suggest initvals
-            _check_start(model, initvals)
+            for initvals in starts:
+                _check_start(model, initvals)
         raise
     if precision is None and _automatic_float32(report):
         idata, report = _fall_back_if_diverging(idata, report, model, request, registry, device)
@@ -320,6 +323,49 @@ def _check_var_names(model: pm.Model, var_names) -> None:
         listed = ", ".join(sorted(v.name for v in model.free_RVs + model.deterministics))
         raise ValueError(f"var_names {unknown} are not variables of the model; its free and "
                          f"deterministic variables are: {listed}")
+
+
+def _starts(initvals) -> list[dict | None]:
+    """The starting values to check: one dict, or one per chain (``pm.sample`` takes both)."""
+    if isinstance(initvals, (list, tuple)):
+        return [v if isinstance(v, dict) else None for v in initvals] or [None]
+    return [initvals if isinstance(initvals, dict) else None]
+
+
+def _check_initvals(model: pm.Model, initvals) -> None:
+    """Refuse starting values that name no free variable, or whose rank is not the variable's,
+    before any sampler meets them: PyMC raised a bare ``KeyError`` for the first and a
+    PyTensor ``TypeError`` ("Cannot convert Type Vector...") for the second."""
+    if initvals is None:
+        return
+    if isinstance(initvals, dict):
+        per_chain = [initvals]
+    elif isinstance(initvals, (list, tuple)) and all(isinstance(v, dict) for v in initvals):
+        per_chain = list(initvals)
+    else:
+        raise TypeError(f"initvals must be a dict of starting values, or a list of one dict per "
+                        f"chain, not {type(initvals).__name__}.")
+    # a variable, or its value on the sampler's scale (``"sigma_log__"``), as PyMC takes both
+    by_name = {rv.name: rv for rv in model.free_RVs}
+    by_name.update({model.rvs_to_values[rv].name: model.rvs_to_values[rv] for rv in model.free_RVs})
+    for start in per_chain:
+        for key, value in start.items():
+            name = getattr(key, "name", key)
+            var = by_name.get(name)
+            if var is None:
+                raise ValueError(
+                    f"initvals names {name!r}, which is not a free variable of the model; its "
+                    f"free variables are: {', '.join(sorted(v.name for v in model.free_RVs))}")
+            if isinstance(value, str) or value is None:  # PyMC's "prior", "support_point"
+                continue
+            shape = np.shape(value)
+            static = var.type.shape
+            if len(shape) != len(static) or any(
+                    want is not None and got != want for got, want in zip(shape, static)):
+                known = "(" + ", ".join("?" if d is None else str(d) for d in static) + ")"
+                raise ValueError(
+                    f"initvals[{name!r}] has shape {shape}, but {name} has shape {known}: "
+                    "give an array of the variable's shape.")
 
 
 def _automatic_float32(report: SelectionReport) -> bool:

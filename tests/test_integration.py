@@ -119,6 +119,47 @@ def test_initvals_outside_the_support_are_named_whatever_the_sampler(backend):
         pymc_accel.sample(model=_scale_model(), initvals={"sd": -1.0}, **backend, **FAST)
 
 
+@pytest.mark.parametrize("backend", [dict(nuts_sampler="numba", driver="pymc"),
+                                     dict(nuts_sampler="numpyro")])
+def test_per_chain_initvals_outside_the_support_are_named(backend):
+    """A list of one dict per chain went unchecked: PyMC's SamplingError reached the user."""
+    with pytest.raises(NonFiniteInitialPointError, match=r"not finite in sd: .*support.*initvals"):
+        pymc_accel.sample(model=_scale_model(), initvals=[{"sd": 1.0}, {"sd": -1.0}],
+                          **backend, **FAST)
+
+
+@pytest.mark.parametrize(("initvals", "message"), [
+    ({"sigma": 1.0}, r"'sigma', which is not a free variable.*mu, sd"),
+    ({"mu": np.zeros(3)}, r"initvals\['mu'\] has shape \(3,\), but mu has shape \(\)"),
+    ([{"mu": 0.0}, {"nope": 1.0}], r"'nope', which is not a free variable"),
+    ("mu", r"initvals must be a dict"),
+])
+def test_initvals_that_name_no_variable_or_have_the_wrong_shape_are_refused(
+        initvals, message, monkeypatch):
+    """PyMC raised a bare KeyError and a PyTensor TypeError from inside its initial point."""
+    from pymc_accel import integration
+
+    monkeypatch.setattr(integration, "_run_backend", lambda *a: pytest.fail("sampled"))
+    with pytest.raises((ValueError, TypeError), match=message):
+        pymc_accel.sample(model=_scale_model(), initvals=initvals, **FAST)
+
+
+def test_initvals_on_the_samplers_scale_are_accepted():
+    idata = pymc_accel.sample(model=_scale_model(), initvals={"sd_log__": 0.0},
+                              nuts_sampler="numpyro", **FAST)
+    assert "sd" in idata.posterior
+
+
+@pytest.mark.parametrize("nuts_sampler", ["auto", "numba"])
+def test_a_model_of_discrete_variables_only_samples_as_pm_sample_does(nuts_sampler):
+    """PyMC's driver was handed nuts={"target_accept": ...}, which pm.sample refuses when no
+    variable is left to NUTS ("Invalid key found in step_kwargs")."""
+    with pm.Model() as model:
+        pm.Bernoulli("k", 0.3)
+    idata = pymc_accel.sample(model=model, nuts_sampler=nuts_sampler, **FAST)
+    assert set(np.unique(idata.posterior["k"].values)) <= {0, 1}
+
+
 def test_a_parameter_check_failing_at_the_start_is_a_non_finite_start():
     from pymc_accel.integration import check_initial_point
 

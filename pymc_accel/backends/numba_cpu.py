@@ -169,7 +169,9 @@ class NumbaBackend:
         # with step methods given, pm.sample takes NUTS settings only for the variables left
         # to NUTS, and refuses them ("Invalid key ... nuts") when there are none: pass
         # target_accept only where the caller gave it, as a direct pm.sample call would
-        if kwargs.get("step") is None or request.target_accept_given:
+        # (a model of discrete variables only has no NUTS step either)
+        continuous = any(not v.dtype.startswith(("int", "uint", "bool")) for v in model.value_vars)
+        if (kwargs.get("step") is None and continuous) or request.target_accept_given:
             kwargs.setdefault("nuts", {}).setdefault("target_accept", request.target_accept)
         reuse = (nutpie_compiled.reused_by_pm_sample(model) if driver == "nutpie"
                  else pymc_compiled.reused_by_pm_sample(model))

@@ -6,6 +6,7 @@ import pytest
 
 from pymc_accel.backend import Candidate, SampleRequest
 from pymc_accel.backends.numba_cpu import NumbaBackend, blas_threads_per_chain
+from tests.models import dense_model
 
 
 def test_blas_threads_are_the_cores_shared_among_the_chains_running_at_once():
@@ -34,6 +35,6 @@ def test_pm_sample_runs_under_the_limit_unless_the_user_sets_blas_cores(monkeypa
     monkeypatch.setattr(threadpoolctl, "threadpool_limits", recording)
     monkeypatch.setattr(NumbaBackend, "_pm_sample", staticmethod(fake_pm_sample))
     request = SampleRequest(draws=10, tune=10, chains=2, cores=2, pymc_kwargs=kwargs)
-    NumbaBackend().sample(None, Candidate("numba", "cpu", "float64", (("driver", "pymc"),)),
-                          request)
+    NumbaBackend().sample(dense_model(3), Candidate("numba", "cpu", "float64",
+                                                    (("driver", "pymc"),)), request)
     assert inside == ([[limited]] if limited else [[]])
