@@ -68,11 +68,19 @@ class Refusal:
     reason: str
     device: str | None = None
     precision: Precision | None = None
+    options: tuple[tuple[str, Any], ...] = ()
+
+    @classmethod
+    def of(cls, candidate: Candidate, reason: str) -> Refusal:
+        """The refusal of ``candidate``, labelled with its device, precision and options."""
+        return cls(candidate.backend, reason, candidate.device, candidate.precision,
+                   candidate.options)
 
     @property
     def label(self) -> str:
-        """Short name of what was refused."""
+        """Short name of what was refused, e.g. ``numba[cpu,float64,driver=pymc]``."""
         parts = [p for p in (self.device, self.precision) if p]
+        parts += [f"{k}={v}" for k, v in self.options]
         return f"{self.backend}[{','.join(parts)}]" if parts else self.backend
 
 

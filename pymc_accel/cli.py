@@ -137,21 +137,30 @@ def cmd_history(args: argparse.Namespace) -> int:
                 "leapfrogs/draw", "fixed", "measured (measure=True)"):
         table.add_column(col)
     for r in rows:
-        lpd = r.get("leapfrogs_per_draw")
         ran = "wall_seconds" in r
-        fixed = f"{r.get('fixed_seconds', 0.0):.1f} s" if ran else "–"
+        fixed = f"{_number(r.get('fixed_seconds', 0.0))} s" if ran else "–"
         if ran and not history.fixed_seconds_usable(r):
             fixed += " (first run: compiled, not used)"
-        table.add_row(escape(r["model"]), escape(str(r.get("candidate", ""))),
-                      str(r.get("runs", 1)) if ran else "0",
+        table.add_row(escape(str(r.get("model", "?"))), escape(str(r.get("candidate", ""))),
+                      escape(str(r.get("runs", 1))) if ran else "0",
                       escape(str(r.get("recorded", "") if ran else "")),
-                      f"{r.get('steps')} x {r.get('chains')}" if ran else "–",
-                      f"{r.get('wall_seconds', 0.0):.1f} s" if ran else "–",
-                      "–" if lpd is None else f"{lpd:.1f}", fixed, escape(_measured(r)))
+                      escape(f"{r.get('steps')} x {r.get('chains')}") if ran else "–",
+                      f"{_number(r.get('wall_seconds'))} s" if ran else "–",
+                      _number(r.get("leapfrogs_per_draw")), escape(fixed), escape(_measured(r)))
     console.print(table if rows else "no runs recorded yet (pymc_accel.sample records each run)")
     if not history.enabled():
         console.print("PYMC_ACCEL_HISTORY is off: selection neither reads nor writes it")
     return 0
+
+
+def _number(value) -> str:
+    """``value`` to one decimal, or as it was written when the ledger holds something else
+    (a hand-edited or foreign file: the listing shows it rather than failing on it)."""
+    if value is None:
+        return "–"
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return f"{value:.1f}"
+    return escape(repr(value))
 
 
 def _measured(entry: dict) -> str:
@@ -227,6 +236,22 @@ def cmd_demo(args: argparse.Namespace) -> int:
     return 0
 
 
+def _count(least: int):
+    """An argparse type: an integer of at least ``least`` (a one-line usage error otherwise,
+    where the selector's own ValueError printed a traceback)."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
+        if value < least:
+            raise argparse.ArgumentTypeError(f"must be at least {least}, not {value}")
+        return value
+
+    return parse
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of the ``pymc-accel`` command."""
     parser = argparse.ArgumentParser(prog="pymc-accel", description=__doc__)
@@ -237,9 +262,9 @@ def build_parser() -> argparse.ArgumentParser:
     ex.add_argument("--backend", default=None)
     ex.add_argument("--device", choices=["cpu", "gpu"], default=None)
     ex.add_argument("--precision", choices=["float32", "float64"], default=None)
-    ex.add_argument("--draws", type=int, default=1000)
-    ex.add_argument("--tune", type=int, default=1000)
-    ex.add_argument("--chains", type=int, default=4)
+    ex.add_argument("--draws", type=_count(0), default=1000)
+    ex.add_argument("--tune", type=_count(0), default=1000)
+    ex.add_argument("--chains", type=_count(1), default=4)
     ex.add_argument("--json", action="store_true", help="print the report as JSON")
     ex.add_argument("--measure", action="store_true",
                     help="compile and time the candidates' gradients (about 5 s) before choosing")
@@ -251,12 +276,12 @@ def build_parser() -> argparse.ArgumentParser:
     sub.add_parser("bench", help="selection-regret benchmark on the model zoo "
                    "(`pymc-accel bench --help` for its options, e.g. --quick)", add_help=False)
     demo = sub.add_parser("demo", help="profile, explain and sample the seed blog's model")
-    demo.add_argument("--rows", type=int, default=5000)
-    demo.add_argument("--groups", type=int, default=500)
-    demo.add_argument("--covariates", type=int, default=10)
-    demo.add_argument("--draws", type=int, default=500)
-    demo.add_argument("--tune", type=int, default=500)
-    demo.add_argument("--chains", type=int, default=2)
+    demo.add_argument("--rows", type=_count(1), default=5000)
+    demo.add_argument("--groups", type=_count(1), default=500)
+    demo.add_argument("--covariates", type=_count(1), default=10)
+    demo.add_argument("--draws", type=_count(1), default=500)
+    demo.add_argument("--tune", type=_count(0), default=500)
+    demo.add_argument("--chains", type=_count(1), default=2)
     demo.add_argument("--seed", type=int, default=827)
     demo.add_argument("--no-progress", action="store_true")
     return parser

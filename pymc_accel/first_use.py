@@ -37,10 +37,10 @@ Written by hand: no library tracks what a process has started.
 
 from __future__ import annotations
 
-import os
 from typing import Any
 
 from pymc_accel.backend import Figure
+from pymc_accel.switches import switched_on
 
 #: Seconds each runtime pays the first time it runs in a process (the table above). A plugin
 #: adds its own parts' figures through :func:`first_use_figures`'s ``seconds``; a part with no
@@ -57,8 +57,7 @@ _used: set[str] = set()
 
 def enabled() -> bool:
     """Whether first use is charged (``PYMC_ACCEL_FIRST_USE`` is not ``off``)."""
-    return os.environ.get("PYMC_ACCEL_FIRST_USE", "on").strip().lower() not in {"off", "0", "no",
-                                                                               "false"}
+    return switched_on("PYMC_ACCEL_FIRST_USE")
 
 
 def first_use_figures(*parts: str, seconds: dict[str, float] | None = None) -> dict[str, Any]:

@@ -58,6 +58,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pymc_accel.backend import Figure
+from pymc_accel.switches import switched_on
 
 if TYPE_CHECKING:
     from pymc_accel.backend import Candidate, Estimate, SampleRequest
@@ -107,7 +108,7 @@ OBSERVED_GRADIENT_WEIGHT = 0.94
 
 def enabled() -> bool:
     """Whether the ledger is read and written (``PYMC_ACCEL_HISTORY`` is not ``off``)."""
-    return os.environ.get("PYMC_ACCEL_HISTORY", "on").strip().lower() not in ("off", "0", "no")
+    return switched_on("PYMC_ACCEL_HISTORY")
 
 
 def model_key(profile: ModelProfile) -> str:

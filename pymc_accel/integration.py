@@ -22,7 +22,7 @@ from pymc_accel.errors import (
 from pymc_accel.graph_building import evaluating_mode, quietly
 from pymc_accel.registry import BUILTIN_PLUGIN_NAME, get_registry
 from pymc_accel.report import ATTRS_KEY, SelectionReport
-from pymc_accel.selection import select
+from pymc_accel.selection import refuse_models_without_free_variables, select
 
 #: ``nuts_sampler`` values PyMC itself understands; they pass straight through to ``pm.sample``
 #: unless a registered backend of the same name is asked for through :func:`sample`.
@@ -142,6 +142,10 @@ def _request(draws: int, kwargs: dict[str, Any]) -> SampleRequest:
     cores = kwargs.pop("cores", None)
     if cores is None:
         cores = min(4, cpu_cores())
+    elif isinstance(cores, bool) or not isinstance(cores, (int, np.integer)) or cores < 1:
+        # some samplers divided by it, others overflowed, others ran: refuse it for all
+        raise ValueError(f"cores must be a positive integer or None (PyMC's default), "
+                         f"not {cores!r}")
     chains = kwargs.pop("chains", None)
     if kwargs.get("nuts") is not None and kwargs.get("nuts_sampler_kwargs") is not None:
         # as pm.sample: one would otherwise reach the backend as an option of that name
@@ -150,6 +154,11 @@ def _request(draws: int, kwargs: dict[str, Any]) -> SampleRequest:
     nuts.update(kwargs.pop("nuts_sampler_kwargs", None) or {})
     target_accept_given = "target_accept" in kwargs or "target_accept" in nuts
     target_accept = kwargs.pop("target_accept", nuts.pop("target_accept", 0.8))
+    if isinstance(target_accept, bool) or not isinstance(target_accept, (int, float, np.floating)) \
+            or not 0 < target_accept < 1:
+        # 1.5 ran nutpie for 69 s where 3 s was estimated; 0 made every NumPyro draw divergent
+        raise ValueError(f"target_accept must be a number between 0 and 1 (exclusive), e.g. "
+                         f"0.8 or 0.95, not {target_accept!r}")
     tune = kwargs.pop("tune", None)
     pymc_kwargs = {k: kwargs.pop(k) for k in _PYMC_ONLY_KWARGS if k in kwargs}
     request = SampleRequest(
@@ -238,12 +247,7 @@ def sample(
             return _PM_SAMPLE(draws, nuts_sampler=nuts_sampler, model=model, **kwargs)
         registry.get(nuts_sampler)  # raises UnknownBackendError listing the registered names
     model = pm.modelcontext(model)
-    if not model.free_RVs:  # before any backend meets it: NumPyro's raised an IndexError
-        raise pm.exceptions.SamplingError(
-            "Cannot sample from the model, since the model does not contain any free "
-            "variables (as pm.sample says). To draw its observed variables, use "
-            "pm.sample_prior_predictive() or pm.sample_posterior_predictive()."
-        )
+    refuse_models_without_free_variables(model)
     request = _request(draws, kwargs)
     if request.pymc_kwargs.get("return_inferencedata", True) is False:
         raise ValueError(
@@ -443,8 +447,12 @@ def _run_backend(model, report: SelectionReport, request: SampleRequest, registr
     if report.estimate is not None:  # its runtimes have started: later runs skip their first use
         first_use.mark_used(report.estimate.first_use)
     idata.attrs["pymc_accel_wall_seconds"] = round(wall, 3)
-    # a run with step methods given is not the NUTS run the history predicts the next from
-    if report.model_profile is not None and request.pymc_kwargs.get("step") is None:
+    # a run with step methods given is not the NUTS run the history predicts the next from;
+    # nor is a forced float32 run that failed the accuracy check (its trees, often at the
+    # depth limit, were lent to float64 and credited as effective draws: 5.5x nutpie's)
+    unsafe = report.precision_check is not None and not report.precision_check.get("safe", True)
+    if (report.model_profile is not None and request.pymc_kwargs.get("step") is None
+            and not (unsafe and candidate.precision == "float32")):
         history.record(report.model_profile, candidate, report.estimate, request, wall, idata)
     _match_pm_sample_groups(idata)
     return idata
@@ -526,18 +534,43 @@ def explain(model: pm.Model | None = None, **kwargs: Any) -> SelectionReport:
     model : pm.Model, optional
         Defaults to the model on the context stack.
     **kwargs
-        ``backend``, ``device``, ``precision``, ``draws``, ``tune``, ``chains``, ``options``:
-        as for :func:`pymc_accel.select`; or, as :func:`sample` takes them, ``nuts_sampler``
-        for ``backend`` and ``nuts`` (or ``nuts_sampler_kwargs``) for ``options``.
+        What :func:`sample` takes (``draws``, ``tune``, ``chains``, ``cores``, ``nuts_sampler``,
+        ``device``, ``precision``, ``measure``, ``initvals``, ``var_names``, ``target_accept``,
+        ``nuts={...}``, ``random_seed``, ...): the report is of the choice that call would
+        make. :func:`pymc_accel.select`'s names are taken too (``backend`` for
+        ``nuts_sampler``, ``options`` for ``nuts``).
 
     Returns
     -------
     SelectionReport
         Print it for a table; ``to_dict()`` / ``to_json()`` for data.
     """
+    if model is not None and not isinstance(model, pm.Model):
+        raise TypeError(
+            f"explain() takes a pm.Model, not {type(model).__name__}: build the model first, "
+            "or explain a model file from the shell with `pymc-accel explain FILE`.")
+    model = pm.modelcontext(model)
+    refuse_models_without_free_variables(model)
     if "nuts_sampler" in kwargs:  # pm.sample's name: explain what that call would choose
         kwargs.setdefault("backend", kwargs.pop("nuts_sampler"))
-    for name in ("nuts", "nuts_sampler_kwargs"):
-        if name in kwargs:
-            kwargs["options"] = {**(kwargs.get("options") or {}), **(kwargs.pop(name) or {})}
-    return select(pm.modelcontext(model), **kwargs)
+    chosen = {k: kwargs.pop(k) for k in _SELECT_ONLY if k in kwargs}
+    options = chosen.pop("options", None) or {}
+    request = _request(kwargs.pop("draws", 1000), kwargs)  # as sample() reads its arguments
+    _check_var_names(model, request.var_names)
+    _check_initvals(model, request.initvals)
+    return select(
+        model,
+        draws=request.draws,
+        tune=request.tune,
+        chains=request.chains,
+        initvals=request.initvals if isinstance(request.initvals, (dict, list, tuple)) else None,
+        var_names=request.var_names,
+        options={**request.backend_kwargs, **options},
+        arguments=arguments.given(request),
+        **chosen,
+    )
+
+
+#: :func:`select`'s keywords that :func:`explain` passes on as they are.
+_SELECT_ONLY = ("backend", "device", "precision", "measure", "measure_budget", "options",
+                "profile", "registry", "devices", "machine")

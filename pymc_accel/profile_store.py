@@ -20,6 +20,7 @@ import os
 from pathlib import Path
 
 from pymc_accel.profile import ModelProfile
+from pymc_accel.switches import switched_on
 
 #: Profile files kept; the oldest are removed when more are written.
 MAX_FILES = 200
@@ -28,7 +29,7 @@ MAX_FILES = 200
 def enabled() -> bool:
     """Whether profiles are read from and written to disk (``PYMC_ACCEL_PROFILE_CACHE`` is not
     ``off``)."""
-    return os.environ.get("PYMC_ACCEL_PROFILE_CACHE", "on").strip().lower() not in ("off", "0", "no")
+    return switched_on("PYMC_ACCEL_PROFILE_CACHE")
 
 
 @functools.cache

@@ -12,6 +12,7 @@ from __future__ import annotations
 import importlib.metadata
 import os
 import traceback
+import warnings
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -46,6 +47,10 @@ class Registry:
     origins: dict[str, str] = field(default_factory=dict)
     broken: list[BrokenPlugin] = field(default_factory=list)
     plugin_origins: dict[str, str] = field(default_factory=dict)
+    #: what ``blocked`` and ``PYMC_ACCEL_BLOCK_PLUGINS`` named, and which of those names matched
+    #: a backend, an entry point or a distribution here
+    blocked_names: set[str] = field(default_factory=set)
+    blocked_matched: set[str] = field(default_factory=set)
 
     def names(self) -> list[str]:
         """Registered backend names, built-ins first."""
@@ -65,8 +70,15 @@ class Registry:
         except KeyError:
             broken = [b for b in self.broken if b.name == name]
             hint = f" Plugin {name!r} is installed but broken: {broken[0].error}" if broken else ""
+            if name in self.blocked_names:
+                hint += (f" {name!r} is blocked by {BLOCK_ENV} (or build_registry(blocked=...)):"
+                         " take it out of that list to use it.")
+            elif self.blocked_names:
+                hint += (f" {BLOCK_ENV} blocks {', '.join(sorted(self.blocked_names))}, which "
+                         "may hold it.")
             raise UnknownBackendError(
-                f"Unknown backend {name!r}. Registered backends: {', '.join(self.names())}, "
+                f"Unknown backend {name!r}. Registered backends: "
+                f"{', '.join(self.names()) or 'none'}, "
                 f"or 'auto'. pymc_accel.sample (and pm.sample under enable()) also passes "
                 f"PyMC's own samplers (pymc, nutpie, numpyro, blackjax) to pm.sample, which "
                 f"select() and explain() cannot estimate.{hint}"
@@ -120,8 +132,9 @@ def _load_entry_points(registry: Registry, blocked: set[str]) -> None:
                         "import"))
                 continue
             seen[ep.name] = origin
-            if (pm.has_plugin(ep.name) or pm.is_blocked(ep.name)
-                    or dist.metadata["Name"] in blocked):
+            named = {ep.name, dist.metadata["Name"]} & blocked
+            registry.blocked_matched |= named
+            if pm.has_plugin(ep.name) or pm.is_blocked(ep.name) or named:
                 continue
             registry.plugin_origins[ep.name] = origin
             try:
@@ -146,6 +159,7 @@ def _collect_backends(registry: Registry, blocked: set[str]) -> None:
             continue
         for backend in provided:
             if getattr(backend, "name", None) in blocked:
+                registry.blocked_matched.add(backend.name)
                 continue
             problem = _validate(backend, registry)
             if problem:
@@ -214,6 +228,14 @@ def build_registry(
     if autoload:
         _load_entry_points(registry, blocked_names)
     _collect_backends(registry, blocked_names)
+    registry.blocked_names = blocked_names
+    unmatched = blocked_names - registry.blocked_matched
+    if unmatched and autoload:  # without autoload, entry points are not seen to match
+        warnings.warn(
+            f"{BLOCK_ENV} (or blocked=) names {', '.join(sorted(unmatched))}, which no backend, "
+            f"plugin entry point or distribution here is called: check the spelling "
+            f"(`pymc-accel backends` lists the backends and their distributions).",
+            UserWarning, stacklevel=2)
     return registry
 
 

@@ -6,6 +6,7 @@ profile and the machine's figures.
 
 from __future__ import annotations
 
+import os
 import time
 import warnings
 import weakref
@@ -30,7 +31,7 @@ from pymc_accel.machine import MachineFigures, machine_figures
 from pymc_accel.measure import DEFAULT_BUDGET_SECONDS, measure_candidates
 from pymc_accel.precision import PrecisionCheck, check_float32
 from pymc_accel.profile import ModelProfile, profile_model, structure_key
-from pymc_accel.registry import BrokenPlugin, Registry, get_registry
+from pymc_accel.registry import BLOCK_ENV, BrokenPlugin, Registry, get_registry
 from pymc_accel.report import Row, SelectionReport
 
 
@@ -179,17 +180,21 @@ def _gather(
 
 
 def _raise_specific(
-    refusals: list[Refusal], profile: ModelProfile, backend: str | None
+    refusals: list[Refusal], profile: ModelProfile, backend: str | None,
+    precision: str | None = None,
 ) -> None:
     """Turn 'nothing can run' into the most specific actionable error."""
     # one line a refusal: a candidate refused by its backend and again by the selection's
     # constraints gives the same line twice
     reasons = "\n".join(dict.fromkeys(f"  - {r.label}: {r.reason}" for r in refusals))
     if profile.has_discrete:
+        # PyMC's compound steps run in the model's precision: a forced other one rules them out
+        forced = (f" in the model's precision (drop precision={precision!r})"
+                  if precision and precision != profile.float_dtype else "")
         raise DiscreteVariablesError(
             f"The model has discrete free variables ({', '.join(profile.discrete_vars)}) and no "
-            "candidate can sample them. Use nuts_sampler='numba' with PyMC's driver (its compound "
-            "steps: leave driver= out, or pass driver='pymc') or "
+            f"candidate can sample them. Use nuts_sampler='numba' with PyMC's driver{forced} "
+            "(its compound steps: leave driver= out, or pass driver='pymc') or "
             "marginalize them out.\n" + reasons
         )
     if backend and any("not installed" in r.reason for r in refusals):
@@ -197,6 +202,20 @@ def _raise_specific(
             f"Backend {backend!r} cannot run here:\n" + reasons
         )
     raise NoCandidateError("No backend can run this model under these constraints:\n" + reasons)
+
+
+def refuse_models_without_free_variables(model) -> None:
+    """Raise ``pm.sample``'s ``SamplingError`` for a model with nothing to sample, before any
+    backend meets it (NumPyro raised an IndexError, DEER-MALA's estimate a ZeroDivisionError,
+    and ``explain`` chose a sampler for it)."""
+    if not getattr(model, "free_RVs", True):
+        import pymc as pm
+
+        raise pm.exceptions.SamplingError(
+            "Cannot sample from the model, since the model does not contain any free "
+            "variables (as pm.sample says). To draw its observed variables, use "
+            "pm.sample_prior_predictive() or pm.sample_posterior_predictive()."
+        )
 
 
 def select(
@@ -282,10 +301,17 @@ def select(
     else:
         registry.get(backend)  # raises UnknownBackendError with the registered names
         names = [backend]
+    if not names:
+        blocked = (f": {BLOCK_ENV} blocks {', '.join(sorted(registry.blocked_names))}; take "
+                   "the built-in backends (numba, numpyro, deer_mala) out of that list"
+                   if registry.blocked_names else "")
+        raise NoCandidateError(f"No backend is registered{blocked}.")
     if model is None and profile is None:
         import pymc as pm
 
         model = pm.modelcontext(None)
+    if model is not None:
+        refuse_models_without_free_variables(model)
     profile = profile or cached_profile(model)
     devices = devices or discover()
     for name, value, least in (("draws", draws, 0), ("tune", tune, 0), ("chains", chains, 1)):
@@ -295,6 +321,10 @@ def select(
         raise ValueError(f"device must be 'cpu', 'gpu' or None, not {device!r}")
     if precision not in (None, "float32", "float64"):
         raise ValueError(f"precision must be 'float32', 'float64' or None, not {precision!r}")
+    if "PYMC_ACCEL_PARALLEL_SCANS" in os.environ:  # once, not as every JAX row's refusal
+        from pymc_accel.rewrites.apply import parallel_scans_mode
+
+        parallel_scans_mode()  # raises ValueError naming the values it takes
     if device == "gpu" and not devices.has_gpu:
         raise DeviceUnavailableError(
             f"device='gpu' was requested but no GPU is visible to JAX ({devices.note or 'none'}). "
@@ -313,27 +343,26 @@ def select(
     for c in candidates:
         dropped = [a for a in required if not takes_argument(registry.backends[c.backend], a, c)]
         if dropped:
-            refusals.append(Refusal(c.backend, refusal_reason(dropped, c), c.device, c.precision))
+            refusals.append(Refusal.of(c, refusal_reason(dropped, c)))
             continue
         if per_chain and not _takes_per_chain_initvals(registry.backends[c.backend], c):
-            refusals.append(Refusal(
-                c.backend, f"initvals were given per chain (a list of dicts) and {c.label} "
+            refusals.append(Refusal.of(
+                c, f"initvals were given per chain (a list of dicts) and {c.label} "
                 "starts every chain from one dict: pass one dict, or choose a sampler that takes "
-                "a list (nuts_sampler='numba' with driver='pymc', or 'numpyro')",
-                c.device, c.precision))
+                "a list (nuts_sampler='numba' with driver='pymc', or 'numpyro')"))
             continue
         if device is not None and c.device != device:
-            refusals.append(Refusal(c.backend, f"device={device!r} was requested", c.device, c.precision))
+            refusals.append(Refusal.of(c, f"device={device!r} was requested"))
             continue
         unknown = _unknown_options_reason(registry.backends[c.backend], c, options)
         if unknown:
-            refusals.append(Refusal(c.backend, unknown, c.device, c.precision))
+            refusals.append(Refusal.of(c, unknown))
             continue
         clash = [k for k, v in (options or {}).items()
                  if k in dict(c.options) and dict(c.options)[k] != v]
         if clash:
             asked = ", ".join(f"{k}={options[k]!r}" for k in clash)
-            refusals.append(Refusal(c.backend, f"{asked} was requested", c.device, c.precision))
+            refusals.append(Refusal.of(c, f"{asked} was requested"))
             continue
         why, needs_guard = _precision_policy(c, profile, precision)
         if needs_guard and backend is not None:
@@ -343,14 +372,14 @@ def select(
         elif needs_guard and kept_check.get() is not None and not kept_check.get().safe:
             why = _unsafe_reason(kept_check.get())  # checked before: no need to rank it
         if why:
-            refusals.append(Refusal(c.backend, why, c.device, c.precision))
+            refusals.append(Refusal.of(c, why))
             continue
         try:
             fitted, memory = _fit_memory(registry.backends[c.backend], c, profile, devices,
                                          SampleRequest(draws=draws, tune=tune, chains=chains,
                                                        var_names=var_names))
         except Exception as exc:
-            refusals.append(Refusal(c.backend, f"fit_memory() raised {exc!r}", c.device, c.precision))
+            refusals.append(Refusal.of(c, f"fit_memory() raised {exc!r}"))
             continue
         if isinstance(fitted, Refusal):
             refusals.append(fitted)
@@ -367,11 +396,11 @@ def select(
             s = _Scored(c, est, 0.0, 0.0, needs_guard, check_seconds=check_seconds)
             s.rescore(tune + draws, draws, chains)
         except Exception as exc:
-            refusals.append(Refusal(c.backend, f"estimate() raised {exc!r}", c.device, c.precision))
+            refusals.append(Refusal.of(c, f"estimate() raised {exc!r}"))
             continue
         scored.append(s)
     if not scored:
-        _raise_specific(refusals, profile, backend)
+        _raise_specific(refusals, profile, backend, precision)
     scored.sort(key=lambda s: s.key)
 
     measurement = None
@@ -396,11 +425,11 @@ def select(
             guard_budget = max(0.0, measure_budget - (_measure._clock() - budget_start))
         check, why = _guard(model, initvals, guard_budget, kept_check)
         if why:
-            refusals += [Refusal(s.candidate.backend, why, s.candidate.device, s.candidate.precision)
+            refusals += [Refusal.of(s.candidate, why)
                          for s in scored if s.needs_guard]
             scored = [s for s in scored if not s.needs_guard]
             if not scored:
-                _raise_specific(refusals, profile, backend)
+                _raise_specific(refusals, profile, backend, precision)
     elif precision == "float32" and profile.float_dtype == "float64" and model is not None:
         # the user's choice wins; warn if unsafe, or if it could not be checked
         try:

@@ -103,3 +103,28 @@ def test_explain_names_a_missing_file_and_the_models_a_file_defines(tmp_path):
     (tmp_path / "needs.py").write_text("def build(n):\n    pass\n")
     with pytest.raises(SystemExit, match=r"calling .*needs.py:build\(\) raised TypeError"):
         load_model(f"{tmp_path / 'needs.py'}:build")
+
+
+@pytest.mark.parametrize("bad", [["--draws", "-1"], ["--chains", "0"], ["--tune", "x"]])
+def test_explain_refuses_bad_numbers_in_one_line(tmp_path, capsys, bad):
+    """--draws -1 printed the selector's ValueError with a traceback."""
+    path = tmp_path / "m.py"
+    path.write_text(MODEL_FILE)
+    with pytest.raises(SystemExit) as exit_:
+        main(["explain", str(path), *bad])
+    assert exit_.value.code == 2
+    assert "Traceback" not in capsys.readouterr().err
+
+
+def test_history_lists_a_ledger_with_fields_of_the_wrong_type(tmp_path, monkeypatch, capsys):
+    """"wall_seconds": "3.0" (a hand-edited file) crashed the listing on its format code."""
+    from pymc_accel import history
+
+    monkeypatch.setenv("PYMC_ACCEL_CACHE_DIR", str(tmp_path))
+    monkeypatch.setenv("PYMC_ACCEL_HISTORY", "on")
+    monkeypatch.setattr(history, "_MACHINE_KEY", None)
+    monkeypatch.setattr(history, "entries", lambda: [
+        {"model": "m", "candidate": "numba[cpu,float64]", "runs": 2, "wall_seconds": "3.0",
+         "fixed_seconds": None, "leapfrogs_per_draw": "x", "steps": 10, "chains": 2}])
+    assert main(["history"]) == 0
+    assert "'3.0'" in capsys.readouterr().out

@@ -286,3 +286,67 @@ def test_idata_kwargs_include_transformed_keeps_the_transformed_variables(backen
     idata = pymc_accel.sample(model=_scale_model(), nuts_sampler=backend,
                               idata_kwargs={"include_transformed": True}, **FAST)
     assert {"mu", "sd", "sd_log__"} <= set(idata.posterior.data_vars)
+
+
+def test_explain_refuses_a_model_without_free_variables_as_sample_does():
+    """explain() chose a sampler for it, with DEER-MALA's ZeroDivisionError as a refusal."""
+    with pm.Model() as model:
+        x = pm.Data("x", np.arange(3.0))
+        pm.Deterministic("d", x * 2)
+    with pytest.raises(pm.exceptions.SamplingError, match="no.* free variables"):
+        pymc_accel.explain(model)
+
+
+def test_explain_takes_what_sample_takes_and_checks_it_as_sample_does():
+    """random_seed= gave "select() got an unexpected keyword argument", a path an
+    AttributeError, and var_names naming no variable passed."""
+    report = pymc_accel.explain(eight_schools(), random_seed=1, progressbar=False, chains=2)
+    assert report.candidate is not None
+    with pytest.raises(TypeError, match="takes a pm.Model, not str.*pymc-accel explain FILE"):
+        pymc_accel.explain("model.py")
+    with pytest.raises(ValueError, match="not variables of the model"):
+        pymc_accel.explain(eight_schools(), var_names=["nope"])
+    with pytest.raises(ValueError, match="'nope', which is not a free variable"):
+        pymc_accel.explain(eight_schools(), initvals={"nope": 1.0})
+
+
+@pytest.mark.parametrize(("kwargs", "message"), [
+    (dict(cores=0), "cores must be a positive integer"),
+    (dict(cores=-1), "cores must be a positive integer"),
+    (dict(target_accept=1.5), "target_accept must be a number between 0 and 1"),
+    (dict(target_accept=0.0), "target_accept must be a number between 0 and 1"),
+    (dict(nuts={"target_accept": 1.0}), "target_accept must be a number between 0 and 1"),
+])
+def test_cores_and_target_accept_out_of_range_are_refused_before_sampling(kwargs, message,
+                                                                           monkeypatch):
+    """cores=0 was blamed on a plugin (ZeroDivisionError) or ran; target_accept=1.5 ran nutpie
+    for 69 s where 3 s was estimated, and 0 made every NumPyro draw divergent."""
+    from pymc_accel import integration
+
+    monkeypatch.setattr(integration, "_run_backend", lambda *a: pytest.fail("sampled"))
+    run = {**FAST, **kwargs}
+    with pytest.raises(ValueError, match=message):
+        pymc_accel.sample(model=eight_schools(), **run)
+
+
+def test_a_forced_float32_run_that_failed_the_check_is_not_learned_from(tmp_path, monkeypatch):
+    """Its trees (at the depth limit) were lent to float64 and credited as 5.5x nutpie's
+    effective draws."""
+    from pymc_accel import history
+    from pymc_accel.errors import PrecisionWarning
+
+    monkeypatch.setenv("PYMC_ACCEL_CACHE_DIR", str(tmp_path))
+    monkeypatch.setenv("PYMC_ACCEL_HISTORY", "on")
+    monkeypatch.setattr(history, "_MACHINE_KEY", None)
+    with pm.Model() as model:
+        mu = pm.Normal("mu", 1e6, 10.0)
+        pm.Normal("y", mu, 1.0, observed=1e6 + np.linspace(-1, 1, 20))
+    with pytest.warns(PrecisionWarning):
+        pymc_accel.sample(model=model, nuts_sampler="numpyro", precision="float32",
+                          draws=20, tune=20, chains=1, progressbar=False,
+                          compute_convergence_checks=False)
+    assert history.entries() == []
+    pymc_accel.sample(model=model, nuts_sampler="numpyro", draws=20, tune=20, chains=1,
+                      progressbar=False, compute_convergence_checks=False)
+    assert [e["candidate"] for e in history.entries()] == [
+        "numpyro[cpu,float64,chain_method=parallel]"]

@@ -66,7 +66,7 @@ def test_plugin_raising_in_hook_is_reported_and_others_work(make_plugin):
 
 def test_blocked_plugin_is_never_imported(make_plugin, monkeypatch):
     make_plugin("boom", "raise RuntimeError('must not be imported')")
-    monkeypatch.setenv("PYMC_ACCEL_BLOCK_PLUGINS", "boom, other")
+    monkeypatch.setenv("PYMC_ACCEL_BLOCK_PLUGINS", "boom, mine")
     reg = build_registry()
     assert not any(b.name == "boom" for b in reg.broken)
     assert "boom" not in reg.names()
@@ -158,3 +158,30 @@ def test_a_plugin_returning_no_result_is_a_plugin_error(make_plugin, monkeypatch
                        r"returned NoneType.*PYMC_ACCEL_BLOCK_PLUGINS=nothing"):
         pymc_accel.sample(nuts_sampler="nothing", model=eight_schools(), draws=10, tune=10,
                           chains=2, progressbar=False)
+
+
+def test_a_blocked_backend_is_named_as_blocked_not_unknown(monkeypatch):
+    """It was "Unknown backend 'numba'", and with everything blocked "Registered backends: ,"."""
+    monkeypatch.setenv("PYMC_ACCEL_BLOCK_PLUGINS", "numba")
+    with pytest.raises(UnknownBackendError, match="'numba' is blocked by PYMC_ACCEL_BLOCK_PLUGINS"):
+        build_registry().get("numba")
+
+
+def test_a_block_list_name_that_matches_nothing_is_warned_about(monkeypatch):
+    monkeypatch.setenv("PYMC_ACCEL_BLOCK_PLUGINS", "numbaa")
+    with pytest.warns(UserWarning, match="numbaa, which no backend"):
+        assert "numba" in build_registry().names()
+
+
+def test_every_backend_blocked_is_one_clear_error(monkeypatch):
+    from pymc_accel.errors import NoCandidateError
+    from pymc_accel.models import eight_schools
+    from pymc_accel.selection import select
+
+    reg = build_registry(blocked=("numba", "numpyro", "deer_mala", "pymc-accel-blackjax",
+                                  "pymc-accel-nutpie-jax"))
+    with pytest.raises(UnknownBackendError, match="Registered backends: none"):
+        reg.get("numba")
+    with pytest.raises(NoCandidateError, match="No backend is registered: PYMC_ACCEL_BLOCK_PLUGINS"
+                                               " blocks .*take the built-in backends"):
+        select(eight_schools(), registry=reg)

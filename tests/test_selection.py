@@ -195,7 +195,7 @@ def test_explain_takes_pm_samples_names_for_the_backend_and_its_options():
     report = pymc_accel.explain(eight_schools(), nuts_sampler="numpyro",
                                 nuts={"chain_method": "vectorized"})
     assert report.chosen == "numpyro[cpu,float64,chain_method=vectorized]"
-    with pytest.raises(UnknownBackendError, match="select\(\) and explain\(\) cannot estimate"):
+    with pytest.raises(UnknownBackendError, match=r"select\(\) and explain\(\) cannot estimate"):
         pymc_accel.explain(eight_schools(), nuts_sampler="pymc")
 
 
@@ -340,3 +340,29 @@ def test_a_backend_says_whether_it_takes_per_chain_initvals_and_one_that_does_no
     any_candidate = Candidate("x", "cpu", "float64")
     assert _takes_per_chain_initvals(Silent(), any_candidate)
     assert _takes_per_chain_initvals(Broken(), any_candidate)
+
+
+def test_a_refused_candidates_label_keeps_its_options():
+    """Both numba drivers were labelled numba[cpu,float64] among the refusals."""
+    reg = build_registry(autoload=False)
+    report = select(eight_schools(), backend="numba", registry=reg, devices=CPU_ONLY,
+                    options={"driver": "pymc"}, chains=2)
+    refused = [r.label for r in report.rows if r.status == "refused"]
+    assert "numba[cpu,float64,driver=nutpie]" in refused
+    assert Refusal.of(Candidate("numba", "cpu", "float64", (("driver", "pymc"),)), "x").label == \
+        "numba[cpu,float64,driver=pymc]"
+
+
+def test_a_bad_parallel_scans_policy_is_one_error_not_a_refusal_per_row(monkeypatch):
+    """Every JAX row was refused with the ValueError; a model without a scan ignored it."""
+    monkeypatch.setenv("PYMC_ACCEL_PARALLEL_SCANS", "maybe")
+    with pytest.raises(ValueError, match="PYMC_ACCEL_PARALLEL_SCANS='maybe'"):
+        select(eight_schools(), registry=build_registry(autoload=False), devices=CPU_ONLY)
+
+
+def test_a_discrete_model_forced_to_float32_is_told_to_drop_the_precision():
+    """The error said to use numba with PyMC's driver, which float32 had ruled out."""
+    with pytest.raises(DiscreteVariablesError, match=r"driver in the model's precision \(drop "
+                                                     r"precision='float32'\)"):
+        select(discrete_model(), precision="float32", registry=build_registry(autoload=False),
+               devices=CPU_ONLY)

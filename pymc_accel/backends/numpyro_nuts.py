@@ -150,7 +150,7 @@ class JaxNutsBackend:
         )
         figure = Figure(plan.memory.total_bytes, "modelled", plan.describe())
         if not plan.fits:
-            return Refusal(self.name, plan.reason, candidate.device, candidate.precision), figure
+            return Refusal.of(candidate, plan.reason), figure
         options: tuple = (("chain_method", plan.chain_method),)
         if plan.chain_method == "sequential" or (
             plan.chain_method == "parallel" and plan.chains_at_once * plan.devices < run.chains
