@@ -259,7 +259,17 @@ def check_float32(
         evaluated += 1
         where = "the initial point" if i == 0 else f"jittered point {i}"
         args = [point[v.name] for v in value_vars]
-        lp64, *g64 = f64(*args)
+        try:
+            lp64, *g64 = f64(*args)
+        except Exception:
+            if i > 0:
+                raise
+            # a start outside the support: name the variable as sample() does, not PyTensor's
+            # ParameterValueError from deep in the graph
+            from pymc_accel.integration import check_initial_point
+
+            check_initial_point(model, initvals)
+            raise
         lp32, *g32 = f32(*[np.asarray(a, dtype="float32") if a.dtype == np.float64 else a
                            for a in args])
         g64 = np.concatenate([np.ravel(g) for g in g64]) if g64 else np.zeros(0)

@@ -98,6 +98,11 @@ class SelectionReport:
             self.model_profile = hidden["model_profile"]
         for key in hidden:
             d.pop(key)
+        if self.candidate is not None:  # what ran, for from_dict to give back
+            c = self.candidate
+            d["chosen_candidate"] = {"backend": c.backend, "device": c.device,
+                                     "precision": c.precision,
+                                     "options": [[k, v] for k, v in c.options]}
         return d
 
     def to_json(self) -> str:
@@ -109,6 +114,11 @@ class SelectionReport:
         """Rebuild a report from :meth:`to_dict`'s output."""
         data = dict(data)
         data["rows"] = [Row(**r) for r in data["rows"]]
+        chosen = data.pop("chosen_candidate", None)
+        if isinstance(chosen, dict):
+            data["candidate"] = Candidate(
+                chosen["backend"], chosen["device"], chosen["precision"],
+                tuple((k, v) for k, v in chosen.get("options", ())))
         return cls(**data)
 
     @classmethod

@@ -40,6 +40,7 @@ def test_pm_sample_auto_matches_pm_sample_groups_vars_and_dims():
         assert stat in auto.sample_stats
     report = SelectionReport.from_idata(auto)
     assert report.chosen == auto.attrs["pymc_accel_candidate"]
+    assert report.candidate.label == report.chosen  # was None: select() sets it, JSON lost it
     assert "pymc_accel_selection" not in plain.attrs
 
 

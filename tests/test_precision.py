@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import arviz as az
 import numpy as np
+import pymc as pm
 import pytensor
 import pytest
 
@@ -241,3 +242,14 @@ def test_a_named_backend_keeps_the_model_precision():
 def test_the_check_stops_jittering_when_its_budget_is_spent():
     check = check_float32(eight_schools(), budget_seconds=0.0)
     assert check.points == 1 and check.safe  # the initial point is always evaluated
+
+
+def test_a_start_outside_the_support_is_named_not_a_pytensor_traceback():
+    """check_float32(initvals={"s": -1.0}) raised PyTensor's ParameterValueError."""
+    from pymc_accel.errors import NonFiniteInitialPointError
+
+    with pm.Model() as model:
+        s = pm.HalfNormal("s", 1.0)
+        pm.Normal("y", 0.0, s, observed=[0.1, -0.2])
+    with pytest.raises(NonFiniteInitialPointError, match="not finite in s"):
+        check_float32(model, initvals={"s": -1.0})
