@@ -92,6 +92,9 @@ class Figure:
     value: float
     source: Source = "modelled"
     note: str = ""
+    #: for a ``measured`` figure, the share of ``value`` that was timed (the rest modelled: a
+    #: driver's work around a timed gradient)
+    measured_share: float = 1.0
 
 
 @dataclass(frozen=True)

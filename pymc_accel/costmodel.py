@@ -495,8 +495,12 @@ def measured_cpu_gradient_seconds(
         one = _cpu_roofline(profile, machine, precision, runtime, 1)
         shared = _cpu_roofline(profile, machine, precision, runtime, parallel_chains)
         seconds = kernel_seconds * (shared / one if one > 0 else 1.0)
-    seconds += driver_seconds(profile, machine, runtime)
-    return Figure(seconds, "measured", note or f"{runtime.name}: timed gradient + modelled driver")
+    driver = driver_seconds(profile, machine, runtime)
+    total = seconds + driver
+    return Figure(total, "measured",
+                  f"{note or f'{runtime.name}: timed gradient'}: {seconds * 1e6:.1f} µs timed "
+                  f"+ {driver * 1e6:.1f} µs of driver (modelled)",
+                  measured_share=seconds / total if total > 0 else 1.0)
 
 
 def gradient_compile_seconds(profile: ModelProfile, runtime: Runtime,

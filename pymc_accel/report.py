@@ -148,7 +148,9 @@ class SelectionReport:
         table = Table(
             title=escape(f"Selection: {self.chosen} (by {self.chosen_by})"), title_justify="left",
             caption="time/ESS: estimated time per effective draw against the chosen one's (the "
-                    "ranking); est. total: the run's predicted wall time",
+                    "ranking; a float32 row that would gain too little over the same sampler in "
+                    "float64 ranks just behind it, as its reason says); est. total: the run's "
+                    "predicted wall time",
             caption_justify="left",
         )
         # a narrow terminal folds the cells rather than cutting them: a cut label hid float32

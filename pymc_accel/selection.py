@@ -763,8 +763,11 @@ def _row(s: _Scored, chosen: _Scored, registry: Registry, check: PrecisionCheck 
         if (shared := e.compile_shared_seconds()) > 0:
             reason += (f", ranked with {e.cold_compile_seconds.value - shared:.1f} s of it: "
                        f"{e.later_runs_sharing_compile.note or 'later runs share the rest'}")
+    grad = e.seconds_per_gradient
     sources: dict[str, Any] = {
-        "s/grad": e.seconds_per_gradient.source,
+        # a timed gradient under a modelled driver is mostly modelled where the driver dominates
+        "s/grad": (f"measured {grad.measured_share:.0%}, modelled {1 - grad.measured_share:.0%}"
+                   if grad.source == "measured" and grad.measured_share < 0.5 else grad.source),
         "grads/draw": e.gradients_per_draw.source,
         "compile": e.fixed_seconds.source,
     }

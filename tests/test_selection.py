@@ -366,3 +366,15 @@ def test_a_discrete_model_forced_to_float32_is_told_to_drop_the_precision():
                                                      r"precision='float32'\)"):
         select(discrete_model(), precision="float32", registry=build_registry(autoload=False),
                devices=CPU_ONLY)
+
+
+def test_a_measured_figure_mostly_modelled_says_so_in_the_report():
+    """A 9.79 ms/grad figure of which 96% was the modelled driver read "s/grad measured"."""
+    from pymc_accel import costmodel
+    from pymc_accel.machine import machine_figures
+
+    profile = profile_model(eight_schools())
+    grad = costmodel.measured_cpu_gradient_seconds(1e-9, profile, machine_figures(),
+                                                   "float64", costmodel.JAX_CPU)
+    assert grad.source == "measured" and grad.measured_share < 0.5
+    assert "µs timed" in grad.note and "of driver (modelled)" in grad.note

@@ -211,7 +211,7 @@ def numba_measure(
     grad = costmodel.measured_cpu_gradient_seconds(
         kernel, profile, machine, candidate.precision, runtime, parallel_chains,
         note=f"numba gradient timed: {kernel * 1e6:.1f} µs median of {calls} calls "
-             f"(compiled in {compiled:.2f} s) + {runtime.name} driver (modelled)",
+             f"(compiled in {compiled:.2f} s), {runtime.name}",
     )
     return replace(modelled, seconds_per_gradient=grad)
 
@@ -297,11 +297,9 @@ def jax_measure(
             profile.census.kernels * costmodel._machine_scale(machine)
         if dispatch > 0:
             kernel = max(kernel - dispatch, 0.2 * kernel)
-            note += f", less {dispatch * 1e6:.1f} µs of standalone dispatch"
+            note += f" ({dispatch * 1e6:.1f} µs of standalone dispatch taken off)"
         grad = costmodel.measured_cpu_gradient_seconds(
-            kernel, profile, machine, timed, runtime, parallel_chains,
-            note=note + " + driver (modelled)",
-        )
+            kernel, profile, machine, timed, runtime, parallel_chains, note=note)
         if from_float64:
             ratio = (costmodel.cpu_gradient_seconds(profile, machine, precision, runtime,
                                                     parallel_chains).value
@@ -309,7 +307,8 @@ def jax_measure(
                          profile, machine, "float64", runtime, parallel_chains).value))
             grad = Figure(grad.value * ratio, "measured",
                           f"{grad.note}, x {ratio:.2f}: the sampler's modelled float32/float64 "
-                          "ratio (halved bytes; float32 timed alone is no faster)")
+                          "ratio (halved bytes; float32 timed alone is no faster)",
+                          measured_share=grad.measured_share)
     else:
         grad = Figure(kernel, "measured", note)
     return replace(modelled, seconds_per_gradient=grad)

@@ -156,7 +156,7 @@ class NumbaBackend:
         return replace(kept, seconds_per_gradient=costmodel.measured_cpu_gradient_seconds(
             kernel, profile, machine, candidate.precision, runtime, modelled.chain_parallelism,
             note=f"nutpie's own gradient function timed: {kernel * 1e6:.1f} µs median of "
-                 f"{calls} calls + {runtime.name} driver (modelled)"))
+                 f"{calls} calls, {runtime.name}"))
 
     def sample(self, model, candidate: Candidate, request: SampleRequest):
         """Call ``pm.sample`` with the candidate's driver and the numba backend."""

@@ -7,6 +7,7 @@ import pytest
 
 pytest.importorskip("pymc_accel_nutpie_jax")
 
+from pymc_accel.backend import Candidate  # noqa: E402
 from pymc_accel.registry import build_registry  # noqa: E402
 from pymc_accel.testing import BackendConformance  # noqa: E402
 from pymc_accel_nutpie_jax import NutpieJaxBackend  # noqa: E402
@@ -43,7 +44,7 @@ def test_samples_with_nutpies_own_adaptation_and_a_jax_gradient_on_its_device(mo
     monkeypatch.setattr(nutpie, "compile_pymc_model", spy_compile)
     monkeypatch.setattr(nutpie, "sample", spy_sample)
     backend = NutpieJaxBackend()
-    (candidate,) = [c for c in backend.candidates(_profile(), _cpu()) if hasattr(c, "options")]
+    (candidate,) = [c for c in backend.candidates(_profile(), _cpu()) if isinstance(c, Candidate)]
     backend.sample(reference_model(), candidate, TestNutpieJax().request_for(draws=20, tune=20))
     assert seen["compile"]["backend"] == "jax" and seen["compile"]["gradient_backend"] == "jax"
     assert "adaptation" not in seen["sample"]  # nutpie's default: "diag"
