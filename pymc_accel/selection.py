@@ -7,6 +7,7 @@ profile and the machine's figures.
 from __future__ import annotations
 
 import os
+import re
 import time
 import warnings
 import weakref
@@ -201,7 +202,19 @@ def _raise_specific(
         raise BackendUnavailableError(
             f"Backend {backend!r} cannot run here:\n" + reasons
         )
+    untaken = sorted({o.strip() for r in refusals for found in _UNTAKEN.findall(r.reason)
+                      for o in found.split(",")})
+    if untaken:  # the line to act on, first: it was buried under the GPU and float32 rows
+        raise NoCandidateError(
+            f"No sampler that could run here takes the option(s) you gave ({', '.join(untaken)})"
+            ": drop them, or check their spelling against pymc_accel.sampler_options('pymc') "
+            "(or 'nutpie', 'numpyro', 'blackjax').\n"
+            + reasons)
     raise NoCandidateError("No backend can run this model under these constraints:\n" + reasons)
+
+
+#: the options named in :func:`_unknown_options_reason`'s refusals
+_UNTAKEN = re.compile(r"\] does not take ([^;]+);")
 
 
 def refuse_models_without_free_variables(model) -> None:

@@ -378,3 +378,13 @@ def test_a_measured_figure_mostly_modelled_says_so_in_the_report():
                                                    "float64", costmodel.JAX_CPU)
     assert grad.source == "measured" and grad.measured_share < 0.5
     assert "µs timed" in grad.note and "of driver (modelled)" in grad.note
+
+
+def test_an_option_no_sampler_takes_leads_the_error():
+    """The line to act on was buried under the GPU and float32 refusals, with no headline."""
+    from pymc_accel.errors import NoCandidateError
+
+    with pytest.raises(NoCandidateError, match=r"^No sampler that could run here takes the "
+                                               r"option\(s\) you gave \(bogus\)"):
+        select(eight_schools(), registry=build_registry(autoload=False), devices=CPU_ONLY,
+               options={"bogus": 1})

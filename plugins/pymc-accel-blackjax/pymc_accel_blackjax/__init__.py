@@ -117,7 +117,7 @@ class BlackJaxMclmcBackend(JaxNutsBackend):
 
     def candidates(self, profile, devices):
         """JAX's candidates, without the NUTS chain method; refused below two dimensions."""
-        if profile.n_free < 2:
+        if profile.n_free < 2 and not profile.has_discrete:  # discrete: JAX's refusal says why
             return [Refusal(self.name, f"MCLMC needs at least 2 free dimensions; this model has "
                             f"{profile.n_free}: use nuts_sampler='blackjax_nuts' or 'numba'")]
         return [
