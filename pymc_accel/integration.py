@@ -161,6 +161,8 @@ def _request(draws: int, kwargs: dict[str, Any]) -> SampleRequest:
                          f"0.8 or 0.95, not {target_accept!r}")
     tune = kwargs.pop("tune", None)
     pymc_kwargs = {k: kwargs.pop(k) for k in _PYMC_ONLY_KWARGS if k in kwargs}
+    _check_random_seed(kwargs.get("random_seed"),
+                       chains if chains is not None else max(2, cores))
     request = SampleRequest(
         draws=draws,
         tune=1000 if tune is None else tune,
@@ -321,12 +323,38 @@ def _check_var_names(model: pm.Model, var_names) -> None:
     if var_names is None:
         return
     names = [var_names] if isinstance(var_names, str) else list(var_names)
+    transformed = {model.rvs_to_values[rv].name for rv in model.free_RVs} - set(model.named_vars)
+    on_sampler_scale = [n for n in names if n in transformed]
+    if on_sampler_scale:  # samplers raised TypeError, AssertionError, or kept them silently
+        raise ValueError(
+            f"var_names {on_sampler_scale} are values on the sampler's (transformed) scale, "
+            "which var_names does not take: name the variables themselves, and pass "
+            "idata_kwargs={'include_transformed': True} to keep the transformed values too.")
     known = set(model.named_vars) | {v.name for v in model.value_vars}
     unknown = [n for n in names if n not in known]
     if unknown:
         listed = ", ".join(sorted(v.name for v in model.free_RVs + model.deterministics))
         raise ValueError(f"var_names {unknown} are not variables of the model; its free and "
                          f"deterministic variables are: {listed}")
+
+
+def _check_random_seed(seed, chains: int) -> None:
+    """Refuse a ``random_seed`` no sampler takes before one meets it: a ``RandomState`` reached
+    the plugins' samplers as a ``TypeError``, reported as the plugin's failure."""
+    if seed is None or isinstance(seed, (int, np.integer, np.random.Generator)):
+        if isinstance(seed, bool):
+            raise TypeError("random_seed must be an int, a numpy Generator or one int per "
+                            "chain, not a bool")
+        return
+    if isinstance(seed, (list, tuple, np.ndarray)):
+        if not all(isinstance(s, (int, np.integer)) and not isinstance(s, bool) for s in seed):
+            raise TypeError("random_seed as a list must hold one int per chain")
+        if len(seed) != chains:
+            raise ValueError(f"random_seed has {len(seed)} seeds for {chains} chains: give one "
+                             "per chain, or a single int")
+        return
+    raise TypeError(f"random_seed must be an int, a numpy Generator (np.random.default_rng(...)) "
+                    f"or one int per chain, not {type(seed).__name__}")
 
 
 def _starts(initvals) -> list[dict | None]:

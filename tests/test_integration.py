@@ -351,3 +351,20 @@ def test_a_forced_float32_run_that_failed_the_check_is_not_learned_from(tmp_path
                       progressbar=False, compute_convergence_checks=False)
     assert [e["candidate"] for e in history.entries()] == [
         "numpyro[cpu,float64,chain_method=parallel]"]
+
+
+@pytest.mark.parametrize(("kwargs", "error", "message"), [
+    (dict(random_seed=np.random.RandomState(3)), TypeError, "not RandomState"),
+    (dict(random_seed=[1, 2, 3], chains=2), ValueError, "3 seeds for 2 chains"),
+    (dict(var_names=["sd_log__"]), ValueError, "sampler's \\(transformed\\) scale"),
+])
+def test_seeds_and_var_names_no_sampler_takes_are_refused_before_sampling(
+        kwargs, error, message, monkeypatch):
+    """A RandomState reached the plugins' samplers and came back as the plugin's failure;
+    var_names=["sd_log__"] passed the check and then failed in three ways by sampler."""
+    from pymc_accel import integration
+
+    monkeypatch.setattr(integration, "_run_backend", lambda *a: pytest.fail("sampled"))
+    run = {**FAST, **kwargs}
+    with pytest.raises(error, match=message):
+        pymc_accel.sample(model=_scale_model(), **run)
