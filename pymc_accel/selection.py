@@ -6,6 +6,7 @@ profile and the machine's figures.
 
 from __future__ import annotations
 
+import math
 import os
 import re
 import time
@@ -27,6 +28,7 @@ from pymc_accel.errors import (
     DiscreteVariablesError,
     NoCandidateError,
     PrecisionWarning,
+    UnsupportedArgumentError,
 )
 from pymc_accel.machine import MachineFigures, machine_figures
 from pymc_accel.measure import DEFAULT_BUDGET_SECONDS, measure_candidates
@@ -167,17 +169,27 @@ def _gather(
     for name in names:
         backend = registry.backends[name]
         try:
-            answers = list(backend.candidates(profile, devices))
+            returned = backend.candidates(profile, devices)
+            answers = [] if isinstance(returned, (str, bytes)) else list(returned)
+            if not answers and returned or not all(
+                    isinstance(a, (Candidate, Refusal)) for a in answers):
+                raise TypeError(f"candidates() returned {returned!r:.80}, not a list of "
+                                "Candidate and Refusal")
         except Exception as exc:  # a plugin's fault must not break selection
-            registry.broken.append(
-                BrokenPlugin(name, registry.origins.get(name, "unknown"),
-                             f"{type(exc).__name__}: {exc}", "candidates")
-            )
+            _record_broken(registry, name, f"{type(exc).__name__}: {exc}", "candidates")
             refusals.append(Refusal(name, f"backend raised in candidates(): {exc!r}"))
             continue
         for a in answers:
             (candidates if isinstance(a, Candidate) else refusals).append(a)
     return candidates, refusals
+
+
+def _record_broken(registry: Registry, name: str, error: str, stage: str) -> None:
+    """List a backend's fault among the registry's broken plugins, once however many
+    selections meet it (the report's list grew by one a selection)."""
+    broken = BrokenPlugin(name, registry.origins.get(name, "unknown"), error, stage)
+    if broken not in registry.broken:
+        registry.broken.append(broken)
 
 
 def _raise_specific(
@@ -408,8 +420,22 @@ def select(
                 check_seconds = guard_seconds(profile).value
             s = _Scored(c, est, 0.0, 0.0, needs_guard, check_seconds=check_seconds)
             s.rescore(tune + draws, draws, chains)
+        except UnsupportedArgumentError as exc:
+            if backend is not None:  # the user's own option values, for the backend they named
+                raise
+            refusals.append(Refusal.of(c, str(exc)))
+            continue
         except Exception as exc:
             refusals.append(Refusal.of(c, f"estimate() raised {exc!r}"))
+            continue
+        if not (math.isfinite(s.total) and math.isfinite(s.key) and s.key > 0):
+            # a plugin's negative seconds won auto; a NaN left the order undefined
+            refusals.append(Refusal.of(
+                c, f"its estimate is not a positive, finite time (total {s.total!r} s, "
+                   f"{est.seconds_per_gradient.value!r} s a gradient): the backend's "
+                   "estimate() is at fault"))
+            _record_broken(registry, c.backend, "estimate() gave a time that is not positive "
+                           "and finite", "estimate")
             continue
         scored.append(s)
     if not scored:

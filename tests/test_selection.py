@@ -388,3 +388,48 @@ def test_an_option_no_sampler_takes_leads_the_error():
                                                r"option\(s\) you gave \(bogus\)"):
         select(eight_schools(), registry=build_registry(autoload=False), devices=CPU_ONLY,
                options={"bogus": 1})
+
+
+class _Garbage(_FixedCost):
+    """A plugin's backend that answers nonsense."""
+
+    def __init__(self, name, answer):
+        super().__init__(name, 1.0)
+        self.answer = answer
+
+    def candidates(self, profile, devices):
+        if self.answer == "raise":
+            raise ValueError("candidates boom")
+        if self.answer in ("negative", "nan"):
+            return super().candidates(profile, devices)
+        return self.answer
+
+    def estimate(self, candidate, profile, machine):
+        from pymc_accel.backend import Estimate, Figure
+
+        value = {"negative": -5.0, "nan": float("nan")}[self.answer]
+        return Estimate(seconds_per_gradient=Figure(0.0), gradients_per_draw=Figure(1.0),
+                        fixed_seconds=Figure(value))
+
+
+@pytest.mark.parametrize("answer", ["not a list", [42, None], "negative", "nan"])
+def test_a_plugin_answering_nonsense_is_refused_and_auto_still_chooses(answer):
+    """candidates() returning a str broke explain and auto for every backend (AttributeError
+    in selection); an estimate of -5 s won auto, a NaN made the order undefined."""
+    reg = build_registry(autoload=False, builtins=False)
+    reg.backends["fast"] = _FixedCost("fast", 2.0)
+    reg.backends["bad"] = _Garbage("bad", answer)
+    report = select(eight_schools(), registry=reg, devices=CPU_ONLY)
+    assert report.chosen == "fast[cpu,float64]"
+    assert any(r.backend == "bad" and r.status == "refused" for r in report.rows)
+    assert [b.name for b in reg.broken] == ["bad"]
+
+
+def test_a_broken_backend_is_listed_once_however_many_selections_meet_it():
+    """The report's broken_plugins grew by one a selection (1, 2, 3, 4)."""
+    reg = build_registry(autoload=False, builtins=False)
+    reg.backends["fast"] = _FixedCost("fast", 2.0)
+    reg.backends["bad"] = _Garbage("bad", "raise")
+    for _ in range(3):
+        report = select(eight_schools(), registry=reg, devices=CPU_ONLY)
+    assert len(report.broken_plugins) == 1

@@ -14,6 +14,8 @@ import dataclasses
 import time
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
 from pymc_accel import costmodel
 from pymc_accel.backend import Candidate, Estimate, Figure, Refusal, SampleRequest
 from pymc_accel.backends._common import (
@@ -44,6 +46,30 @@ FULL_JACOBIAN_MAX_DIM = 8
 ITERATIONS_PER_WINDOW = {"full": 0.35, "diag": 0.5, "stoch_diag": 0.6}
 # Vectorized chains the estimate assumes (pm.sample's default of 4).
 ASSUMED_CHAINS = 4
+
+
+#: Options of the chain itself, which the sequential method takes too (the window splits its
+#: random keys, so it changes the draws).
+SEQUENTIAL_OPTIONS = ("window", "method", "target_acceptance")
+
+
+def _option_problems(options: dict[str, Any], request: SampleRequest | None) -> list[str]:
+    """What is wrong with DEER-MALA's option values, each with the values it takes: checked
+    before sampling, where ``window=0`` raised a ZeroDivisionError, ``window=2.7`` ran with
+    2 under a label of 2.7, and ``target_acceptance=1.5`` sampled a wrong posterior."""
+    problems = []
+    window = options.get("window", DEFAULT_WINDOW)
+    if isinstance(window, bool) or not isinstance(window, (int, np.integer)) or window < 1:
+        problems.append(f"window must be a whole number of draws of at least 1, not {window!r}")
+    target = options.get("target_acceptance")
+    if target is not None and (isinstance(target, bool) or not isinstance(
+            target, (int, float, np.floating)) or not 0 < target < 1):
+        problems.append(f"target_acceptance must be between 0 and 1 (exclusive; MALA's optimum "
+                        f"is 0.574), not {target!r}")
+    if request is not None and request.tune < 1:
+        problems.append("tune=0 leaves MALA's step size and preconditioner untuned (its chains "
+                        "barely move): give tune of at least a few hundred draws")
+    return problems
 
 
 def default_jacobian(dim: int) -> str:
@@ -105,7 +131,7 @@ class DeerMalaBackend:
         # The same chain run step by step: where DEER's Newton iterations cannot pay for
         # themselves (every model measured so far, docs/benchmarks.md) the selector can still
         # choose MALA itself.
-        sequential = (("method", "sequential"),)
+        sequential = (("method", "sequential"), ("window", DEFAULT_WINDOW))  # its keys' chunks
         out: list[Candidate | Refusal] = []
         for precision in ("float64", "float32"):
             for options in (parallel, sequential):
@@ -131,6 +157,12 @@ class DeerMalaBackend:
 
         Assumes as many tuning steps as draws (pm.sample's default) and four vectorized chains.
         """
+        from pymc_accel.errors import UnsupportedArgumentError
+
+        problems = _option_problems(dict(candidate.options), None)
+        if problems:  # the user's values, pinned on the candidate
+            raise UnsupportedArgumentError(f"deer_mala: {'; '.join(problems)}")
+
         from pymc_accel.rewrites.apply import with_parallel_scans
 
         profile = with_parallel_scans(profile, candidate.device)
@@ -192,20 +224,29 @@ class DeerMalaBackend:
                 raise oom from exc
 
     def known_options(self, candidate: Candidate) -> tuple[str, ...]:
-        """The sampler options DEER-MALA takes (:data:`OPTIONS`); ``auto`` does not choose it
-        for a run given others (a NUTS option such as ``max_treedepth``)."""
+        """The sampler options the candidate takes: :data:`OPTIONS` for DEER, those of the chain
+        itself (:data:`SEQUENTIAL_OPTIONS`) for the sequential method, so that a DEER-only
+        option (``jacobian="full"``) picks DEER rather than being dropped; ``auto`` does not
+        choose DEER-MALA for a run given others (a NUTS option such as ``max_treedepth``)."""
+        if candidate.option("method") == "sequential":
+            return SEQUENTIAL_OPTIONS
         return OPTIONS
 
     def _options(self, candidate: Candidate, request: SampleRequest) -> dict[str, Any]:
-        from pymc_accel.errors import PymcAccelError
+        from pymc_accel.errors import UnsupportedArgumentError
 
-        unknown = sorted(set(request.backend_kwargs) - set(OPTIONS))
+        unknown = sorted(set(request.backend_kwargs) - set(self.known_options(candidate)))
         if unknown:
-            raise PymcAccelError(
-                f"deer_mala does not take {', '.join(unknown)}; its options are "
-                f"{', '.join(OPTIONS)}"
+            raise UnsupportedArgumentError(
+                f"{candidate.label} does not take {', '.join(unknown)}; its options are "
+                f"{', '.join(self.known_options(candidate))} (DEER's own, such as jacobian, "
+                "need method='deer')"
             )
-        return {**dict(candidate.options), **request.backend_kwargs}
+        options = {**dict(candidate.options), **request.backend_kwargs}
+        problems = _option_problems(options, request)
+        if problems:
+            raise UnsupportedArgumentError(f"deer_mala: {'; '.join(problems)}")
+        return options
 
     def _sample(self, model, candidate, request, options):
         import jax

@@ -168,3 +168,32 @@ def test_log_likelihood_is_stored_as_pm_sample_stores_it():
     s2 = idata.posterior["s2"].to_numpy()[..., None]
     expected = stats.norm.logpdf(Y, 0.0, np.sqrt(s2))
     np.testing.assert_allclose(ll.to_numpy(), expected, rtol=1e-6)
+
+
+@pytest.mark.parametrize(("kwargs", "message"), [
+    (dict(window=0), "window must be a whole number of draws of at least 1, not 0"),
+    (dict(window=2.7), "window must be a whole number .* not 2.7"),
+    (dict(window="abc"), "window must be a whole number"),
+    (dict(target_acceptance=1.5), "target_acceptance must be between 0 and 1"),
+    (dict(tune=0), "tune=0 leaves MALA's step size"),
+])
+def test_bad_option_values_are_refused_naming_what_it_takes(kwargs, message):
+    """window=0 raised a ZeroDivisionError, window=2.7 ran with 2 under a label of 2.7,
+    target_acceptance=1.5 sampled a wrong posterior and tune=0 a chain that barely moved."""
+    from pymc_accel.errors import UnsupportedArgumentError
+
+    with pytest.raises(UnsupportedArgumentError, match=message):
+        _sample(scale_model(), **{"draws": 10, "tune": 10, **kwargs})
+
+
+def test_a_deer_only_option_picks_deer_and_the_window_is_in_the_label():
+    """jacobian="full" without method= ran the sequential chain and dropped it; window=7
+    changed the sequential draws without showing in the label."""
+    base = dict(draws=20, tune=20, chains=2, random_seed=7, progressbar=False, quiet=True,
+                compute_convergence_checks=False, nuts_sampler="deer_mala")
+    model = scale_model()
+    full = pymc_accel.sample(model=model, jacobian="full", **base)
+    assert "method=deer" in full.attrs["pymc_accel_candidate"]
+    assert "jacobian=full" in full.attrs["pymc_accel_candidate"]
+    seq = pymc_accel.sample(model=model, method="sequential", window=7, **base)
+    assert "window=7" in seq.attrs["pymc_accel_candidate"]
