@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -260,11 +261,10 @@ class _NullFile:
 
 
 def _grad_source(sources: str) -> str:
-    for part in sources.split(","):
-        name, _, source = part.strip().rpartition(" ")
-        if name == "s/grad":
-            return source
-    return ""
+    """The ``s/grad`` part of a row's sources (``"s/grad measured, grads/draw modelled, ..."``);
+    its value may itself hold a comma (``"measured 4%, modelled 96%"``)."""
+    found = re.search(r"(?:^|, )s/grad (.*?)(?=, grads/draw |, compile |$)", sources)
+    return found.group(1) if found else ""
 
 
 def _precision_line(check: dict[str, Any]) -> str:

@@ -33,3 +33,13 @@ def test_every_label_and_reason_is_shown_whole_and_numbered():
         for i, row in enumerate(report.rows, 1):
             assert f"{i}. {row.label} ({row.status}):" in flat
     assert "1. " in str(report)
+
+
+def test_the_gradient_source_column_reads_a_value_with_a_comma():
+    """'measured 4%, modelled 96%' left the s/grad is cell empty."""
+    from pymc_accel.report import _grad_source
+
+    assert _grad_source("s/grad measured, grads/draw modelled, compile modelled") == "measured"
+    assert _grad_source("s/grad measured 4%, modelled 96%, grads/draw observed, compile "
+                        "measured") == "measured 4%, modelled 96%"
+    assert _grad_source("grads/draw modelled") == ""

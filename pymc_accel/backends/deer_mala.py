@@ -286,10 +286,27 @@ class DeerMalaBackend:
             flat.logdensity, num_steps=request.draws, window=window, method=method,
             jacobian=jacobian, **options,
         )
-        result = sampler(
-            jax.random.split(sample_key, chains), tuned.state.position, tuned.step_size,
-            tuned.inverse_mass,
-        )
+        args = (jax.random.split(sample_key, chains), tuned.state.position, tuned.step_size,
+                tuned.inverse_mass)
+        try:
+            result = sampler(*args)
+        except Exception as exc:
+            if method != "deer":
+                raise
+            # DEER's Newton iterations differentiate the MALA step, so the log density twice;
+            # JAX cannot for some ops (erfcx's gradient, in pm.Truncated's normal, raised a
+            # bare AssertionError). The sequential chain is the chain DEER solves for.
+            import warnings
+
+            warnings.warn(
+                "DEER-MALA's Newton iterations need second derivatives of the log density, "
+                f"which JAX could not take here ({type(exc).__name__}: "
+                f"{str(exc)[:120] or 'no message'}); the sequential chain ran instead (the "
+                "chain DEER solves for). Pass method='sequential' to skip the attempt.",
+                UserWarning, stacklevel=2)
+            sampler = deer.build_sampler(flat.logdensity, num_steps=request.draws,
+                                         window=window, method="sequential")
+            result = sampler(*args)
         jax.block_until_ready(result.positions)
         seconds = time.perf_counter() - start
 

@@ -197,3 +197,18 @@ def test_a_deer_only_option_picks_deer_and_the_window_is_in_the_label():
     assert "jacobian=full" in full.attrs["pymc_accel_candidate"]
     seq = pymc_accel.sample(model=model, method="sequential", window=7, **base)
     assert "window=7" in seq.attrs["pymc_accel_candidate"]
+
+
+def test_a_log_density_jax_cannot_differentiate_twice_runs_the_sequential_chain_and_says_so():
+    """pm.Truncated's normal (erfcx, whose gradient JAX cannot differentiate) failed with a
+    bare AssertionError from inside JAX."""
+    rng = np.random.default_rng(0)
+    x = rng.normal(1, 2, 2000)
+    with pm.Model() as model:
+        mu = pm.Normal("mu", 0, 5)
+        s = pm.HalfNormal("s", 3)
+        pm.Truncated("y", pm.Normal.dist(mu, s), lower=0, upper=4,
+                     observed=x[(x > 0) & (x < 4)][:100])
+    with pytest.warns(UserWarning, match="second derivatives .* the sequential chain ran instead"):
+        idata = _sample(model, draws=50, tune=50, jacobian="diag")
+    assert np.isfinite(idata.posterior["mu"].values).all()
