@@ -171,7 +171,9 @@ def measure_candidates(
             s.estimate = measured_over(s.estimate, est)  # the memory plan and history kept
             s.rescore(steps, draws, chains)
             compiled.add(s.candidate.backend)
-            s.measure_note = f"measured in {took:.2f} s"
+            # a gradient another candidate's measurement compiled and timed is read back
+            s.measure_note = (f"measured in {took:.2f} s" if took >= 0.005 else
+                              "measured: the same gradient's timing, taken for another row")
             log["measured"].append({
                 "candidate": s.candidate.label, "seconds": took,
                 "seconds_per_gradient": est.seconds_per_gradient.value,
