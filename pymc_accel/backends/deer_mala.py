@@ -290,7 +290,9 @@ class DeerMalaBackend:
                 tuned.inverse_mass)
         try:
             result = sampler(*args)
-        except Exception as exc:
+        # what JAX raises tracing a derivative it has no rule for; not a device's OOM (an
+        # XlaRuntimeError), which the caller turns into DeviceOutOfMemoryError
+        except (AssertionError, NotImplementedError, TypeError, ValueError) as exc:
             if method != "deer":
                 raise
             # DEER's Newton iterations differentiate the MALA step, so the log density twice;
