@@ -21,6 +21,7 @@ import pluggy
 from pymc_accel import hookspecs
 from pymc_accel.backend import Backend
 from pymc_accel.errors import UnknownBackendError
+from pymc_accel.switches import OFF
 
 ENTRY_POINT_GROUP = "pymc_accel"
 DISABLE_AUTOLOAD_ENV = "PYMC_ACCEL_DISABLE_PLUGIN_AUTOLOAD"
@@ -101,10 +102,16 @@ class Registry:
                 return answer, impl.plugin_name
         return None, None
 
+    def add_broken(self, broken: BrokenPlugin) -> None:
+        """List a plugin's fault once, however many times it is met: a selection meets a
+        backend or hook that raises every time (the report's list grew by one a selection)."""
+        if broken not in self.broken:
+            self.broken.append(broken)
+
     def _record(self, name: str, stage: str, exc: BaseException) -> None:
         last = traceback.format_exception_only(type(exc), exc)[-1].strip()
         origin = self.plugin_origins.get(name, "unknown")
-        self.broken.append(BrokenPlugin(name=name, origin=origin, error=last, stage=stage))
+        self.add_broken(BrokenPlugin(name=name, origin=origin, error=last, stage=stage))
 
 
 def _blocked_names(blocked: tuple[str, ...] | None) -> set[str]:
@@ -126,7 +133,7 @@ def _load_entry_points(registry: Registry, blocked: set[str]) -> None:
                 continue
             if ep.name in seen:
                 if seen[ep.name] != origin:  # not the same distribution listed twice
-                    registry.broken.append(BrokenPlugin(
+                    registry.add_broken(BrokenPlugin(
                         ep.name, origin, f"entry point name {ep.name!r} is already used by "
                         f"{seen[ep.name]}; this one is not loaded: rename one of them",
                         "import"))
@@ -163,7 +170,7 @@ def _collect_backends(registry: Registry, blocked: set[str]) -> None:
                 continue
             problem = _validate(backend, registry)
             if problem:
-                registry.broken.append(
+                registry.add_broken(
                     BrokenPlugin(name, registry.plugin_origins.get(name, "unknown"), problem, "validate")
                 )
                 continue
@@ -223,8 +230,7 @@ def build_registry(
         registry.plugin_origins[BUILTIN_PLUGIN_NAME] = f"pymc-accel {__version__} (built-in)"
         pm.register(builtin_backends, name=BUILTIN_PLUGIN_NAME)
     if autoload is None:
-        autoload = os.environ.get(DISABLE_AUTOLOAD_ENV, "").strip().lower() in (
-            "", "0", "false", "no", "off")
+        autoload = os.environ.get(DISABLE_AUTOLOAD_ENV, "").strip().lower() in OFF | {""}
     if autoload:
         _load_entry_points(registry, blocked_names)
     _collect_backends(registry, blocked_names)

@@ -176,20 +176,13 @@ def _gather(
                 raise TypeError(f"candidates() returned {returned!r:.80}, not a list of "
                                 "Candidate and Refusal")
         except Exception as exc:  # a plugin's fault must not break selection
-            _record_broken(registry, name, f"{type(exc).__name__}: {exc}", "candidates")
+            registry.add_broken(BrokenPlugin(name, registry.origins.get(name, "unknown"),
+                                             f"{type(exc).__name__}: {exc}", "candidates"))
             refusals.append(Refusal(name, f"backend raised in candidates(): {exc!r}"))
             continue
         for a in answers:
             (candidates if isinstance(a, Candidate) else refusals).append(a)
     return candidates, refusals
-
-
-def _record_broken(registry: Registry, name: str, error: str, stage: str) -> None:
-    """List a backend's fault among the registry's broken plugins, once however many
-    selections meet it (the report's list grew by one a selection)."""
-    broken = BrokenPlugin(name, registry.origins.get(name, "unknown"), error, stage)
-    if broken not in registry.broken:
-        registry.broken.append(broken)
 
 
 def _raise_specific(
@@ -434,8 +427,9 @@ def select(
                 c, f"its estimate is not a positive, finite time (total {s.total!r} s, "
                    f"{est.seconds_per_gradient.value!r} s a gradient): the backend's "
                    "estimate() is at fault"))
-            _record_broken(registry, c.backend, "estimate() gave a time that is not positive "
-                           "and finite", "estimate")
+            registry.add_broken(BrokenPlugin(
+                c.backend, registry.origins.get(c.backend, "unknown"),
+                "estimate() gave a time that is not positive and finite", "estimate"))
             continue
         scored.append(s)
     if not scored:
@@ -499,12 +493,10 @@ def select(
         if match is not None:
             chosen, chosen_by = match, f"plugin {plugin}"
         elif answer is not None:  # an answer the selection cannot follow: said, not ignored
-            broken = BrokenPlugin(
+            registry.add_broken(BrokenPlugin(
                 plugin or "unknown", registry.plugin_origins.get(plugin or "", "unknown"),
                 f"pymc_accel_select returned {answer!r}, which is not one of the candidates it "
-                "was given (return one of them, or None); the cost model chose", "hook")
-            if broken not in registry.broken:
-                registry.broken.append(broken)
+                "was given (return one of them, or None); the cost model chose", "hook"))
 
     rows = [_row(s, chosen, registry, check) for s in scored]
     rows += [
