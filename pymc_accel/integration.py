@@ -259,24 +259,10 @@ def sample(
             "return_inferencedata=False) for a MultiTrace from PyMC's own NUTS."
         )
     _check_var_names(model, request.var_names)
-    _check_initvals(model, request.initvals)
-    report = select(
-        model,
-        backend=nuts_sampler,
-        device=device,
-        precision=precision,
-        draws=request.draws,
-        tune=request.tune,
-        chains=request.chains,
-        registry=registry,
-        measure=measure,
-        initvals=request.initvals if isinstance(request.initvals, (dict, list, tuple)) else None,
-        var_names=request.var_names,
-        options=request.backend_kwargs,
-        arguments=arguments.given(request),
-    )
+    starts = _check_initvals(model, request.initvals)
+    report = _select_for(model, request, backend=nuts_sampler, device=device,
+                         precision=precision, registry=registry, measure=measure)
     arguments.warn_ignored(registry.backends[report.candidate.backend], report.candidate, request)
-    starts = _starts(request.initvals)
     sampler_checks = checks_its_own_start(report.candidate)
     if not sampler_checks:
         for initvals in starts:
@@ -357,19 +343,13 @@ def _check_random_seed(seed, chains: int) -> None:
                     f"or one int per chain, not {type(seed).__name__}")
 
 
-def _starts(initvals) -> list[dict | None]:
-    """The starting values to check: one dict, or one per chain (``pm.sample`` takes both)."""
-    if isinstance(initvals, (list, tuple)):
-        return [v if isinstance(v, dict) else None for v in initvals] or [None]
-    return [initvals if isinstance(initvals, dict) else None]
-
-
-def _check_initvals(model: pm.Model, initvals) -> None:
-    """Refuse starting values that name no free variable, or whose rank is not the variable's,
-    before any sampler meets them: PyMC raised a bare ``KeyError`` for the first and a
-    PyTensor ``TypeError`` ("Cannot convert Type Vector...") for the second."""
+def _check_initvals(model: pm.Model, initvals) -> list[dict | None]:
+    """The starting values to check, one dict or one per chain (``pm.sample`` takes both), or
+    ``[None]``; starting values that name no free variable, or whose shape is not the
+    variable's, are refused before any sampler meets them: PyMC raised a bare ``KeyError`` for
+    the first and a PyTensor ``TypeError`` ("Cannot convert Type Vector...") for the second."""
     if initvals is None:
-        return
+        return [None]
     if isinstance(initvals, dict):
         per_chain = [initvals]
     elif isinstance(initvals, (list, tuple)) and all(isinstance(v, dict) for v in initvals):
@@ -398,6 +378,7 @@ def _check_initvals(model: pm.Model, initvals) -> None:
                 raise ValueError(
                     f"initvals[{name!r}] has shape {shape}, but {name} has shape {known}: "
                     "give an array of the variable's shape.")
+    return per_chain or [None]
 
 
 def _automatic_float32(report: SelectionReport) -> bool:
@@ -582,20 +563,27 @@ def explain(model: pm.Model | None = None, **kwargs: Any) -> SelectionReport:
     if "nuts_sampler" in kwargs:  # pm.sample's name: explain what that call would choose
         kwargs.setdefault("backend", kwargs.pop("nuts_sampler"))
     chosen = {k: kwargs.pop(k) for k in _SELECT_ONLY if k in kwargs}
-    options = chosen.pop("options", None) or {}
     request = _request(kwargs.pop("draws", 1000), kwargs)  # as sample() reads its arguments
     _check_var_names(model, request.var_names)
     _check_initvals(model, request.initvals)
+    return _select_for(model, request, **chosen)
+
+
+def _select_for(model: pm.Model, request: SampleRequest, *, options: dict | None = None,
+                **choices: Any) -> SelectionReport:
+    """:func:`select` for the run ``request`` describes (its checked arguments), with the
+    caller's ``choices`` (backend, device, precision, ...): what :func:`sample` runs and
+    :func:`explain` reports."""
     return select(
         model,
         draws=request.draws,
         tune=request.tune,
         chains=request.chains,
-        initvals=request.initvals if isinstance(request.initvals, (dict, list, tuple)) else None,
+        initvals=request.initvals,  # None, a dict or a list of them: _check_initvals saw to it
         var_names=request.var_names,
-        options={**request.backend_kwargs, **options},
+        options={**request.backend_kwargs, **(options or {})},
         arguments=arguments.given(request),
-        **chosen,
+        **choices,
     )
 
 
