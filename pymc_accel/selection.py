@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import math
 import os
-import re
 import time
 import warnings
 import weakref
@@ -104,21 +103,21 @@ def _precision_policy(
     return None, True
 
 
-def _unknown_options_reason(backend: Any, candidate: Candidate,
-                            options: dict[str, Any] | None) -> str | None:
-    """Why ``candidate`` is refused for ``options`` its backend's optional ``known_options`` does
-    not list; ``None`` when it lists them all, or the backend does not say (no method, ``None``,
-    or the method raises)."""
+def _unknown_options(backend: Any, candidate: Candidate,
+                     options: dict[str, Any] | None) -> tuple[list[str], str | None]:
+    """The ``options`` that ``candidate``'s backend's optional ``known_options`` does not list,
+    and the refusal that names them; ``([], None)`` when it lists them all, or the backend does
+    not say (no method, ``None``, or the method raises)."""
     known = ask_backend(backend, "known_options", candidate, default=None) if options else None
     if known is None:
-        return None
+        return [], None
     # membership only: a sampler's full list is read (its library imported) only when needed
     unknown = sorted(o for o in options if o not in known and o not in dict(candidate.options))
     if not unknown:
-        return None
-    return (f"{candidate.label} does not take {', '.join(unknown)}; its options are "
-            f"{', '.join(sorted(known)) or 'none'}: drop the others, or name a sampler that "
-            "takes them")
+        return [], None
+    return unknown, (f"{candidate.label} does not take {', '.join(unknown)}; its options are "
+                     f"{', '.join(sorted(known)) or 'none'}: drop the others, or name a sampler "
+                     "that takes them")
 
 
 def _options_pinned(registry: Registry, candidates: list[Candidate],
@@ -187,9 +186,12 @@ def _gather(
 
 def _raise_specific(
     refusals: list[Refusal], profile: ModelProfile, backend: str | None,
-    precision: str | None = None,
+    precision: str | None = None, untaken: set[str] | frozenset[str] = frozenset(),
 ) -> None:
-    """Turn 'nothing can run' into the most specific actionable error."""
+    """Turn 'nothing can run' into the most specific actionable error.
+
+    ``untaken`` holds the options a candidate was refused for because its backend does not
+    take them (:func:`_unknown_options`)."""
     # one line a refusal: a candidate refused by its backend and again by the selection's
     # constraints gives the same line twice
     reasons = "\n".join(dict.fromkeys(f"  - {r.label}: {r.reason}" for r in refusals))
@@ -207,19 +209,14 @@ def _raise_specific(
         raise BackendUnavailableError(
             f"Backend {backend!r} cannot run here:\n" + reasons
         )
-    untaken = sorted({o.strip() for r in refusals for found in _UNTAKEN.findall(r.reason)
-                      for o in found.split(",")})
     if untaken:  # the line to act on, first: it was buried under the GPU and float32 rows
         raise NoCandidateError(
-            f"No sampler that could run here takes the option(s) you gave ({', '.join(untaken)})"
+            "No sampler that could run here takes the option(s) you gave "
+            f"({', '.join(sorted(untaken))})"
             ": drop them, or check their spelling against pymc_accel.sampler_options('pymc') "
             "(or 'nutpie', 'numpyro', 'blackjax').\n"
             + reasons)
     raise NoCandidateError("No backend can run this model under these constraints:\n" + reasons)
-
-
-#: the options named in :func:`_unknown_options_reason`'s refusals
-_UNTAKEN = re.compile(r"\] does not take ([^;]+);")
 
 
 def refuse_models_without_free_variables(model) -> None:
@@ -353,6 +350,7 @@ def select(
     candidates = _options_pinned(registry, candidates, options)
 
     scored: list[_Scored] = []
+    untaken: set[str] = set()  # options some candidate was refused for not taking
     per_chain = isinstance(initvals, (list, tuple))
     if per_chain:  # the float32 check starts from one point: the first chain's
         initvals = initvals[0] if initvals else None
@@ -372,9 +370,10 @@ def select(
         if device is not None and c.device != device:
             refusals.append(Refusal.of(c, f"device={device!r} was requested"))
             continue
-        unknown = _unknown_options_reason(registry.backends[c.backend], c, options)
-        if unknown:
-            refusals.append(Refusal.of(c, unknown))
+        unknown, why_unknown = _unknown_options(registry.backends[c.backend], c, options)
+        if why_unknown:
+            untaken.update(unknown)
+            refusals.append(Refusal.of(c, why_unknown))
             continue
         clash = [k for k, v in (options or {}).items()
                  if k in dict(c.options) and dict(c.options)[k] != v]
@@ -433,7 +432,7 @@ def select(
             continue
         scored.append(s)
     if not scored:
-        _raise_specific(refusals, profile, backend, precision)
+        _raise_specific(refusals, profile, backend, precision, untaken)
     scored.sort(key=lambda s: s.key)
 
     measurement = None
@@ -462,7 +461,7 @@ def select(
                          for s in scored if s.needs_guard]
             scored = [s for s in scored if not s.needs_guard]
             if not scored:
-                _raise_specific(refusals, profile, backend, precision)
+                _raise_specific(refusals, profile, backend, precision, untaken)
     elif precision == "float32" and profile.float_dtype == "float64" and model is not None:
         # the user's choice wins; warn if unsafe, or if it could not be checked
         try:

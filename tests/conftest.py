@@ -7,16 +7,29 @@ import warnings
 
 os.environ.setdefault("JAX_PLATFORMS", "cpu")
 # JAX's persistent compilation cache, private to this run: the conformance suite's seeded runs
-# compile identical programs (the seed is data), which then compile once.
+# compile identical programs (the seed is data), which then compile once. Every compile is
+# kept, not only those over JAX's default second: the suite's many small jitted calls (a
+# sampler's set-up) recompile from test to test, and keeping them took a tenth off the run.
+# xdist's workers inherit the directory from the process that made it, which removes it.
+_JAX_CACHE_MADE_HERE = None
 if "JAX_COMPILATION_CACHE_DIR" not in os.environ:
     import tempfile
 
-    os.environ["JAX_COMPILATION_CACHE_DIR"] = tempfile.mkdtemp(prefix="pymc-accel-jax-cache-")
+    _JAX_CACHE_MADE_HERE = tempfile.mkdtemp(prefix="pymc-accel-jax-cache-")
+    os.environ["JAX_COMPILATION_CACHE_DIR"] = _JAX_CACHE_MADE_HERE
+os.environ.setdefault("JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS", "0")
 
 import pytest  # noqa: E402
 
 warnings.filterwarnings("ignore", category=FutureWarning)
 warnings.filterwarnings("ignore", category=UserWarning)
+
+
+def pytest_unconfigure(config):
+    if _JAX_CACHE_MADE_HERE is not None:
+        import shutil
+
+        shutil.rmtree(_JAX_CACHE_MADE_HERE, ignore_errors=True)
 
 
 @pytest.fixture(autouse=True, scope="session")

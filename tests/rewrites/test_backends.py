@@ -137,7 +137,7 @@ def test_numpyro_recovers_pharmacokinetic_rates_through_the_rewrite(monkeypatch)
     monkeypatch.setenv(ENV_VAR, "on")
     pk = pharmacokinetic(3, 60, dose_every=30, seed=1)
     idata = pymc_accel.sample(model=pk.model, nuts_sampler="numpyro", device="cpu", chains=2,
-                              draws=300, tune=300, random_seed=3, progressbar=False, quiet=True)
+                              draws=150, tune=200, random_seed=3, progressbar=False, quiet=True)
     report = pymc_accel.SelectionReport.from_idata(idata)
     assert any(n.startswith("parallel scans (cpu): 60 steps") for n in report.notes)
     post = idata.posterior
