@@ -245,20 +245,21 @@ JAX_CPU_SAMPLER_DENSE_EFFICIENCY = 0.14
 # (docs/results/fit-numpyro-leapfrog-cpu-2026-11-25.jsonl); the fixed seconds refit to
 # 2.15 s + 4.1 ms a kernel over the seven rerun zoo models, which moved no choice in the
 # replay of the recorded regret runs.
-# Its float32 arithmetic (float32_flops_factor): over every recorded regret run that ran NumPyro
-# in both precisions (18 models, 1 to 21 files each), float32 was 1.15x-1.45x faster on the
-# row-heavy models where halving the bytes alone priced them equal, the arithmetic deciding.
-# bench/fit_float32_compute.py prices both with the leapfrogs each run took, each model the
-# median of its files: rms log error of the float64/float32 ratio 0.145 at 1.0, 0.110 at 1.3,
-# least 0.104 at 1.5 (docs/results/fit-float32-compute-cpu.jsonl). 1.3, not 1.5: seed_mid (21
-# files, float32 0.96x as fast) is over-credited 1.17x at 1.3 and 1.24x at 1.5, which flips its
-# near-tie to float32 in 16 of its replayed files; at 1.3 no replayed choice changes and the
-# held-out models' float32 estimates come to 1.19x their walls (1.25x before). Fitted in sample.
+# Its float32 arithmetic (float32_flops_factor) stays at float64's rate. Over every recorded
+# regret run that ran NumPyro in both precisions (18 models, 1 to 21 files each), float32 was
+# 1.15x-1.45x faster on the row-heavy models, where halving the bytes alone prices them equal:
+# bench/fit_float32_compute.py (each precision priced with the leapfrogs its runs took, each
+# model the median of its files) gives an rms log error of their ratio of 0.145 at 1.0, 0.110
+# at 1.3 and least 0.104 at 1.5 (docs/results/fit-float32-compute-cpu.jsonl). Not adopted: the
+# ratio improves, but NumPyro's own seconds on the seed models are 0.59x-0.73x their walls
+# (replay of the recorded runs), and at 1.3 the demo model's float32 NumPyro came within 1.01x
+# of nutpie's time per effective draw, though NumPyro's float64 runs of that model took 53-60 s
+# where nutpie's took 29 s (at 1.5 float32 NumPyro was chosen, and its demo took 79.8 s on a
+# busy machine). Crediting float32 waits on pricing NumPyro's leapfrog on those models.
 JAX_CPU_SAMPLER = Runtime("jax-cpu-sampler", 1.5, 2.0, 2e-6, 2e-8, 2.2, 0.0055,
                           threaded_dense=True, streams_elementwise=False,
                           dense_efficiency=JAX_CPU_SAMPLER_DENSE_EFFICIENCY,
                           per_kernel_seconds=0.0, float32_gain=False, float32_bytes_gain=True,
-                          float32_flops_factor=1.3,
                           first_use=("jax",))
 # One numba-compiled logp-and-gradient function, what measured mode compiles to time a numba
 # candidate (PyMC's own, raveled inputs: the function its NUTS compiles), with the model's
