@@ -21,7 +21,7 @@ console = Console(width=None if sys.stdout.isatty() else 160)
 def cmd_backends(args: argparse.Namespace) -> int:
     """List registered backends, where each came from, what runs here, and broken plugins."""
     from pymc_accel.devices import discover
-    from pymc_accel.registry import get_registry
+    from pymc_accel.registry import BLOCK_ENV, get_registry
 
     registry = get_registry()
     devices = discover()
@@ -34,6 +34,9 @@ def cmd_backends(args: argparse.Namespace) -> int:
     for b in registry.broken:
         table.add_row(escape(b.name), escape(b.origin), f"[red]broken ({b.stage})[/red]",
                       escape(b.error))
+    for name in sorted(registry.blocked_matched):  # a plugin switched off is listed as such
+        table.add_row(escape(name), "", "[yellow]blocked[/yellow]",
+                      f"named in {BLOCK_ENV}: take it out of that list to use it")
     console.print(table)
     return 0
 
@@ -73,9 +76,13 @@ def load_model(spec: str):
             raise SystemExit(f"{spec} is not a pm.Model (got {type(obj).__name__})")
         return obj
     models = {k: v for k, v in namespace.items() if isinstance(v, pm.Model)}
-    if len(models) != 1:
+    if not models:
         raise SystemExit(
-            f"{path} defines {len(models)} pm.Model objects ({', '.join(models) or 'none'}); "
+            f"{path} defines no pm.Model at module level: build one there, or name a function "
+            f"of the file that returns one: {path}:NAME")
+    if len(models) > 1:
+        raise SystemExit(
+            f"{path} defines {len(models)} pm.Model objects ({', '.join(models)}); "
             f"name one: {path}:NAME"
         )
     return next(iter(models.values()))
@@ -83,11 +90,15 @@ def load_model(spec: str):
 
 def cmd_explain(args: argparse.Namespace) -> int:
     """Print the selection report for a model file."""
-    from pymc_accel.selection import select
+    import pymc_accel
 
     model = load_model(args.model)
-    report = select(model, backend=args.backend, device=args.device, precision=args.precision,
-                    draws=args.draws, tune=args.tune, chains=args.chains, measure=args.measure)
+    # pymc_accel.explain reads its arguments as sample() does: chains left out is pm.sample's
+    # default for this machine, not a number of the CLI's own
+    given = {"chains": args.chains} if args.chains is not None else {}
+    report = pymc_accel.explain(model, nuts_sampler=args.backend, device=args.device,
+                                precision=args.precision, draws=args.draws, tune=args.tune,
+                                measure=args.measure, **given)
     console.print_json(report.to_json()) if args.json else console.print(report)
     return 0
 
@@ -99,7 +110,9 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
 
     devices = discover() if args.device in ("all", "gpu") else None
     if args.device == "gpu" and not devices.has_gpu:
-        console.print(f"[red]error:[/red] no GPU visible to JAX ({escape(devices.note)})")
+        console.print(f"[red]error:[/red] no GPU visible to JAX ({escape(devices.note)}). On a "
+                      "machine with a CUDA GPU: pip install 'pymc-accel\\[gpu]'; or calibrate "
+                      "the CPU with --device cpu.")
         return 2
     figures = machine_figures(refresh=True, devices=devices)
     table = Table(title=escape(f"Machine figures ({figures.describe()})"), title_justify="left")
@@ -135,7 +148,7 @@ def cmd_history(args: argparse.Namespace) -> int:
     table = Table(title=escape(f"Run history ({history.ledger_path()})"), title_justify="left")
     for col in ("model", "candidate", "runs", "recorded", "steps x chains", "wall",
                 "leapfrogs/draw", "fixed", "measured (measure=True)"):
-        table.add_column(col)
+        table.add_column(col, overflow="fold")  # labels whole: two differ only at their end
     for r in rows:
         ran = "wall_seconds" in r
         fixed = f"{_number(r.get('fixed_seconds', 0.0))} s" if ran else "–"
@@ -264,7 +277,8 @@ def build_parser() -> argparse.ArgumentParser:
     ex.add_argument("--precision", choices=["float32", "float64"], default=None)
     ex.add_argument("--draws", type=_count(0), default=1000)
     ex.add_argument("--tune", type=_count(0), default=1000)
-    ex.add_argument("--chains", type=_count(1), default=4)
+    ex.add_argument("--chains", type=_count(1), default=None,
+                    help="default: pm.sample's, the CPU cores up to 4 and at least 2")
     ex.add_argument("--json", action="store_true", help="print the report as JSON")
     ex.add_argument("--measure", action="store_true",
                     help="compile and time the candidates' gradients (about 5 s) before choosing")

@@ -565,7 +565,10 @@ def explain(model: pm.Model | None = None, **kwargs: Any) -> SelectionReport:
     chosen = {k: kwargs.pop(k) for k in _SELECT_ONLY if k in kwargs}
     request = _request(kwargs.pop("draws", 1000), kwargs)  # as sample() reads its arguments
     _check_var_names(model, request.var_names)
-    _check_initvals(model, request.initvals)
+    starts = _check_initvals(model, request.initvals)
+    if request.initvals:  # a start the user gave outside the support: sample() would raise
+        for start in starts:
+            _check_start(model, start, kept=True)
     return _select_for(model, request, **chosen)
 
 

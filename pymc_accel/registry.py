@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import importlib.metadata
 import os
+import re
 import traceback
 import warnings
 from dataclasses import dataclass, field
@@ -77,6 +78,11 @@ class Registry:
             elif self.blocked_names:
                 hint += (f" {BLOCK_ENV} blocks {', '.join(sorted(self.blocked_names))}, which "
                          "may hold it.")
+            label = self._as_label(name)
+            if label:  # idata.attrs["pymc_accel_candidate"], or a report row's name
+                raise UnknownBackendError(
+                    f"{name!r} is a candidate's label (backend[device,precision,options]), not "
+                    f"a backend's name: to run it, pass {label}.") from None
             raise UnknownBackendError(
                 f"Unknown backend {name!r}. Registered backends: "
                 f"{', '.join(self.names()) or 'none'}, "
@@ -84,6 +90,29 @@ class Registry:
                 f"PyMC's own samplers (pymc, nutpie, numpyro, blackjax) to pm.sample, which "
                 f"select() and explain() cannot estimate.{hint}"
             ) from None
+
+    def _as_label(self, name: Any) -> str | None:
+        """The ``sample`` arguments that pin the candidate ``name`` labels (``Candidate.label``:
+        ``"numpyro[cpu,float64,chain_method=parallel]"``), or ``None`` when ``name`` is not the
+        label of a registered backend's candidate."""
+        found = re.fullmatch(r"([^\[\]]+)\[([^\[\]]*)\]", name) if isinstance(name, str) else None
+        if not found or found.group(1) not in self.backends:
+            return None
+        call = [f"nuts_sampler={found.group(1)!r}"]
+        for part in filter(None, found.group(2).split(",")):
+            key, sep, value = part.partition("=")
+            if not sep:  # the device or the precision
+                call.append(f"{'precision' if key.startswith('float') else 'device'}={key!r}")
+                continue
+            try:  # a number as a number (window=64)
+                shown = repr(int(value))
+            except ValueError:
+                try:
+                    shown = repr(float(value))
+                except ValueError:
+                    shown = repr(value)
+            call.append(f"{key}={shown}")
+        return ", ".join(call)
 
     def call_select_hook(self, **kwargs: Any) -> tuple[Any, str | None]:
         """Call ``pymc_accel_select`` plugin by plugin, isolating faults.

@@ -187,14 +187,20 @@ def _gather(
 def _raise_specific(
     refusals: list[Refusal], profile: ModelProfile, backend: str | None,
     precision: str | None = None, untaken: set[str] | frozenset[str] = frozenset(),
+    bad_values: Sequence[str] = (),
 ) -> None:
     """Turn 'nothing can run' into the most specific actionable error.
 
-    ``untaken`` holds the options a candidate was refused for because its backend does not
-    take them (:func:`_unknown_options`)."""
+    ``untaken`` holds the options no candidate takes (:func:`_unknown_options`): a
+    candidate that takes an option and was refused for its value, or for anything else, has
+    the option out of it. ``bad_values`` holds what the backends that take the user's options
+    said of their values (``UnsupportedArgumentError`` from ``estimate``)."""
     # one line a refusal: a candidate refused by its backend and again by the selection's
-    # constraints gives the same line twice
-    reasons = "\n".join(dict.fromkeys(f"  - {r.label}: {r.reason}" for r in refusals))
+    # constraints gives the same line twice; GPU rows last, where there is no GPU (they came
+    # first, above the line to act on)
+    no_gpu = [r for r in refusals if r.device == "gpu" and "no GPU visible" in r.reason]
+    ordered = [r for r in refusals if r not in no_gpu] + no_gpu
+    reasons = "\n".join(dict.fromkeys(f"  - {r.label}: {r.reason}" for r in ordered))
     if profile.has_discrete:
         # PyMC's compound steps run in the model's precision: a forced other one rules them out
         forced = (f" in the model's precision (drop precision={precision!r})"
@@ -209,6 +215,10 @@ def _raise_specific(
         raise BackendUnavailableError(
             f"Backend {backend!r} cannot run here:\n" + reasons
         )
+    if bad_values:  # the samplers that take the options refused their values
+        raise NoCandidateError(
+            "The sampler(s) that take the options you gave refused their values: "
+            + "; ".join(dict.fromkeys(bad_values)) + ".\n" + reasons)
     if untaken:  # the line to act on, first: it was buried under the GPU and float32 rows
         raise NoCandidateError(
             "No sampler that could run here takes the option(s) you gave "
@@ -350,7 +360,10 @@ def select(
     candidates = _options_pinned(registry, candidates, options)
 
     scored: list[_Scored] = []
-    untaken: set[str] = set()  # options some candidate was refused for not taking
+    # options some candidate was refused for not taking, and those some candidate takes
+    untaken: set[str] = set()
+    taken: set[str] = set()
+    bad_values: list[str] = []  # what backends said of the values of options they take
     per_chain = isinstance(initvals, (list, tuple))
     if per_chain:  # the float32 check starts from one point: the first chain's
         initvals = initvals[0] if initvals else None
@@ -375,6 +388,7 @@ def select(
             untaken.update(unknown)
             refusals.append(Refusal.of(c, why_unknown))
             continue
+        taken.update(options or ())
         clash = [k for k, v in (options or {}).items()
                  if k in dict(c.options) and dict(c.options)[k] != v]
         if clash:
@@ -415,6 +429,7 @@ def select(
         except UnsupportedArgumentError as exc:
             if backend is not None:  # the user's own option values, for the backend they named
                 raise
+            bad_values.append(str(exc))
             refusals.append(Refusal.of(c, str(exc)))
             continue
         except Exception as exc:
@@ -432,7 +447,8 @@ def select(
             continue
         scored.append(s)
     if not scored:
-        _raise_specific(refusals, profile, backend, precision, untaken)
+        _raise_specific(refusals, profile, backend, precision, untaken - taken,
+                        bad_values)
     scored.sort(key=lambda s: s.key)
 
     measurement = None
@@ -461,7 +477,8 @@ def select(
                          for s in scored if s.needs_guard]
             scored = [s for s in scored if not s.needs_guard]
             if not scored:
-                _raise_specific(refusals, profile, backend, precision, untaken)
+                _raise_specific(refusals, profile, backend, precision, untaken - taken,
+                        bad_values)
     elif precision == "float32" and profile.float_dtype == "float64" and model is not None:
         # the user's choice wins; warn if unsafe, or if it could not be checked
         try:
@@ -576,8 +593,9 @@ def _geometry_notes(profile: ModelProfile) -> list[str]:
     names = ", ".join(profile.centred_hierarchies)
     return [f"centred hierarchy: the spread of {names} depends on other free variables (a "
             "funnel); NUTS may diverge in its neck and take trees of any length, so the "
-            "estimates above give every NUTS the same trees. A non-centred parameterisation "
-            "(x = mu + sigma * z, z ~ Normal(0, 1)) usually samples it many times faster"]
+            "estimates in the table give every NUTS the same trees. A non-centred "
+            "parameterisation (x = mu + sigma * z, z ~ Normal(0, 1)) usually samples it many "
+            "times faster"]
 
 
 # model -> (fingerprint, profile): a model selected for again (explain() then sample(), a second

@@ -23,6 +23,22 @@ def test_backends_lists_builtins_and_the_plugin_with_origin(capsys):
         assert text in out
 
 
+def test_backends_lists_a_blocked_plugin_as_blocked(capsys, monkeypatch):
+    """A blocked plugin vanished from the listing, with nothing to say why."""
+    from pymc_accel import registry
+
+    monkeypatch.setenv("PYMC_ACCEL_BLOCK_PLUGINS", "blackjax_nuts")
+    monkeypatch.setattr(registry, "_REGISTRY", None)
+    try:
+        assert main(["backends"]) == 0
+        out = capsys.readouterr().out
+    finally:
+        monkeypatch.delenv("PYMC_ACCEL_BLOCK_PLUGINS")
+        registry.get_registry(refresh=True)
+    row = next(line for line in out.splitlines() if "blackjax_nuts" in line)
+    assert "blocked" in row
+
+
 def test_explain_a_model_file(tmp_path, capsys):
     path = tmp_path / "m.py"
     path.write_text(MODEL_FILE)
@@ -30,7 +46,20 @@ def test_explain_a_model_file(tmp_path, capsys):
     out = capsys.readouterr().out
     assert "chosen" in out and "free dimension: 1" in out
     assert main(["explain", str(path), "--json"]) == 0
-    assert '"chosen"' in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert '"chosen"' in out
+    # chains left out: pm.sample's default, as pymc_accel.explain reads it (the CLI said 4)
+    import json
+
+    import pymc_accel
+    from pymc_accel.cli import load_model
+
+    expected = pymc_accel.explain(load_model(str(path))).request["chains"]
+    assert json.loads(out)["request"]["chains"] == expected
+    # a file with no model says how to give one
+    (tmp_path / "none.py").write_text("x = 1\n")
+    with pytest.raises(SystemExit, match="defines no pm.Model at module level.*none.py:NAME"):
+        load_model(str(tmp_path / "none.py"))
 
 
 def test_cli_error_is_a_message_not_a_traceback(tmp_path, capsys):
@@ -38,6 +67,9 @@ def test_cli_error_is_a_message_not_a_traceback(tmp_path, capsys):
     path.write_text(MODEL_FILE)
     assert main(["explain", str(path), "--device", "gpu"]) == 2
     assert "no GPU" in capsys.readouterr().out
+    # calibrate names the extra to install, as sample and explain do
+    assert main(["calibrate", "--device", "gpu"]) == 2
+    assert "pip install 'pymc-accel[gpu]'" in capsys.readouterr().out.replace("\n", "")
 
 
 def test_demo_runs_end_to_end_at_small_size():

@@ -309,6 +309,11 @@ def test_explain_takes_what_sample_takes_and_checks_it_as_sample_does():
         pymc_accel.explain(eight_schools(), var_names=["nope"])
     with pytest.raises(ValueError, match="'nope', which is not a free variable"):
         pymc_accel.explain(eight_schools(), initvals={"nope": 1.0})
+    # a start outside the support, as sample() raises for it (explain reported a choice)
+    with pytest.raises(NonFiniteInitialPointError, match="not finite in tau"):
+        pymc_accel.explain(eight_schools(), initvals={"tau": -1.0})
+    with pytest.raises(NonFiniteInitialPointError, match="not finite in tau"):
+        pymc_accel.explain(eight_schools(), initvals=[{"tau": 1.0}, {"tau": -1.0}])
 
 
 @pytest.mark.parametrize(("kwargs", "message"), [

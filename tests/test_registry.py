@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from pymc_accel.errors import UnknownBackendError
@@ -90,6 +92,17 @@ def test_unknown_backend_lists_registered_names():
     reg = build_registry(autoload=False)
     with pytest.raises(UnknownBackendError, match="numba, numpyro"):
         reg.get("stan")
+
+
+def test_a_candidates_label_as_a_backend_name_is_answered_with_the_call_that_runs_it():
+    """idata.attrs["pymc_accel_candidate"] passed as nuts_sampler was an unknown backend."""
+    reg = build_registry(autoload=False)
+    with pytest.raises(UnknownBackendError, match=re.escape(
+            "to run it, pass nuts_sampler='deer_mala', device='cpu', precision='float32', "
+            "method='deer', jacobian='full', window=64.")):
+        reg.get("deer_mala[cpu,float32,method=deer,jacobian=full,window=64]")
+    with pytest.raises(UnknownBackendError, match="Unknown backend 'stan\\[cpu\\]'"):
+        reg.get("stan[cpu]")  # not a registered backend's label
 
 
 def test_blackjax_plugin_refuses_an_incompatible_blackjax(monkeypatch):

@@ -392,6 +392,32 @@ def test_an_option_no_sampler_takes_leads_the_error():
                options={"bogus": 1})
 
 
+def test_an_option_value_its_sampler_refuses_leads_the_error_not_the_options_name():
+    """jacobian="bogus" under auto said no sampler takes jacobian (DEER-MALA does), and the
+    sampler's own word on the value was a KeyError in a list of twenty refusals."""
+    from pymc_accel.errors import NoCandidateError
+
+    with pytest.raises(NoCandidateError) as info:
+        select(eight_schools(), registry=build_registry(autoload=False), devices=CPU_ONLY,
+               options={"method": "deer", "jacobian": "bogus"})
+    assert str(info.value).startswith(
+        "The sampler(s) that take the options you gave refused their values: deer_mala: "
+        "jacobian must be one of 'full', 'diag', 'stoch_diag', not 'bogus'")
+
+
+def test_no_gpu_refusals_come_after_the_others():
+    """With no GPU, the GPU rows led the list, above the line to act on."""
+    from pymc_accel.errors import NoCandidateError
+
+    with pytest.raises(NoCandidateError) as info:
+        select(eight_schools(), registry=build_registry(autoload=False), devices=CPU_ONLY,
+               backend="numpyro", arguments=("step",))
+    lines = [line for line in str(info.value).splitlines() if line.startswith("  - ")]
+    gpu = [i for i, line in enumerate(lines) if "no GPU visible" in line]
+    assert gpu and lines[0].startswith("  - numpyro[cpu") and min(gpu) > max(
+        i for i, line in enumerate(lines) if "no GPU visible" not in line)
+
+
 class _Garbage(_FixedCost):
     """A plugin's backend that answers nonsense."""
 

@@ -44,6 +44,8 @@ FULL_JACOBIAN_MAX_DIM = 8
 # 22 of 64 (d = 10), exact diagonals 33 (d = 10), one Hutchinson probe 35 (d = 10) to 42
 # (the seed hierarchical model, d = 612).
 ITERATIONS_PER_WINDOW = {"full": 0.35, "diag": 0.5, "stoch_diag": 0.6}
+# the solver's JACOBIAN_MODES (pymc_accel.deer.solver), read here without importing JAX
+_JACOBIAN_MODES = tuple(ITERATIONS_PER_WINDOW)
 # Vectorized chains the estimate assumes (pm.sample's default of 4).
 ASSUMED_CHAINS = 4
 
@@ -66,6 +68,18 @@ def _option_problems(options: dict[str, Any], request: SampleRequest | None) -> 
             target, (int, float, np.floating)) or not 0 < target < 1):
         problems.append(f"target_acceptance must be between 0 and 1 (exclusive; MALA's optimum "
                         f"is 0.574), not {target!r}")
+    method = options.get("method", "deer")
+    if method not in ("deer", "sequential"):
+        problems.append(f"method must be 'deer' or 'sequential', not {method!r}")
+    jacobian = options.get("jacobian")
+    if jacobian is not None and jacobian not in _JACOBIAN_MODES:
+        problems.append(f"jacobian must be one of {', '.join(map(repr, _JACOBIAN_MODES))}, "
+                        f"not {jacobian!r}")
+    probes = options.get("num_probes")
+    if probes is not None and (isinstance(probes, bool) or not isinstance(
+            probes, (int, np.integer)) or probes < 1):
+        # 0 probes estimate a zero Jacobian: DEER then ran the sequential chain unannounced
+        problems.append(f"num_probes must be a whole number of at least 1, not {probes!r}")
     if request is not None and request.tune < 1:
         problems.append("tune=0 leaves MALA's step size and preconditioner untuned (its chains "
                         "barely move): give tune of at least a few hundred draws")

@@ -34,7 +34,9 @@ if TYPE_CHECKING:
 
 ENV_VAR = "PYMC_ACCEL_PARALLEL_SCANS"
 MODES = ("auto", "on", "off")
-_ALIASES = {"1": "on", "true": "on", "yes": "on", "0": "off", "false": "off", "no": "off"}
+# an empty value (``PYMC_ACCEL_PARALLEL_SCANS=``, a variable cleared in a shell) is the default
+_ALIASES = {"1": "on", "true": "on", "yes": "on", "0": "off", "false": "off", "no": "off",
+            "": "auto"}
 
 
 def parallel_scans_mode(mode: str | None = None) -> str:

@@ -176,14 +176,28 @@ def test_log_likelihood_is_stored_as_pm_sample_stores_it():
     (dict(window="abc"), "window must be a whole number"),
     (dict(target_acceptance=1.5), "target_acceptance must be between 0 and 1"),
     (dict(tune=0), "tune=0 leaves MALA's step size"),
+    (dict(method="deer", jacobian="bogus"),
+     "jacobian must be one of 'full', 'diag', 'stoch_diag', not 'bogus'"),
+    (dict(method="bogus"), "method must be 'deer' or 'sequential', not 'bogus'"),
+    (dict(method="deer", jacobian="stoch_diag", num_probes=0),
+     "num_probes must be a whole number of at least 1, not 0"),
 ])
 def test_bad_option_values_are_refused_naming_what_it_takes(kwargs, message):
     """window=0 raised a ZeroDivisionError, window=2.7 ran with 2 under a label of 2.7,
-    target_acceptance=1.5 sampled a wrong posterior and tune=0 a chain that barely moved."""
+    target_acceptance=1.5 sampled a wrong posterior and tune=0 a chain that barely moved;
+    jacobian="bogus" was a KeyError from estimate(), method="bogus" failed after compiling,
+    and num_probes=0 ran the sequential chain without a word."""
     from pymc_accel.errors import UnsupportedArgumentError
 
     with pytest.raises(UnsupportedArgumentError, match=message):
         _sample(scale_model(), **{"draws": 10, "tune": 10, **kwargs})
+
+
+def test_the_backends_jacobian_modes_are_the_solvers():
+    from pymc_accel.backends import deer_mala
+    from pymc_accel.deer import JACOBIAN_MODES
+
+    assert deer_mala._JACOBIAN_MODES == JACOBIAN_MODES
 
 
 def test_a_deer_only_option_picks_deer_and_the_window_is_in_the_label():

@@ -39,7 +39,9 @@ def pk_profile():
 def test_policy_comes_from_the_environment_and_bad_values_are_refused(monkeypatch):
     monkeypatch.delenv(ENV_VAR, raising=False)
     assert parallel_scans_mode() == "auto"
-    for raw, mode in (("off", "off"), ("0", "off"), ("ON", "on"), ("true", "on")):
+    # an empty value (a variable cleared in a shell) is the default, not an error
+    for raw, mode in (("off", "off"), ("0", "off"), ("ON", "on"), ("true", "on"), ("", "auto"),
+                      ("auto", "auto")):
         monkeypatch.setenv(ENV_VAR, raw)
         assert parallel_scans_mode() == mode
     monkeypatch.setenv(ENV_VAR, "sometimes")
