@@ -280,8 +280,12 @@ def sample(
         idata = _run_backend(model, report, request, registry)
     except Exception:
         if sampler_checks:  # the sampler found no finite start: say which variable, suggest initvals
-            for initvals in starts:
-                _check_start(model, initvals)
+            try:
+                for initvals in starts:
+                    _check_start(model, initvals)
+            except NonFiniteInitialPointError as named:
+                # the clear error alone: the sampler's traceback above it said the same, noisily
+                raise named from None
         raise
     if precision is None and _automatic_float32(report):
         idata, report = _fall_back_if_diverging(idata, report, model, request, registry, device)
@@ -331,16 +335,27 @@ def _check_random_seed(seed, chains: int) -> None:
         if isinstance(seed, bool):
             raise TypeError("random_seed must be an int, a numpy Generator or one int per "
                             "chain, not a bool")
+        _refuse_negative([seed])
         return
     if isinstance(seed, (list, tuple, np.ndarray)):
         if not all(isinstance(s, (int, np.integer)) and not isinstance(s, bool) for s in seed):
             raise TypeError("random_seed as a list must hold one int per chain")
+        _refuse_negative(seed)
         if len(seed) != chains:
             raise ValueError(f"random_seed has {len(seed)} seeds for {chains} chains: give one "
                              "per chain, or a single int")
         return
     raise TypeError(f"random_seed must be an int, a numpy Generator (np.random.default_rng(...)) "
                     f"or one int per chain, not {type(seed).__name__}")
+
+
+def _refuse_negative(seeds) -> None:
+    """A negative seed, as ``pm.sample`` refuses it (NumPyro's and DEER-MALA's runs failed deep
+    in NumPy's SeedSequence: "expected non-negative integer")."""
+    negative = [int(s) for s in seeds if isinstance(s, (int, np.integer)) and s < 0]
+    if negative:
+        raise ValueError(f"random_seed = {negative[0]} is not allowed: seeds are non-negative "
+                         "integers. Pass None to not specify a seed.")
 
 
 def _check_initvals(model: pm.Model, initvals) -> list[dict | None]:
@@ -482,9 +497,13 @@ def _routed_pm_sample(draws: int = 1000, *args: Any, nuts_sampler: str | None = 
     to :func:`sample`; everything else (PyMC's own names included) is PyMC's, untouched."""
     if args:  # pm.sample takes only draws positionally; let PyMC say so
         return _PM_SAMPLE(draws, *args, nuts_sampler=nuts_sampler, **kwargs)
-    registered = get_registry().backends
+    registry = get_registry()
+    registered = registry.backends
     if nuts_sampler == "auto" or (nuts_sampler in registered and nuts_sampler not in PYMC_SAMPLERS):
         return sample(draws, nuts_sampler=nuts_sampler, **kwargs)
+    if isinstance(nuts_sampler, str) and nuts_sampler not in PYMC_SAMPLERS:
+        # a misspelt name: PyMC's error listed its own four, not "auto" or pymc-accel's backends
+        registry.get(nuts_sampler)  # raises UnknownBackendError naming them all
     return _PM_SAMPLE(draws, nuts_sampler=nuts_sampler, **kwargs)
 
 

@@ -25,6 +25,12 @@ def test_import_changes_nothing_and_enable_is_reversible():
     assert pm.sample is original
 
 
+def test_a_misspelt_name_under_enable_lists_pymc_accels_backends():
+    """PyMC's own error listed its four samplers, not "auto" or numba and deer_mala."""
+    with pymc_accel.enable(), pytest.raises(UnknownBackendError, match="numba, numpyro.*'auto'"):
+        pm.sample(10, nuts_sampler="numbaa", model=eight_schools())
+
+
 def test_pm_sample_auto_matches_pm_sample_groups_vars_and_dims():
     plain = pm.sample(model=eight_schools(), **FAST)
     with pymc_accel.enable():
@@ -116,8 +122,11 @@ def test_initvals_outside_the_support_are_named_whatever_the_sampler(backend):
     """nutpie raised a Rust backtrace ("All initialization points failed"), NumPyro and PyMC's
     NUTS a SamplingError: log(-1) is not finite, and PyMC's parameter check raised on it
     where the start check expected -inf."""
-    with pytest.raises(NonFiniteInitialPointError, match=r"not finite in sd: .*support.*initvals"):
+    with pytest.raises(NonFiniteInitialPointError, match=r"not finite in sd: .*support.*initvals"
+                       ) as info:
         pymc_accel.sample(model=_scale_model(), initvals={"sd": -1.0}, **backend, **FAST)
+    # alone: not under the sampler's own traceback ("During handling of the above exception")
+    assert info.value.__suppress_context__ or info.value.__context__ is None
 
 
 @pytest.mark.parametrize("backend", [dict(nuts_sampler="numba", driver="pymc"),
@@ -362,6 +371,9 @@ def test_a_forced_float32_run_that_failed_the_check_is_not_learned_from(tmp_path
     (dict(random_seed=np.random.RandomState(3)), TypeError, "not RandomState"),
     (dict(random_seed=[1, 2, 3], chains=2), ValueError, "3 seeds for 2 chains"),
     (dict(var_names=["sd_log__"]), ValueError, "sampler's \\(transformed\\) scale"),
+    # NumPyro's and DEER-MALA's runs failed in NumPy's SeedSequence
+    (dict(random_seed=-1), ValueError, "random_seed = -1 is not allowed.*Pass None"),
+    (dict(random_seed=[1, -2]), ValueError, "random_seed = -2 is not allowed"),
 ])
 def test_seeds_and_var_names_no_sampler_takes_are_refused_before_sampling(
         kwargs, error, message, monkeypatch):
