@@ -279,7 +279,17 @@ def main(argv=None) -> None:
                    help="leave one model out, with the other models' runs in the run history")
     p.add_argument("--fresh-draws", default="1000,1000,2",
                    help="tune,draws,chains of bench_fresh_process.py result files")
+    p.add_argument("--float32-flops-factor", type=float, default=None,
+                   help="replay with NumPyro's CPU float32 arithmetic at this many times "
+                        "float64's rate (costmodel.Runtime.float32_flops_factor)")
     args = p.parse_args(argv)
+    if args.float32_flops_factor is not None:
+        import dataclasses
+
+        from pymc_accel import costmodel
+
+        costmodel.JAX_CPU_SAMPLER = dataclasses.replace(
+            costmodel.JAX_CPU_SAMPLER, float32_flops_factor=args.float32_flops_factor)
     os.environ["PYMC_ACCEL_HISTORY"] = "off"
     os.environ["PYMC_ACCEL_PROFILE_CACHE"] = "off"
     os.environ["PYMC_ACCEL_FIRST_USE"] = "off"  # the recorded runs were repeats in one process
