@@ -26,8 +26,6 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-F64 = "numpyro[cpu,float64,chain_method=parallel]"
-F32 = "numpyro[cpu,float32,chain_method=parallel]"
 GRID = (1.0, 1.1, 1.2, 1.3, 1.4, 1.5, 1.6, 1.8, 2.0)
 
 
@@ -40,23 +38,15 @@ def _warm_leapfrogs(row: dict) -> float | None:
 
 def recorded_pairs(paths: list[str]) -> dict[str, list[dict]]:
     """Per model, one entry per file that ran both precisions warm: walls, leapfrogs, run."""
+    from float32_ratio import numpyro_pairs
+
     out: dict[str, list[dict]] = collections.defaultdict(list)
-    for path in sorted(paths):
-        try:
-            data = json.loads(Path(path).read_text())
-        except (OSError, ValueError):
-            continue
-        for model in data.get("models", []):
-            rows = {r["candidate"]: r for r in model.get("rows", [])}
-            a, b = rows.get(F64), rows.get(F32)
-            if not (a and b and a.get("warm_median_wall") and b.get("warm_median_wall")):
-                continue
-            la, lb = _warm_leapfrogs(a), _warm_leapfrogs(b)
-            if not (la and lb):
-                continue
+    for data, model, a, b in numpyro_pairs(paths):
+        la, lb = _warm_leapfrogs(a), _warm_leapfrogs(b)
+        if la and lb:
             out[model["model"]].append({
-                "file": Path(path).name, "wall64": a["warm_median_wall"],
-                "wall32": b["warm_median_wall"], "lf64": la, "lf32": lb,
+                "wall64": a["warm_median_wall"], "wall32": b["warm_median_wall"],
+                "lf64": la, "lf32": lb,
                 "steps": data["draws"] + data["tune"], "chains": data["chains"]})
     return out
 

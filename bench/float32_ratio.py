@@ -21,9 +21,9 @@ F64 = "numpyro[cpu,float64,chain_method=parallel]"
 F32 = "numpyro[cpu,float32,chain_method=parallel]"
 
 
-def ratios(paths: list[str]) -> dict[str, list[tuple[float, float]]]:
-    """Per model, (observed, estimated) float64/float32 ratios, one per file that ran both."""
-    out: dict[str, list[tuple[float, float]]] = collections.defaultdict(list)
+def numpyro_pairs(paths: list[str]):
+    """Every (result file's data, model record, float64 row, float32 row) of ``paths`` where
+    NumPyro ran warm in both precisions on the CPU; unreadable files are skipped."""
     for path in sorted(paths):
         try:
             data = json.loads(Path(path).read_text())
@@ -32,10 +32,16 @@ def ratios(paths: list[str]) -> dict[str, list[tuple[float, float]]]:
         for model in data.get("models", []):
             rows = {r["candidate"]: r for r in model.get("rows", [])}
             a, b = rows.get(F64), rows.get(F32)
-            if not (a and b and a.get("warm_median_wall") and b.get("warm_median_wall")):
-                continue
-            out[model["model"]].append((a["warm_median_wall"] / b["warm_median_wall"],
-                                        a["estimated_seconds"] / b["estimated_seconds"]))
+            if a and b and a.get("warm_median_wall") and b.get("warm_median_wall"):
+                yield data, model, a, b
+
+
+def ratios(paths: list[str]) -> dict[str, list[tuple[float, float]]]:
+    """Per model, (observed, estimated) float64/float32 ratios, one per file that ran both."""
+    out: dict[str, list[tuple[float, float]]] = collections.defaultdict(list)
+    for _, model, a, b in numpyro_pairs(paths):
+        out[model["model"]].append((a["warm_median_wall"] / b["warm_median_wall"],
+                                    a["estimated_seconds"] / b["estimated_seconds"]))
     return out
 
 

@@ -448,3 +448,34 @@ def test_the_regret_bench_names_a_bad_model_or_results_file_before_running(tmp_p
     (tmp_path / "empty.json").write_text("{}")
     with pytest.raises(SystemExit, match="not a results file"):
         bench_regret.main(["--report-only", str(tmp_path / "empty.json")])
+
+
+def test_float32_fit_prices_both_precisions_with_the_leapfrogs_their_runs_took(tmp_path):
+    """bench/fit_float32_compute.py: a factor that speeds float32's arithmetic moves the
+    estimated float64/float32 ratio against the recorded one; a file without both precisions
+    is left out; leapfrogs differing by chance are taken out of the error."""
+    import json
+
+    import fit_float32_compute as fit
+
+    def row(precision, wall, leapfrogs):
+        return {"candidate": f"numpyro[cpu,{precision},chain_method=parallel]",
+                "warm_median_wall": wall,
+                "runs": [{"leapfrogs_per_draw": 99.0}] + [{"leapfrogs_per_draw": leapfrogs}] * 2}
+
+    run = {"draws": 100, "tune": 100, "chains": 2}
+    (tmp_path / "a.json").write_text(json.dumps({**run, "models": [
+        {"model": "eight_schools", "rows": [row("float64", 2.0, 10.0), row("float32", 2.0, 10.0)]},
+        {"model": "glm_linear", "rows": [row("float64", 2.0, 10.0)]}]}))
+    pairs = fit.recorded_pairs([str(tmp_path / "a.json")])
+    assert list(pairs) == ["eight_schools"] and pairs["eight_schools"][0]["lf64"] == 10.0
+    results = fit.fit(pairs, grid=(1.0, 2.0))
+    # equal walls, equal leapfrogs: a small model's estimated ratio is near 1, and a factor
+    # that credits float32 can only move it up
+    assert abs(results[1.0]["per_model"]["eight_schools"]) < 0.1
+    assert results[2.0]["per_model"]["eight_schools"] >= results[1.0]["per_model"]["eight_schools"]
+    # float32's run taking twice the leapfrogs is priced with them: its predicted wall grows,
+    # so the estimated float64/float32 ratio falls
+    pairs["eight_schools"][0]["lf32"] = 20.0
+    doubled = fit.fit(pairs, grid=(1.0,))[1.0]["per_model"]["eight_schools"]
+    assert doubled < results[1.0]["per_model"]["eight_schools"]
