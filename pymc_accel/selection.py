@@ -98,7 +98,8 @@ def _precision_policy(
         return None, False
     if profile.float_dtype == "float32":
         return (
-            "the model is built in float32; pass precision='float64' to run it in float64"
+            "the model is built in float32; to run it in float64, build it under "
+            "pytensor.config.floatX='float64'"
         ), False
     return None, True
 

@@ -385,3 +385,22 @@ def test_seeds_and_var_names_no_sampler_takes_are_refused_before_sampling(
     run = {**FAST, **kwargs}
     with pytest.raises(error, match=message):
         pymc_accel.sample(model=_scale_model(), **run)
+
+
+@pytest.mark.parametrize("nuts_sampler", ["auto", "numpyro", "deer_mala", "blackjax_nuts"])
+def test_float64_on_a_model_built_in_float32_is_refused_with_the_fix(nuts_sampler):
+    """NumPyro and BlackJAX failed deep in JAX ("cond branches must have equal output types":
+    float64 positions, a float32 gradient), the latter reported as the plugin's fault; DEER-MALA
+    ran a float64 chain on a float32 log density; the report said to pass precision='float64'."""
+    import pytensor
+
+    from pymc_accel.errors import NoCandidateError
+
+    with pytensor.config.change_flags(floatX="float32"):
+        model = eight_schools()
+        with pytest.raises(NoCandidateError, match="built in float32.*floatX='float64'"):
+            pymc_accel.sample(model=model, nuts_sampler=nuts_sampler, precision="float64",
+                              **FAST)
+        report = pymc_accel.explain(model)
+    assert report.candidate.precision == "float32"
+    assert not any("pass precision='float64'" in r.reason for r in report.rows)

@@ -69,3 +69,20 @@ def rename_nutpie_stats(idata) -> None:
         names = {k: v for k, v in NUTPIE_TO_PYMC_STATS.items() if k in ds and v not in ds}
         if names:
             idata[group] = ds.rename(names)
+
+
+def run_precisions(backend: str, profile: ModelProfile) -> tuple[tuple[str, ...], list[Refusal]]:
+    """The precisions a JAX backend offers for ``profile``, and the refusals of the others.
+
+    A float64 model runs in either: float32 is JAX with 64-bit types off, which truncates the
+    graph's float64. A model built in float32 runs in float32 only: with 64-bit types on, its
+    graph still computes in float32, and NumPyro's and BlackJAX's NUTS failed on the mix
+    ("cond branches must have equal output types", float64 positions against a float32
+    gradient), while DEER-MALA's float64 chain rested on a float32 log density.
+    """
+    if profile.float_dtype != "float32":
+        return ("float64", "float32"), []
+    return ("float32",), [Refusal(
+        backend, "the model is built in float32, and JAX runs a PyMC graph in the precision it "
+        "was built in: build the model under pytensor.config.floatX='float64' to run it in "
+        "float64", precision="float64")]

@@ -24,6 +24,7 @@ from pymc_accel.backends._common import (
     missing_refusal,
     no_gpu_refusal,
     pymc_chain_seed,
+    run_precisions,
 )
 from pymc_accel.first_use import first_use_figures
 
@@ -146,8 +147,8 @@ class DeerMalaBackend:
         # themselves (every model measured so far, docs/benchmarks.md) the selector can still
         # choose MALA itself.
         sequential = (("method", "sequential"), ("window", DEFAULT_WINDOW))  # its keys' chunks
-        out: list[Candidate | Refusal] = []
-        for precision in ("float64", "float32"):
+        precisions, out = run_precisions(self.name, profile)
+        for precision in precisions:
             for options in (parallel, sequential):
                 out.append(Candidate(self.name, "cpu", precision, options))
                 if devices.has_gpu:

@@ -18,6 +18,7 @@ from pymc_accel.backends._common import (
     missing_refusal,
     no_gpu_refusal,
     pymc_chain_seed,
+    run_precisions,
 )
 from pymc_accel.devices import cpu_cores
 from pymc_accel.first_use import first_use_figures
@@ -73,14 +74,15 @@ class JaxNutsBackend:
         self.description = f"{jax_sampler} NUTS on JAX (CPU or GPU), via PyMC's sample_jax_nuts"
 
     def candidates(self, profile: ModelProfile, devices: Devices) -> list[Candidate | Refusal]:
-        """CPU and (when present) GPU, each in float64 and float32."""
+        """CPU and (when present) GPU, each in float64 and float32 (a model built in float32:
+        float32 only, :func:`~pymc_accel.backends._common.run_precisions`)."""
         missing = missing_module("jax", self.jax_sampler)
         if missing:
             return [missing_refusal(self.name, missing)]
         if profile.has_discrete:
             return [discrete_refusal(self.name, profile)]
-        out: list[Candidate | Refusal] = []
-        for precision in ("float64", "float32"):
+        precisions, out = run_precisions(self.name, profile)
+        for precision in precisions:
             out.append(Candidate(self.name, "cpu", precision, (("chain_method", "parallel"),)))
             if devices.has_gpu:
                 method = "parallel" if len(devices.gpus) > 1 else "vectorized"
