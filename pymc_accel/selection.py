@@ -448,8 +448,7 @@ def select(
             continue
         scored.append(s)
     if not scored:
-        _raise_specific(refusals, profile, backend, precision, untaken - taken,
-                        bad_values)
+        _raise_specific(refusals, profile, backend, precision, untaken - taken, bad_values)
     scored.sort(key=lambda s: s.key)
 
     measurement = None
@@ -479,7 +478,7 @@ def select(
             scored = [s for s in scored if not s.needs_guard]
             if not scored:
                 _raise_specific(refusals, profile, backend, precision, untaken - taken,
-                        bad_values)
+                                bad_values)
     elif precision == "float32" and profile.float_dtype == "float64" and model is not None:
         # the user's choice wins; warn if unsafe, or if it could not be checked
         try:
