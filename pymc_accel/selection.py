@@ -389,6 +389,7 @@ def select(
             untaken.update(unknown)
             refusals.append(Refusal.of(c, why_unknown))
             continue
+        # a backend that does not list its options (no known_options) counts as taking them all
         taken.update(options or ())
         clash = [k for k, v in (options or {}).items()
                  if k in dict(c.options) and dict(c.options)[k] != v]
