@@ -93,12 +93,11 @@ def cmd_explain(args: argparse.Namespace) -> int:
     import pymc_accel
 
     model = load_model(args.model)
-    # pymc_accel.explain reads its arguments as sample() does: chains left out is pm.sample's
+    # pymc_accel.explain reads its arguments as sample() does: chains=None is pm.sample's
     # default for this machine, not a number of the CLI's own
-    given = {"chains": args.chains} if args.chains is not None else {}
     report = pymc_accel.explain(model, nuts_sampler=args.backend, device=args.device,
                                 precision=args.precision, draws=args.draws, tune=args.tune,
-                                measure=args.measure, **given)
+                                chains=args.chains, measure=args.measure)
     console.print_json(report.to_json()) if args.json else console.print(report)
     return 0
 

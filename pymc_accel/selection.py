@@ -188,19 +188,18 @@ def _gather(
 def _raise_specific(
     refusals: list[Refusal], profile: ModelProfile, backend: str | None,
     precision: str | None = None, untaken: set[str] | frozenset[str] = frozenset(),
-    bad_values: Sequence[str] = (),
+    bad_values: Sequence[str] = (), has_gpu: bool = True,
 ) -> None:
     """Turn 'nothing can run' into the most specific actionable error.
 
     ``untaken`` holds the options no candidate takes (:func:`_unknown_options`): a
     candidate that takes an option and was refused for its value, or for anything else, has
     the option out of it. ``bad_values`` holds what the backends that take the user's options
-    said of their values (``UnsupportedArgumentError`` from ``estimate``)."""
+    said of their values (``UnsupportedArgumentError`` from ``estimate``). Without a GPU
+    (``has_gpu`` False) the GPU rows come last: they came first, above the line to act on."""
     # one line a refusal: a candidate refused by its backend and again by the selection's
-    # constraints gives the same line twice; GPU rows last, where there is no GPU (they came
-    # first, above the line to act on)
-    no_gpu = [r for r in refusals if r.device == "gpu" and "no GPU visible" in r.reason]
-    ordered = [r for r in refusals if r not in no_gpu] + no_gpu
+    # constraints gives the same line twice
+    ordered = refusals if has_gpu else sorted(refusals, key=lambda r: r.device == "gpu")
     reasons = "\n".join(dict.fromkeys(f"  - {r.label}: {r.reason}" for r in ordered))
     if profile.has_discrete:
         # PyMC's compound steps run in the model's precision: a forced other one rules them out
@@ -449,7 +448,8 @@ def select(
             continue
         scored.append(s)
     if not scored:
-        _raise_specific(refusals, profile, backend, precision, untaken - taken, bad_values)
+        _raise_specific(refusals, profile, backend, precision, untaken - taken, bad_values,
+                        devices.has_gpu)
     scored.sort(key=lambda s: s.key)
 
     measurement = None
@@ -479,7 +479,7 @@ def select(
             scored = [s for s in scored if not s.needs_guard]
             if not scored:
                 _raise_specific(refusals, profile, backend, precision, untaken - taken,
-                                bad_values)
+                                bad_values, devices.has_gpu)
     elif precision == "float32" and profile.float_dtype == "float64" and model is not None:
         # the user's choice wins; warn if unsafe, or if it could not be checked
         try:
