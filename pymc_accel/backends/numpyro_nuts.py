@@ -1,8 +1,8 @@
 """NumPyro NUTS on JAX, on CPU or GPU, in float32 or float64.
 
 Sampling goes through PyMC's own ``pymc.sampling.jax.sample_jax_nuts`` (jaxified graph,
-initial points, post-processing, InferenceData); this backend adds the device, the precision
-and the chain method around it.
+initial points, post-processing, InferenceData); this backend adds the device, the precision,
+the chain method and a flat position (:mod:`pymc_accel.backends.flat_position`) around it.
 """
 
 from __future__ import annotations
@@ -179,10 +179,12 @@ class JaxNutsBackend:
                            modelled.chain_parallelism, runtime=costmodel.JAX_CPU_SAMPLER)
 
     def sample(self, model, candidate: Candidate, request: SampleRequest):
-        """Run PyMC's ``sample_jax_nuts`` on the candidate's device and precision."""
+        """Run PyMC's ``sample_jax_nuts`` on the candidate's device and precision, with the
+        sampler's position one flat array (:mod:`pymc_accel.backends.flat_position`)."""
         import jax
         from pymc.sampling.jax import sample_jax_nuts
 
+        from pymc_accel.backends.flat_position import flat_position
         from pymc_accel.backends.jax_model import jax_precision
         from pymc_accel.devices import jax_device
         from pymc_accel.rewrites.apply import rewrite_model
@@ -209,7 +211,8 @@ class JaxNutsBackend:
         # pm.sample's idata_kwargs name for what sample_jax_nuts calls keep_untransformed
         keep_untransformed = bool(idata_kwargs.pop("include_transformed", False))
         try:
-            with jax_precision(candidate.precision), jax.default_device(device):
+            with (jax_precision(candidate.precision), jax.default_device(device),
+                  flat_position(self.jax_sampler)):  # one array, not one per variable
                 return wait_for_draws(sample_jax_nuts(
                     draws=request.draws,
                     tune=request.tune,
