@@ -45,7 +45,8 @@ def _factory(name: str):
     """A model any fitting script can name: the quick zoo, its shapes or a held-out model."""
     import zoo
 
-    return (zoo.fit_models() | zoo.leapfrog_shapes() | zoo.held_out())[name]
+    return (zoo.fit_models() | zoo.leapfrog_shapes() | zoo.held_out()
+            | zoo.value_variable_shapes())[name]
 
 
 def measure(name: str, precision: str, lengths: tuple[int, int], warmup: int, machine,

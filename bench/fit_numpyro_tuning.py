@@ -50,7 +50,7 @@ def _factory(name: str):
     """A model any fitting script can name: the quick zoo, its shapes or a held-out model."""
     import zoo
 
-    return (zoo.fit_models() | zoo.held_out())[name]
+    return (zoo.fit_models() | zoo.held_out() | zoo.value_variable_shapes())[name]
 
 
 def numpyro_inputs(model, precision: str):

@@ -168,6 +168,40 @@ def many_scalars(k: int = 15) -> pm.Model:
     return model
 
 
+def one_vector(k: int = 15) -> pm.Model:
+    """:func:`many_scalars` with its ``k`` scalars as one vector variable: the same posterior
+    and work, one value variable where that model has ``k``."""
+    y = np.random.default_rng(0).normal(size=50)
+    with pm.Model() as model:
+        x = pm.Normal("x", 0, 1, shape=k)
+        pm.Normal("y", x.sum(), 1, observed=y)
+    return model
+
+
+def separate_terms(k: int = 15) -> pm.Model:
+    """:func:`one_vector`'s ``k`` dimensions each with its own observed term, as
+    :func:`many_scalars` has them, on one value variable: as many kernels as that model,
+    one leaf in the sampler's position."""
+    y = np.random.default_rng(0).normal(size=(k, 5))
+    with pm.Model() as model:
+        x = pm.Normal("x", 0, 1, shape=k)
+        for i in range(k):
+            pm.Normal(f"y{i}", x[i], 1, observed=y[i])
+    return model
+
+
+def value_variable_shapes() -> dict[str, Callable[[], pm.Model]]:
+    """Name -> factory of models of one dimension split over 1 to 60 value variables: what a
+    sampler's cost per leapfrog owes to their count (``bench/fit_numpyro_leapfrog.py``; NumPyro
+    and BlackJAX under PyMC's ``sample_jax_nuts`` carry the position as one array a variable)."""
+    return {
+        "scalars_60": lambda: many_scalars(60), "vector_60": lambda: one_vector(60),
+        "scalars_30": lambda: many_scalars(30), "vector_30": lambda: one_vector(30),
+        "scalars_120": lambda: many_scalars(120), "vector_120": lambda: one_vector(120),
+        "terms_30": lambda: separate_terms(30), "terms_60": lambda: separate_terms(60),
+    }
+
+
 def logistic(n: int = 2000, p: int = 8) -> pm.Model:
     """Logistic regression through a matrix-vector product."""
     rng = np.random.default_rng(2)
