@@ -2,7 +2,9 @@
 array per value variable (:mod:`pymc_accel.backends.flat_position`), side by side.
 
 For each model, ``--repeats`` pairs of runs of ``pymc_accel.sample(nuts_sampler=BACKEND)``
-(2 chains, ``--draws`` tune + ``--draws`` draws, the same seed), the two layouts alternating,
+(2 chains, ``--draws`` tune + ``--draws`` draws; seed 1, 2, ... a pair, the same for both
+layouts, as NUTS's trees on one seed can differ by a third between the two programs' roundings
+on eight schools), the two layouts alternating,
 each run in a fresh process (what a script pays: XLA compiles the whole sampler on every run,
 and the JAX compilation cache is left off). Timed: the ``sample`` call, selection and start
 check included, and the min bulk ESS of its draws. One JSON line per run; ``--markdown``
@@ -103,7 +105,7 @@ def main(argv=None) -> None:
             for layout in layouts:
                 out = subprocess.run(
                     [sys.executable, __file__, "--backend", args.backend, "--one", name, layout,
-                     str(args.draws), "1"], capture_output=True, text=True, env=env)
+                     str(args.draws), str(rep + 1)], capture_output=True, text=True, env=env)
                 if out.returncode:
                     print(f"{name} {layout} failed:\n{out.stderr[-2000:]}", file=sys.stderr)
                     continue
