@@ -53,9 +53,12 @@ def _factory(name: str):
     return (zoo.fit_models() | zoo.held_out() | zoo.value_variable_shapes())[name]
 
 
-def numpyro_inputs(model, precision: str):
+def numpyro_inputs(model, precision: str, layout: str = "flat"):
     """PyMC's jaxified log density of ``model`` (+log p: NumPyro's potential is its negative)
-    and its initial point, one array per value variable in ``precision``; call it inside
+    and its initial point in ``precision``, as a list of arrays: one flat vector (``layout``
+    "flat", as pymc-accel's JAX backends run it since 2026-11-26,
+    ``pymc_accel.backends.flat_position``) or one array per value variable ("per_variable",
+    as PyMC's ``sample_jax_nuts`` hands them over); call it inside
     ``jax_precision(precision)``. Shared with ``fit_numpyro_leapfrog.py``.
 
     PyMC's ``negative_logp`` flag reads the other way from its name: the default (``True``)
@@ -68,11 +71,17 @@ def numpyro_inputs(model, precision: str):
 
     logp = get_jaxified_logp(model)
     start = model.initial_point()
-    return logp, [jnp.asarray(start[v.name], dtype=precision) for v in model.value_vars]
+    x0 = [jnp.asarray(start[v.name], dtype=precision) for v in model.value_vars]
+    if layout == "per_variable":
+        return logp, x0
+    from jax.flatten_util import ravel_pytree
+
+    flat, unravel = ravel_pytree(x0)
+    return (lambda xs: logp(unravel(xs[0]))), [flat]
 
 
 def measure(name: str, precision: str, lengths: tuple[int, ...], machine,
-            repeats: int = 3) -> dict:
+            repeats: int = 3, layout: str = "flat") -> dict:
     """One JSON line for a model in a precision."""
     import jax
     import jax.numpy as jnp
@@ -87,7 +96,7 @@ def measure(name: str, precision: str, lengths: tuple[int, ...], machine,
     profile = profile_model(model)
     chains = 2
     with jax_precision(precision):
-        logp, x0 = numpyro_inputs(model, precision)
+        logp, x0 = numpyro_inputs(model, precision, layout)
 
         @jax.jit
         def loop(xs):
@@ -128,7 +137,7 @@ def measure(name: str, precision: str, lengths: tuple[int, ...], machine,
                          "sampling_leapfrogs": sampling})
     modelled = costmodel.cpu_gradient_seconds(profile, machine, precision,
                                               costmodel.JAX_CPU_SAMPLER, chains).value
-    return {"model": name, "precision": precision, "n_free": profile.n_free,
+    return {"model": name, "precision": precision, "layout": layout, "n_free": profile.n_free,
             "kernels": profile.census.kernels, "in_loop_gradient_seconds": min(in_loop),
             "runs": runs, "modelled_per_leapfrog_seconds": modelled,
             "matvec_bytes": costmodel.memory_bound_dense_bytes(profile, precision)}
@@ -242,6 +251,8 @@ def main(argv=None) -> None:
     p.add_argument("--precisions", default="float64")
     p.add_argument("--lengths", default="200,2000")
     p.add_argument("--repeats", type=int, default=3)
+    p.add_argument("--layout", choices=["flat", "per_variable"], default="flat",
+                   help="the sampler's position: one vector, or one array per value variable")
     p.add_argument("--fit", nargs="*", help="result files to fit instead of measuring")
     args = p.parse_args(argv)
     if args.fit:
@@ -255,7 +266,7 @@ def main(argv=None) -> None:
     for name in filter(None, args.models.split(",")):
         for precision in args.precisions.split(","):
             try:
-                line = measure(name, precision, lengths, machine, args.repeats)
+                line = measure(name, precision, lengths, machine, args.repeats, args.layout)
             except Exception as exc:  # a model NumPyro cannot run: say so, go on
                 line = {"model": name, "precision": precision, "error": repr(exc)[:300]}
             print(json.dumps(line), flush=True)

@@ -245,6 +245,18 @@ JAX_CPU_SAMPLER_DENSE_EFFICIENCY = 0.14
 # (docs/results/fit-numpyro-leapfrog-cpu-2026-11-25.jsonl); the fixed seconds refit to
 # 2.15 s + 4.1 ms a kernel over the seven rerun zoo models, which moved no choice in the
 # replay of the recorded regret runs.
+# Since 2026-11-26 the backends hand NumPyro and BlackJAX the position as one flat array
+# (backends/flat_position.py), where every figure above was timed with PyMC's one array per
+# value variable, which NumPyro carries through each step as a separate operand. The same
+# seven zoo models run both ways side by side, 200 + 200 and 2000 + 2000 draws, three times
+# each (bench/fit_numpyro_tuning.py --layout, docs/results/
+# fit-numpyro-tuning-layouts-cpu-2026-11-26.jsonl): fixed seconds 0.55x (pk_scan, 5 variables)
+# to 0.90x (2 variables), fitting 2.93 s + 3.48 ms a kernel flat against 3.17 s + 9.09 ms per
+# variable on that hour's machine (the per-kernel term had carried the variables: the models
+# with more kernels have more of them). The fixed seconds are the figures before scaled by
+# those ratios, 2.2 s x 2.93 / 3.17 and 5.5 ms x 3.48 / 9.09. A leapfrog ran 0.78x-0.87x as
+# long flat on the two models whose leapfrogs stood out of the noise (glm_poisson 74 against
+# 95 µs, seed_mid 143 against 165 µs), which the leapfrog's figures do not take up yet.
 # Its float32 arithmetic (float32_flops_factor) stays at float64's rate. Over every recorded
 # regret run that ran NumPyro in both precisions (18 models, 1 to 21 files each), float32 was
 # 1.15x-1.45x faster on the row-heavy models, where halving the bytes alone prices them equal:
@@ -256,7 +268,7 @@ JAX_CPU_SAMPLER_DENSE_EFFICIENCY = 0.14
 # of nutpie's time per effective draw, though NumPyro's float64 runs of that model took 53-60 s
 # where nutpie's took 29 s (at 1.5 float32 NumPyro was chosen, and its demo took 79.8 s on a
 # busy machine). Crediting float32 waits on pricing NumPyro's leapfrog on those models.
-JAX_CPU_SAMPLER = Runtime("jax-cpu-sampler", 1.5, 2.0, 2e-6, 2e-8, 2.2, 0.0055,
+JAX_CPU_SAMPLER = Runtime("jax-cpu-sampler", 1.5, 2.0, 2e-6, 2e-8, 2.03, 0.0021,
                           threaded_dense=True, streams_elementwise=False,
                           dense_efficiency=JAX_CPU_SAMPLER_DENSE_EFFICIENCY,
                           per_kernel_seconds=0.0, float32_gain=False, float32_bytes_gain=True,

@@ -423,19 +423,40 @@ def test_first_selection_bench_times_a_new_process_that_imported_arviz(tmp_path,
     assert row["options"] == {"max_treedepth": 12} and row["runs"][0]["jax_imported"] is False
 
 
-def test_the_numpyro_fits_sample_the_models_posterior_not_its_inverse():
+@pytest.mark.parametrize("layout, leaves", [("flat", 1), ("per_variable", 3)])
+def test_the_numpyro_fits_sample_the_models_posterior_not_its_inverse(layout, leaves):
     """fit_numpyro_tuning.numpyro_inputs gives +log p, whose negative the fits' NUTS takes as
     its potential: PyMC's ``negative_logp`` flag reads the other way from its name, and the
-    fits had sampled 1/p."""
+    fits had sampled 1/p. Its flat layout is the backends' (one array), the other PyMC's."""
     import numpy as np
 
     import fit_numpyro_tuning
 
     model = zoo.eight_schools()
-    logp, x0 = fit_numpyro_tuning.numpyro_inputs(model, "float64")
+    logp, x0 = fit_numpyro_tuning.numpyro_inputs(model, "float64", layout)
+    assert len(x0) == leaves
     expected = model.compile_logp()(model.initial_point())
     assert float(logp(x0)) == pytest.approx(float(expected))
     assert np.isfinite(expected) and expected < 0
+
+
+def test_the_flat_position_table_gives_each_layouts_medians_and_their_ratios(tmp_path):
+    import json
+
+    import bench_flat_position
+
+    runs = [{"model": "m", "layout": lay, "value_variables": 3, "wall": w, "ess": 100.0,
+             "leapfrogs_per_draw": 7.0}
+            for lay, w in [("per_variable", 9.0), ("flat", 3.0), ("per_variable", 12.0),
+                           ("flat", 4.0), ("per_variable", 10.0), ("flat", 5.0)]]
+    path = tmp_path / "runs.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in runs))
+    row = bench_flat_position.markdown(str(path)).splitlines()[-1]
+    cells = [c.strip() for c in row.strip("|").split("|")]
+    assert cells[:2] == ["m", "3"]
+    assert cells[2].startswith("10.0 [9.0, 12.0, 10.0]") and cells[3].startswith("4.0 [")
+    assert cells[4] == "**2.50**"  # median walls 10 / 4
+    assert cells[5] == "2.50"  # ESS/s medians 25 / 10
 
 
 def test_the_regret_bench_names_a_bad_model_or_results_file_before_running(tmp_path):
