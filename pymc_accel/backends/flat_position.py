@@ -115,13 +115,15 @@ class Leaves:
     ----------
     prototype : list of array
         One chain's position, one array per value variable.
+    dtype : str, optional
+        The arrays' dtype; by default what JAX makes of them (float32 with 64-bit types off).
     """
 
-    def __init__(self, prototype: list[Any]) -> None:
+    def __init__(self, prototype: list[Any], dtype: str | None = None) -> None:
         import jax.numpy as jnp
         from jax.flatten_util import ravel_pytree
 
-        arrays = [jnp.asarray(p) for p in prototype]
+        arrays = [jnp.asarray(p, dtype=dtype) for p in prototype]
         flat, self.unravel = ravel_pytree(arrays)  # traced inside the log density
         self.dtype = np.dtype(flat.dtype)
         self.shapes = [tuple(a.shape) for a in arrays]
@@ -144,7 +146,8 @@ class Leaves:
         return out
 
 
-def flatten_points(initial_points, chains: int) -> tuple[np.ndarray, Leaves]:
+def flatten_points(initial_points, chains: int,
+                   dtype: str | None = None) -> tuple[np.ndarray, Leaves]:
     """PyMC's batched initial points as one flat array and the leaves it came from.
 
     Parameters
@@ -153,6 +156,8 @@ def flatten_points(initial_points, chains: int) -> tuple[np.ndarray, Leaves]:
         As ``sample_jax_nuts`` passes them: per value variable, ``(chains, *shape)``, or
         ``shape`` for a single chain.
     chains : int
+    dtype : str, optional
+        As for :class:`Leaves`.
 
     Returns
     -------
@@ -161,8 +166,8 @@ def flatten_points(initial_points, chains: int) -> tuple[np.ndarray, Leaves]:
     """
     points = [np.asarray(p) for p in initial_points]
     if chains == 1:
-        leaves = Leaves(points)
+        leaves = Leaves(points, dtype)
         return np.concatenate([p.reshape(-1) for p in points]).astype(leaves.dtype), leaves
-    leaves = Leaves([p[0] for p in points])
+    leaves = Leaves([p[0] for p in points], dtype)
     flat = np.concatenate([p.reshape(chains, -1) for p in points], axis=1)
     return flat.astype(leaves.dtype), leaves

@@ -17,7 +17,6 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 import jax
-import jax.numpy as jnp
 import numpy as np
 import pymc as pm
 
@@ -89,8 +88,9 @@ def flatten_model(
     -------
     FlatModel
     """
-    from jax.flatten_util import ravel_pytree
     from pymc.sampling.jax import _get_batched_jittered_initial_points, get_jaxified_logp
+
+    from pymc_accel.backends.flat_position import flatten_points
 
     # PyMC's flag is inverted from its name: the default (negative_logp=True) is +log p, what
     # BlackJAX's path uses; negative_logp=False gives NumPyro's potential energy, -log p.
@@ -98,13 +98,9 @@ def flatten_model(
     initial = _get_batched_jittered_initial_points(
         model=model, chains=chains, initvals=initvals, random_seed=random_seed, logp_fn=logp_fn
     )
-    if chains == 1:  # PyMC drops the chain axis for a single chain
-        initial = [np.asarray(v)[None] for v in initial]
-    first = [jnp.asarray(v[0], dtype=dtype) for v in initial]
-    _, unravel = ravel_pytree(first)
-    flat = np.stack(
-        [np.asarray(ravel_pytree([jnp.asarray(v[c], dtype) for v in initial])[0]) for c in range(chains)]
-    )
+    flat, leaves = flatten_points(initial, chains, dtype)
+    flat = flat.reshape(chains, -1)  # PyMC drops the chain axis for a single chain
+    unravel = leaves.unravel
 
     def logdensity(x):
         return logp_fn(unravel(x))
