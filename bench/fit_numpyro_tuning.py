@@ -74,10 +74,10 @@ def numpyro_inputs(model, precision: str, layout: str = "flat"):
     x0 = [jnp.asarray(start[v.name], dtype=precision) for v in model.value_vars]
     if layout == "per_variable":
         return logp, x0
-    from jax.flatten_util import ravel_pytree
+    from pymc_accel.backends.flat_position import flatten_points
 
-    flat, unravel = ravel_pytree(x0)
-    return (lambda xs: logp(unravel(xs[0]))), [flat]
+    flat, leaves = flatten_points(x0, 1, precision)  # as the backends flatten it
+    return (lambda xs: logp(leaves.unravel(xs[0]))), [jnp.asarray(flat)]
 
 
 def measure(name: str, precision: str, lengths: tuple[int, ...], machine,
