@@ -3,18 +3,26 @@
 
 ``bench/fit_numpyro_tuning.py`` takes a leapfrog's cost from two whole runs of different
 lengths, each compiling the sampler again (a second of noise either way), so only models whose
-longer run took a second more gave a figure: four of the fit's sixteen. Here the sampler is
-compiled and tuned once (``MCMC.run`` with ``--warmup`` tuning draws, two chains on two XLA CPU
-devices, ``chain_method="parallel"``, as PyMC's ``sample_jax_nuts`` runs NumPyro), then run on
-from its tuned state (``post_warmup_state``) at two lengths, each repeated; every repeat after
-the first of a length reuses its compiled program, so the fastest repeat is leapfrogs alone
-plus a constant that the difference of the lengths removes:
+longer run took a second more gave a figure: four of the fit's sixteen. Here NumPyro tunes two
+chains once (``MCMC.run`` with ``--warmup`` tuning draws, two chains on two XLA CPU devices,
+``chain_method="parallel"``, as PyMC's ``sample_jax_nuts`` runs NumPyro), then its NUTS
+kernel's ``sample`` is run from the tuned state inside one compiled loop whose length is an
+argument (``jax.pmap`` over the two chains, as ``"parallel"`` maps them), at two lengths, each
+repeated. One program serves every run, so the difference of the lengths removes everything
+but the leapfrogs:
 
     per leapfrog (two chains side by side) = (wall(long) - wall(short))
                                              / (leapfrogs(long) - leapfrogs(short))
 
 with the leapfrogs counted per chain (``num_steps``; the chains run side by side, so the slower
 chain sets the pace: the larger of the two chains' counts is used).
+
+Until 2026-11-26 the runs after tuning were ``MCMC.run`` calls from ``post_warmup_state``, on
+the belief that every repeat after a length's first reused its compiled program. It does not:
+each call compiles again (500 draws of a 10-dimensional normal took 2.1-2.5 s a call, its
+leapfrogs 3 ms), so the difference was the compile's noise on all but the largest models
+(-115 to +160 µs a leapfrog on the quick zoo's small models in one run) and
+:func:`reliable` kept only the models whose leapfrogs outweighed it.
 
 Each model and precision gets one JSON line: the profile's free dimension, kernels, flops and
 bytes, the timed leapfrog and what ``costmodel.JAX_CPU_SAMPLER`` models for it. ``--fit FILES``
@@ -25,6 +33,11 @@ under both the fitted and the current factors.
 
     JAX_PLATFORMS=cpu python bench/fit_numpyro_leapfrog.py --models glm_poisson,seed_mid \\
         > docs/results/fit-numpyro-leapfrog-cpu.jsonl
+    JAX_PLATFORMS=cpu python bench/fit_numpyro_leapfrog.py --driver 10,100,1000,5000
+
+``--driver`` times NumPyro's own work per leapfrog on standard normals of those dimensions
+(:func:`measure_driver`), the ``per_gradient_seconds`` and ``per_dimension_seconds`` of
+``costmodel.JAX_CPU_SAMPLER``.
     python bench/fit_numpyro_leapfrog.py --fit docs/results/fit-numpyro-leapfrog-cpu.jsonl
 """
 
@@ -49,14 +62,52 @@ def _factory(name: str):
             | zoo.value_variable_shapes())[name]
 
 
-def measure(name: str, precision: str, lengths: tuple[int, int], warmup: int, machine,
-            repeats: int = 3) -> dict:
-    """One JSON line for a model in a precision."""
+def time_leapfrogs(potential, init: list, lengths: tuple[int, int], warmup: int,
+                   repeats: int) -> dict:
+    """Tune NumPyro's NUTS on ``potential`` from ``init`` (a list of ``(chains, ...)`` arrays,
+    two chains on two XLA CPU devices), then time its kernel in one compiled loop at each of
+    ``lengths`` draws, ``repeats`` times: per length, the walls and the leapfrogs (the larger
+    chain's count)."""
     import jax
     import jax.numpy as jnp
     import numpy as np
-    from fit_numpyro_tuning import numpyro_inputs
     from numpyro.infer import MCMC, NUTS
+
+    chains = init[0].shape[0]
+    kernel = NUTS(potential_fn=potential, target_accept_prob=0.8)
+    tuned = MCMC(kernel, num_warmup=warmup, num_samples=1, num_chains=chains,
+                 chain_method="parallel", progress_bar=False)
+    tuned.run(jax.random.PRNGKey(0), init_params=init)
+    state = tuned.last_state
+
+    def draws(state, n):  # n draws from the tuned state; the leapfrogs they took
+        def one(_, carry):
+            state, leapfrogs = carry
+            state = kernel.sample(state, (), {})
+            return state, leapfrogs + state.num_steps
+        return jax.lax.fori_loop(0, n, one, (state, jnp.zeros((), jnp.int64)))[1]
+
+    run = jax.pmap(draws, in_axes=(0, None))  # a chain per XLA CPU device
+    jax.block_until_ready(run(state, 1))  # the one compile
+    timed = {}
+    for n in lengths:
+        walls, steps = [], []
+        for _ in range(repeats):
+            t = time.perf_counter()
+            per_chain = np.asarray(jax.block_until_ready(run(state, n)))
+            walls.append(time.perf_counter() - t)
+            steps.append(float(per_chain.max()))
+        best = int(np.argmin(walls))
+        timed[n] = {"wall": walls[best], "walls": walls, "leapfrogs": steps[best],
+                    "leapfrogs_all": steps}
+    return timed
+
+
+def measure(name: str, precision: str, lengths: tuple[int, int], warmup: int, machine,
+            repeats: int = 3) -> dict:
+    """One JSON line for a model in a precision."""
+    import jax.numpy as jnp
+    from fit_numpyro_tuning import numpyro_inputs
 
     from pymc_accel import costmodel
     from pymc_accel.backends.jax_model import jax_precision
@@ -67,30 +118,8 @@ def measure(name: str, precision: str, lengths: tuple[int, int], warmup: int, ma
     chains = 2
     with jax_precision(precision):
         logp, x0 = numpyro_inputs(model, precision)
-        init = [jnp.stack([x] * chains) for x in x0]
-        kernel = NUTS(potential_fn=lambda xs: -logp(xs), target_accept_prob=0.8)
-        tuned = MCMC(kernel, num_warmup=warmup, num_samples=1, num_chains=chains,
-                     chain_method="parallel", progress_bar=False)
-        tuned.run(jax.random.PRNGKey(0), init_params=init)
-        state = tuned.last_state
-        timed = {}
-        for n in lengths:
-            mcmc = MCMC(kernel, num_warmup=0, num_samples=n, num_chains=chains,
-                        chain_method="parallel", progress_bar=False)
-            walls, steps = [], []
-            for rep in range(repeats + 1):  # the first compiles the program of this length
-                mcmc.post_warmup_state = state
-                t = time.perf_counter()
-                mcmc.run(jax.random.PRNGKey(1 + rep), extra_fields=("num_steps",))
-                jax.block_until_ready(mcmc.get_samples())
-                wall = time.perf_counter() - t
-                per_chain = np.asarray(mcmc.get_extra_fields(group_by_chain=True)["num_steps"])
-                if rep:
-                    walls.append(wall)
-                    steps.append(float(per_chain.sum(axis=1).max()))
-            best = int(np.argmin(walls))
-            timed[n] = {"wall": walls[best], "walls": walls, "leapfrogs": steps[best],
-                        "leapfrogs_all": steps}
+        timed = time_leapfrogs(lambda xs: -logp(xs), [jnp.stack([x] * chains) for x in x0],
+                               lengths, warmup, repeats)
     short, long = (timed[n] for n in lengths)
     per_leapfrog = ((long["wall"] - short["wall"])
                     / max(1.0, long["leapfrogs"] - short["leapfrogs"]))
@@ -99,10 +128,44 @@ def measure(name: str, precision: str, lengths: tuple[int, int], warmup: int, ma
         "model": name, "precision": precision, "n_free": profile.n_free,
         "kernels": c.kernels, "flops": c.flops, "bytes": c.bytes,
         "matvec_bytes": costmodel.memory_bound_dense_bytes(profile, precision),
-        "runs": timed, "per_leapfrog_seconds": per_leapfrog,
+        "method": "compiled_loop", "runs": timed, "per_leapfrog_seconds": per_leapfrog,
         "modelled_per_leapfrog_seconds": costmodel.cpu_gradient_seconds(
             profile, machine, precision, costmodel.JAX_CPU_SAMPLER, chains).value,
     }
+
+
+def measure_driver(dims: list[int], lengths: tuple[int, int], warmup: int, machine,
+                   repeats: int = 3) -> dict:
+    """NumPyro's own work per leapfrog, its *driver*: its NUTS on a standard normal of each
+    dimension in ``dims`` (a gradient of ``d`` multiplications), timed as :func:`measure`
+    times a model. Fits ``a + b d`` seconds to the leapfrogs by least squares and gives it in
+    the cost model's reference units (``costmodel.driver_seconds`` scales
+    ``per_gradient_seconds + per_dimension_seconds * d`` by this machine's call overhead
+    against the reference machine's)."""
+    import jax.numpy as jnp
+
+    from pymc_accel import costmodel
+    from pymc_accel.backends.jax_model import jax_precision
+
+    points = []
+    with jax_precision("float64"):
+        for d in dims:
+            timed = time_leapfrogs(lambda xs: 0.5 * jnp.sum(xs[0] ** 2),
+                                   [jnp.full((2, d), 0.1)], lengths, warmup, repeats)
+            points.append((d, per_leapfrog({"runs": timed}), timed))
+    n = len(points)
+    mx, my = sum(d for d, _, _ in points) / n, sum(s for _, s, _ in points) / n
+    b = (sum((d - mx) * (s - my) for d, s, _ in points)
+         / max(1e-12, sum((d - mx) ** 2 for d, _, _ in points)))
+    a = my - b * mx
+    scale = costmodel._machine_scale(machine)
+    return {"driver": [{"d": d, "per_leapfrog_seconds": s, "runs": t} for d, s, t in points],
+            "fit_seconds": a, "fit_seconds_per_dimension": b,
+            "per_gradient_seconds": a / scale, "per_dimension_seconds": b / scale,
+            "machine_scale": scale,
+            "modelled_now": {"per_gradient_seconds": costmodel.JAX_CPU_SAMPLER.per_gradient_seconds,
+                             "per_dimension_seconds":
+                                 costmodel.JAX_CPU_SAMPLER.per_dimension_seconds}}
 
 
 def per_leapfrog(line: dict) -> float:
@@ -127,17 +190,22 @@ def per_leapfrog(line: dict) -> float:
     return (w1 - w0) / max(1.0, l1 - l0)
 
 
-#: Seconds the longer run's leapfrogs must add to the shorter's for a line to be fitted on: each
-#: run compiles the sampler again, and its walls at one length spread by up to 0.3 s.
-RELIABLE_SECONDS = 0.5
+#: Seconds the longer run's leapfrogs must add to the shorter's for a line to be fitted on, by
+#: how the line was timed: runs of one compiled loop (``"compiled_loop"``, since 2026-11-26),
+#: whose walls at one length spread by a few milliseconds on small models, and the earlier
+#: lines' ``MCMC.run`` calls, each of which compiled the sampler again (walls at one length
+#: spread by up to 0.3 s).
+RELIABLE_SECONDS = {"compiled_loop": 0.02, "mcmc_run": 0.5}
 
 
 def reliable(line: dict) -> bool:
-    """Whether a line's leapfrog stands out of the compile's noise (:data:`RELIABLE_SECONDS`)."""
+    """Whether a line's leapfrog stands out of its runs' noise (:data:`RELIABLE_SECONDS`)."""
     import statistics
 
+    if "error" in line:
+        return False
     walls = [statistics.median(run["walls"]) for run in line["runs"].values()]
-    return "error" not in line and walls[-1] - walls[0] >= RELIABLE_SECONDS
+    return walls[-1] - walls[0] >= RELIABLE_SECONDS[line.get("method", "mcmc_run")]
 
 
 def _rms(errors: list[float]) -> float:
@@ -167,8 +235,8 @@ def grid_fit(rows: list[tuple[dict, object]], machine):
     # or 1 (the numba runtimes') lowered the fitted lines' rms log error by under 5% (0.463 and
     # 0.451 against 0.473) (docs/benchmarks.md, "NumPyro's leapfrog timed apart")
     grid = itertools.product((0.3, 0.45, 0.6, 0.8, 1.0, 1.5, 2.0), (0.5, 1, 2, 4, 8),
-                             (0.0, 1.0, 2.0, 3.0, 4.0, 6.0), (0.0, 2e-6, 5e-6, 10e-6),
-                             (0.0, 1e-9, 5e-9, 2e-8, 5e-8, 1e-7))
+                             (0.0, 1.0, 2.0, 3.0, 4.0, 6.0), (0.0, 0.5e-6, 1e-6, 2e-6, 5e-6, 10e-6),
+                             (0.0, 1e-9, 2e-9, 5e-9, 1e-8, 2e-8, 5e-8, 1e-7))
     for bandwidth, flops, matvec, per_gradient, per_dimension in grid:
         runtime = replace(costmodel.JAX_CPU_SAMPLER, bandwidth_factor=bandwidth,
                           flops_factor=flops, matvec_bandwidth_factor=matvec,
@@ -260,10 +328,12 @@ def main(argv=None) -> None:
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--models", default="")
     p.add_argument("--precisions", default="float64")
-    p.add_argument("--lengths", default="100,500", help="two post-tuning lengths")
+    p.add_argument("--lengths", default="100,1000", help="two post-tuning lengths")
     p.add_argument("--warmup", type=int, default=300)
     p.add_argument("--repeats", type=int, default=3)
     p.add_argument("--fit", nargs="*", help="result files to fit instead of measuring")
+    p.add_argument("--driver", default="",
+                   help="comma-separated dimensions: time NumPyro's driver on standard normals")
     p.add_argument("--fixed-from", nargs="*", default=None,
                    help="bench/fit_numpyro_tuning.py lines to refit the fixed seconds on")
     p.add_argument("--fit-models", default="",
@@ -281,6 +351,11 @@ def main(argv=None) -> None:
 
     machine = machine_figures()
     short, long = (int(n) for n in args.lengths.split(","))
+    if args.driver:
+        dims = [int(d) for d in args.driver.split(",")]
+        print(json.dumps(measure_driver(dims, (short, long), args.warmup, machine,
+                                        args.repeats)), flush=True)
+        return
     for name in filter(None, args.models.split(",")):
         for precision in args.precisions.split(","):
             try:

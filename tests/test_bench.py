@@ -351,6 +351,13 @@ def test_numpyros_leapfrog_is_taken_from_median_walls_and_the_grid_recovers_a_kn
     assert fit.reliable(line)
     line["runs"]["1000"]["walls"] = [3.3, 3.4, 3.5]
     assert not fit.reliable(line)
+    # runs of one compiled loop have no compile in them: a few hundredths of a second tell
+    loop = {"model": "m", "method": "compiled_loop", "runs": {
+        "100": {"walls": [0.010, 0.011, 0.012], "leapfrogs": 700.0},
+        "1000": {"walls": [0.10, 0.11, 0.12], "leapfrogs": 7000.0}}}
+    assert fit.reliable(loop)
+    loop["runs"]["1000"]["walls"] = [0.02, 0.021, 0.022]
+    assert not fit.reliable(loop)
 
     machine = MachineFigures({"float32": 1e10, "float64": 1e10},
                              {"float32": 1e10, "float64": 1e10},
@@ -368,6 +375,41 @@ def test_numpyros_leapfrog_is_taken_from_median_walls_and_the_grid_recovers_a_kn
     rms, runtime = fit.grid_fit(rows, machine)
     assert rms < 0.01
     assert max(abs(e) for e in fit.log_errors(runtime, rows, machine)) < 0.02
+
+
+def test_numpyros_leapfrog_is_timed_in_one_compiled_program():
+    """``fit_numpyro_leapfrog.measure`` runs NumPyro's tuned kernel in one compiled loop, so its
+    runs hold leapfrogs and no compile: on eight schools (a leapfrog of a few microseconds) the
+    shorter length's runs take well under the tenth of a second an ``MCMC.run`` call took to
+    compile, and the longer length counts more leapfrogs."""
+    import fit_numpyro_leapfrog as fit
+
+    from pymc_accel.machine import machine_figures
+
+    line = fit.measure("eight_schools", "float64", (5, 50), 50, machine_figures(), repeats=2)
+    short, long = line["runs"].values()
+    assert line["method"] == "compiled_loop"
+    assert max(short["walls"]) < 0.1
+    assert long["leapfrogs"] > short["leapfrogs"] > 0
+
+
+def test_numpyros_driver_is_fitted_per_leapfrog_and_dimension():
+    """``fit_numpyro_leapfrog.measure_driver`` times NumPyro on standard normals and fits
+    ``a + b d`` in the cost model's reference units (this machine's scale taken off)."""
+    import fit_numpyro_leapfrog as fit
+
+    from pymc_accel import costmodel
+    from pymc_accel.machine import machine_figures
+
+    machine = machine_figures()
+    out = fit.measure_driver([2, 200], (5, 40), 30, machine, repeats=2)
+    assert [p["d"] for p in out["driver"]] == [2, 200]
+    assert all(p["runs"][40]["leapfrogs"] > p["runs"][5]["leapfrogs"] for p in out["driver"])
+    scale = costmodel._machine_scale(machine)
+    assert out["per_dimension_seconds"] == pytest.approx(out["fit_seconds_per_dimension"] / scale)
+    slope = ((out["driver"][1]["per_leapfrog_seconds"] - out["driver"][0]["per_leapfrog_seconds"])
+             / 198)  # two points: the line goes through both
+    assert out["fit_seconds_per_dimension"] == pytest.approx(slope)
 
 
 def test_the_regret_benchmark_runs_the_chosen_candidates_alone_when_asked():
