@@ -268,7 +268,21 @@ JAX_CPU_SAMPLER_DENSE_EFFICIENCY = 0.14
 # of nutpie's time per effective draw, though NumPyro's float64 runs of that model took 53-60 s
 # where nutpie's took 29 s (at 1.5 float32 NumPyro was chosen, and its demo took 79.8 s on a
 # busy machine). Crediting float32 waits on pricing NumPyro's leapfrog on those models.
-JAX_CPU_SAMPLER = Runtime("jax-cpu-sampler", 1.5, 2.0, 2e-6, 2e-8, 2.03, 0.0021,
+# The leapfrog timings above came from MCMC.run calls from a tuned state, on the belief that a
+# length's repeats reused its compiled program; each call compiles again (found 2026-11-26),
+# so their differences carried the compile's noise. bench/fit_numpyro_leapfrog.py now runs
+# NumPyro's tuned kernel in one compiled loop (docs/results/fit-numpyro-leapfrog-cpu-
+# 2026-11-26.jsonl): 18 of the 23 fit models' leapfrogs stand out of the noise, where the
+# figures above err by an rms log error of 0.93, most of it their driver on the small models
+# (funnel 10x, many_scalars 11x: 0.6 µs timed). The driver timed apart, NumPyro on standard
+# normals (--driver 10,100,1000,5000): 0.91, 1.52, 14.6 and 62.2 µs a leapfrog on this
+# machine, 0.40 µs + 4.7 ns a dimension at the reference call overhead, taken here as
+# 0.4 µs + 5 ns (was 2 µs + 20 ns). That alone brings the rms log error to 0.57; a grid refit
+# of the other factors reaches 0.47 with two far-apart optima (bandwidth 1.5 and flops 2, or
+# 0.3 and 4), so they are not identified by these models and stand. The fixed seconds, fitted
+# as walls less leapfrogs, would rise by the cheaper driver's share of a run (0.1-0.2 s on the
+# quick zoo), within their fit's spread, and are left.
+JAX_CPU_SAMPLER = Runtime("jax-cpu-sampler", 1.5, 2.0, 4e-7, 5e-9, 2.03, 0.0021,
                           threaded_dense=True, streams_elementwise=False,
                           dense_efficiency=JAX_CPU_SAMPLER_DENSE_EFFICIENCY,
                           per_kernel_seconds=0.0, float32_gain=False, float32_bytes_gain=True,
