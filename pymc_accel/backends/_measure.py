@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 import os
+import statistics
 import time
 import weakref
 from dataclasses import replace
@@ -259,6 +260,101 @@ def time_jax_gradient(model: Any, device: str, precision: str, budget_seconds: f
     return compiled, kernel, calls
 
 
+def time_jax_sampler_gradient(model: Any, precision: str, chains: int, budget_seconds: float,
+                              modelled_compile: float = 0.0) -> tuple[float, float, int, int]:
+    """Time the JAX gradient on the CPU the way a sampler compiled whole runs it: inside one
+    compiled loop, on the flat position (:mod:`pymc_accel.backends.flat_position`), with
+    ``chains`` copies side by side on the XLA CPU devices (``jax.pmap``, as NumPyro's
+    ``chain_method="parallel"`` runs its chains; at most one a device).
+
+    Each pass of the loop is a leapfrog's gradient work: the value and gradient at the
+    position, a momentum and a position update by a step size that is zero at run time (so the
+    position stays where it starts, and XLA cannot hoist the gradient out of the loop). The loop
+    is run for 1 and for ``n`` passes, ``n`` grown until a run takes a measurable time, and the
+    difference over ``n - 1`` is the seconds per gradient with the chains sharing the cores:
+    no call dispatch is in it, so none has to be modelled and taken off, as a standalone
+    jitted call's had to be (:func:`jax_measure`).
+    Written by hand: JAX has no timing of a function inside a compiled loop.
+
+    Returns
+    -------
+    tuple
+        ``(compile_seconds, seconds_per_gradient, passes, chains_side_by_side)``.
+    """
+    key = ("jax-loop", "cpu", precision, chains)
+    hit = _cached(model, key)
+    if hit is not None:
+        return hit
+    import jax
+    import jax.numpy as jnp
+    from pymc.sampling.jax import get_jaxified_logp
+
+    from pymc_accel.backends.flat_position import flatten_points
+    from pymc_accel.backends.jax_model import jax_precision
+
+    devices = jax.devices("cpu")[:_side_by_side(chains)]
+    load = load_factor()
+    with jax_precision(precision):
+        start = time.perf_counter()
+        logp = get_jaxified_logp(model)
+        flat, leaves = flatten_points(_initial_args(model, jitter=True), 1, precision)
+        value_and_grad = jax.value_and_grad(lambda x: logp(leaves.unravel(x)))
+
+        def passes(x, step, n):
+            def one(_, carry):
+                x, p, total = carry
+                value, grad = value_and_grad(x)
+                p = p + step * grad
+                return x + step * p, p, total + value
+            zero = jnp.zeros((), x.dtype)
+            return jax.lax.fori_loop(0, n, one, (x, jnp.zeros_like(x), zero))[2]
+
+        run = jax.pmap(passes, in_axes=(0, None, None), devices=devices)
+        xs = jnp.stack([jnp.asarray(flat).reshape(-1)] * len(devices))
+        step = jnp.asarray(0.0, xs.dtype)
+        if not bool(jnp.all(jnp.isfinite(run(xs, step, 1)))):  # jitter left the support
+            flat, _ = flatten_points(_initial_args(model), 1, precision)
+            xs = jnp.stack([jnp.asarray(flat).reshape(-1)] * len(devices))
+            jax.block_until_ready(run(xs, step, 1))
+        compiled = time.perf_counter() - start
+        first_use.mark_used(("jax",))  # XLA's client has started: the run will not pay it again
+        record_compile("jax", modelled_compile, compiled, load)
+
+        def wall(n: int) -> float:
+            began = time.perf_counter()
+            jax.block_until_ready(run(xs, step, n))
+            return time.perf_counter() - began
+
+        left = _timing_seconds(budget_seconds, compiled)
+        deadline = time.perf_counter() + left
+        one = min(wall(1) for _ in range(3))
+        # grow the loop until a run is 20x a single pass's call and at least LOOP_SECONDS
+        n, took = 4, wall(4)
+        while (took < max(LOOP_SECONDS, 20 * one) and n < MAX_LOOP_PASSES
+               and time.perf_counter() + 4 * took < deadline):
+            n *= 4
+            took = wall(n)
+        runs = [took] + [wall(n) for _ in range(2) if time.perf_counter() + took < deadline]
+        per = max((statistics.median(runs) - one) / (n - 1), 0.0)
+    _store(model, key, (compiled, per, n, len(devices)))
+    return compiled, per, n, len(devices)
+
+
+def _side_by_side(parallel_chains: int) -> int:
+    """How many chains a JAX sampler runs side by side on the CPU: one an XLA CPU device, as
+    many as there are devices (:func:`pymc_accel.devices.configure_jax_cpu_devices`)."""
+    import jax
+
+    return max(1, min(parallel_chains, len(jax.devices("cpu"))))
+
+
+#: Seconds a timed run of the loop in :func:`time_jax_sampler_gradient` should last, so that
+#: the clock's and the call's noise are small against it.
+LOOP_SECONDS = 0.03
+#: Most passes of that loop (a gradient of a few flops takes tens of nanoseconds in it).
+MAX_LOOP_PASSES = 1 << 16
+
+
 def jax_measure(
     candidate: Candidate, model: Any, profile: ModelProfile, machine: MachineFigures,
     budget_seconds: float, modelled: Estimate, parallel_chains: int,
@@ -266,10 +362,16 @@ def jax_measure(
 ) -> Estimate | None:
     """Measured estimate for a JAX candidate, or ``None`` if its compile is over budget.
 
-    The gradient is timed as a standalone jitted call, which pays XLA's per-kernel dispatch
-    (:data:`pymc_accel.costmodel.JAX_CPU_KERNEL_SECONDS`); on the CPU, a ``runtime`` that pays
-    less per kernel (a sampler compiled whole, :data:`~pymc_accel.costmodel.JAX_CPU_SAMPLER`)
-    has the difference taken off the timing, down to at most a fifth of it.
+    On the CPU, a ``runtime`` that compiles the sampler whole (no per-kernel dispatch,
+    :data:`~pymc_accel.costmodel.JAX_CPU_SAMPLER`: NumPyro's, BlackJAX's) has its gradient
+    timed as that sampler runs it, inside one compiled loop with ``parallel_chains`` chains side
+    by side (:func:`time_jax_sampler_gradient`), and the runtime's modelled driver added. Until
+    2026-11-26 it was timed as a standalone jitted call less a modelled dispatch per kernel,
+    which left most of seed_mid's 245 µs call to the model (140 µs taken off) and gave 66 to
+    218 µs in two runs of the same model, where the loop gave 186 and 200 against 144-166 µs
+    a leapfrog in NumPyro's sampler (``bench/fit_jax_gradient_timing.py``,
+    docs/benchmarks.md). Elsewhere (the GPU; a runtime that calls the gradient from outside
+    XLA) the standalone call is what a step pays, and is timed.
 
     A float32 candidate of a ``runtime`` whose float32 gain is its halved bytes
     (``float32_bytes_gain``: the sampler's chains side by side, sharing the memory) is priced
@@ -281,25 +383,29 @@ def jax_measure(
     from_float64 = (candidate.device == "cpu" and precision == "float32"
                     and runtime.float32_bytes_gain)
     timed = "float64" if from_float64 else precision
-    key = ("jax", candidate.device, timed)
+    in_loop = candidate.device == "cpu" and runtime.per_kernel_seconds < \
+        costmodel.JAX_CPU.per_kernel_seconds
+    # the chains asked for, not yet those the devices seat: counting the devices starts JAX,
+    # which a compile that does not fit must not pay
+    key = (("jax-loop", "cpu", timed, parallel_chains) if in_loop
+           else ("jax", candidate.device, timed))
     modelled_compile = costmodel.gradient_compile_seconds(profile, costmodel.JAX_CPU)
     if _cached(model, key) is None and not fits(
         "jax", modelled_compile, budget_seconds, modelled.seconds_per_gradient.value
     ):
         return None
-    compiled, kernel, calls = time_jax_gradient(
-        model, candidate.device, timed, budget_seconds, modelled_compile
-    )
-    note = (f"JAX gradient timed on {candidate.device}{' in float64' if from_float64 else ''}: "
-            f"{kernel * 1e6:.1f} µs median of {calls} calls (compiled in {compiled:.2f} s)")
-    if candidate.device == "cpu":
-        dispatch = (costmodel.JAX_CPU.per_kernel_seconds - runtime.per_kernel_seconds) * \
-            profile.census.kernels * costmodel._machine_scale(machine)
-        if dispatch > 0:
-            kernel = max(kernel - dispatch, 0.2 * kernel)
-            note += f" ({dispatch * 1e6:.1f} µs of standalone dispatch taken off)"
-        grad = costmodel.measured_cpu_gradient_seconds(
-            kernel, profile, machine, timed, runtime, parallel_chains, note=note)
+    in_float64 = " in float64" if from_float64 else ""
+    if in_loop:
+        compiled, seconds, passes, chains = time_jax_sampler_gradient(
+            model, timed, parallel_chains, budget_seconds, modelled_compile)
+        driver = costmodel.driver_seconds(profile, machine, runtime)
+        grad = Figure(seconds + driver, "measured",
+                      f"JAX gradient timed on cpu{in_float64} in a compiled loop, {chains} "
+                      f"chain{'s' if chains > 1 else ''} side by side: {seconds * 1e6:.1f} µs "
+                      f"a pass over {passes} passes (compiled in {compiled:.2f} s) + "
+                      f"{driver * 1e6:.1f} µs of driver (modelled)",
+                      measured_share=seconds / (seconds + driver) if seconds + driver > 0
+                      else 1.0)
         if from_float64:
             ratio = (costmodel.cpu_gradient_seconds(profile, machine, precision, runtime,
                                                     parallel_chains).value
@@ -309,6 +415,15 @@ def jax_measure(
                           f"{grad.note}, x {ratio:.2f}: the sampler's modelled float32/float64 "
                           "ratio (halved bytes; float32 timed alone is no faster)",
                           measured_share=grad.measured_share)
+        return replace(modelled, seconds_per_gradient=grad)
+    compiled, kernel, calls = time_jax_gradient(
+        model, candidate.device, timed, budget_seconds, modelled_compile
+    )
+    note = (f"JAX gradient timed on {candidate.device}{in_float64}: "
+            f"{kernel * 1e6:.1f} µs median of {calls} calls (compiled in {compiled:.2f} s)")
+    if candidate.device == "cpu":
+        grad = costmodel.measured_cpu_gradient_seconds(
+            kernel, profile, machine, timed, runtime, parallel_chains, note=note)
     else:
         grad = Figure(kernel, "measured", note)
     return replace(modelled, seconds_per_gradient=grad)
