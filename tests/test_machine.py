@@ -416,6 +416,26 @@ def test_numpyros_gradient_is_timed_in_a_compiled_loop_with_its_chains_side_by_s
     assert dc_replace(sampler, seconds_per_gradient=modelled.seconds_per_gradient) == modelled
 
 
+def test_a_loop_timing_that_does_not_fit_the_budget_starts_nothing(monkeypatch):
+    """A JAX compile that would not fit declines before JAX is asked for its devices (counting
+    them starts JAX, a second on a process's first use), as measured mode's budget needs."""
+    from pymc_accel.backends import _measure
+    from pymc_accel.backends.numpyro_nuts import JaxNutsBackend
+    from pymc_accel.models import hierarchical_logistic
+
+    def no_devices(chains):
+        raise AssertionError("asked for the devices")
+
+    monkeypatch.setattr(_measure, "_side_by_side", no_devices)
+    m = _machine()
+    model = hierarchical_logistic(500, 5, 10).model
+    profile = profile_model(model)
+    candidate = Candidate("numpyro", "cpu", "float64", (("chain_method", "parallel"),))
+    modelled = JaxNutsBackend().estimate(candidate, profile, m)
+    assert _measure.jax_measure(candidate, model, profile, m, 0.0, modelled, 2,
+                                runtime=costmodel.JAX_CPU_SAMPLER) is None
+
+
 def test_the_loop_timing_runs_the_gradient_side_by_side_and_finds_its_cost():
     """``time_jax_sampler_gradient`` on a real model: compiles once, times a positive cost per
     pass, and keeps the timing for the model (a second call times nothing)."""
