@@ -272,17 +272,19 @@ JAX_CPU_SAMPLER_DENSE_EFFICIENCY = 0.14
 # length's repeats reused its compiled program; each call compiles again (found 2026-11-26),
 # so their differences carried the compile's noise. bench/fit_numpyro_leapfrog.py now runs
 # NumPyro's tuned kernel in one compiled loop (docs/results/fit-numpyro-leapfrog-cpu-
-# 2026-11-26.jsonl): 18 of the 23 fit models' leapfrogs stand out of the noise, where the
-# figures above err by an rms log error of 0.93, most of it their driver on the small models
+# 2026-11-26.jsonl): 18 of the 23 fit models' leapfrogs stand out of the noise, where these
+# figures err by an rms log error of 0.93, most of it their driver on the small models
 # (funnel 10x, many_scalars 11x: 0.6 µs timed). The driver timed apart, NumPyro on standard
 # normals (--driver 10,100,1000,5000): 0.91, 1.52, 14.6 and 62.2 µs a leapfrog on this
-# machine, 0.40 µs + 4.7 ns a dimension at the reference call overhead, taken here as
-# 0.4 µs + 5 ns (was 2 µs + 20 ns). That alone brings the rms log error to 0.57; a grid refit
-# of the other factors reaches 0.47 with two far-apart optima (bandwidth 1.5 and flops 2, or
-# 0.3 and 4), so they are not identified by these models and stand. The fixed seconds, fitted
-# as walls less leapfrogs, would rise by the cheaper driver's share of a run (0.1-0.2 s on the
-# quick zoo), within their fit's spread, and are left.
-JAX_CPU_SAMPLER = Runtime("jax-cpu-sampler", 1.5, 2.0, 4e-7, 5e-9, 2.03, 0.0021,
+# machine, 0.40 µs + 4.7 ns a dimension at the reference call overhead. Taken as the driver
+# (0.4 µs + 5 ns), it brings the leapfrog's rms log error to 0.57, but it moved the choice on
+# seed_large (the demo model) to NumPyro in three of the four recorded files of it, at 1.61x
+# to 1.88x nutpie's time per effective draw (bench/replay_regret.py): a whole NumPyro run
+# costs more than its leapfrogs and fixed seconds as priced (its float64 estimates are 0.72x
+# its warm walls, geometric mean, over the quick zoo's 08:50 runs, 0.61x with the lower
+# driver), and the larger driver had carried some of that. So the driver stays at 2 µs + 20 ns until what a run pays outside the timed
+# leapfrog is priced.
+JAX_CPU_SAMPLER = Runtime("jax-cpu-sampler", 1.5, 2.0, 2e-6, 2e-8, 2.03, 0.0021,
                           threaded_dense=True, streams_elementwise=False,
                           dense_efficiency=JAX_CPU_SAMPLER_DENSE_EFFICIENCY,
                           per_kernel_seconds=0.0, float32_gain=False, float32_bytes_gain=True,
