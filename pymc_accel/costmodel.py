@@ -282,8 +282,8 @@ JAX_CPU_SAMPLER_DENSE_EFFICIENCY = 0.14
 # to 1.88x nutpie's time per effective draw (bench/replay_regret.py): a whole NumPyro run
 # costs more than its leapfrogs and fixed seconds as priced (its float64 estimates are 0.72x
 # its warm walls, geometric mean, over the quick zoo's 08:50 runs, 0.61x with the lower
-# driver), and the larger driver had carried some of that. So the driver stays at 2 µs + 20 ns until what a run pays outside the timed
-# leapfrog is priced.
+# driver), and the larger driver had carried some of that. So the driver stays at
+# 2 µs + 20 ns until what a run pays outside the timed leapfrog is priced.
 JAX_CPU_SAMPLER = Runtime("jax-cpu-sampler", 1.5, 2.0, 2e-6, 2e-8, 2.03, 0.0021,
                           threaded_dense=True, streams_elementwise=False,
                           dense_efficiency=JAX_CPU_SAMPLER_DENSE_EFFICIENCY,

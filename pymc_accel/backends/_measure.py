@@ -341,8 +341,8 @@ def time_jax_sampler_gradient(model: Any, precision: str, chains: int, budget_se
 
 
 def _side_by_side(parallel_chains: int) -> int:
-    """How many chains a JAX sampler runs side by side on the CPU: one an XLA CPU device, as
-    many as there are devices (:func:`pymc_accel.devices.configure_jax_cpu_devices`)."""
+    """How many chains a JAX sampler runs side by side on the CPU: one an XLA CPU device, at
+    most as many as there are devices (:func:`pymc_accel.devices._ask_for_host_devices`)."""
     import jax
 
     return max(1, min(parallel_chains, len(jax.devices("cpu"))))
@@ -367,9 +367,9 @@ def jax_measure(
     timed as that sampler runs it, inside one compiled loop with ``parallel_chains`` chains side
     by side (:func:`time_jax_sampler_gradient`), and the runtime's modelled driver added. Until
     2026-11-26 it was timed as a standalone jitted call less a modelled dispatch per kernel,
-    which left most of seed_mid's 245 µs call to the model (140 µs taken off) and gave 66 to
-    218 µs in two runs of the same model, where the loop gave 186 and 200 against 144-166 µs
-    a leapfrog in NumPyro's sampler (``bench/fit_jax_gradient_timing.py``,
+    which left most of seed_mid's 245 µs call to the model (140 µs taken off) and gave 29 to
+    181 µs in four runs of the same model, where the loop gave 147 to 163 µs against 118 to
+    166 µs a leapfrog in NumPyro's sampler (``bench/fit_jax_gradient_timing.py``,
     docs/benchmarks.md). Elsewhere (the GPU; a runtime that calls the gradient from outside
     XLA) the standalone call is what a step pays, and is timed.
 
