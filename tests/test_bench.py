@@ -412,6 +412,31 @@ def test_numpyros_driver_is_fitted_per_leapfrog_and_dimension():
     assert out["fit_seconds_per_dimension"] == pytest.approx(slope)
 
 
+def test_the_gradient_timing_comparison_summarises_each_figure_against_the_sampler(tmp_path,
+                                                                                   capsys):
+    """``fit_jax_gradient_timing --summarise``: per model the median of its lines, each figure
+    as a ratio to the leapfrog in NumPyro's sampler, and each figure's geometric mean."""
+    import json
+
+    import fit_jax_gradient_timing as fit
+
+    lines = [{"model": "a", "in_sampler": 1e-5, "standalone": 2e-5, "loop": 1e-5,
+              "modelled": 4e-5},
+             {"model": "a", "in_sampler": 1e-5, "standalone": 2e-5, "loop": 1e-5,
+              "modelled": 4e-5},
+             {"model": "b", "in_sampler": 1e-4, "standalone": 5e-5, "loop": 1e-4,
+              "modelled": 1e-4},
+             {"model": "c", "error": "NumPyro could not run it"}]
+    path = tmp_path / "lines.jsonl"
+    path.write_text("\n".join(json.dumps(line) for line in lines))
+    fit.summarise([str(path)])
+    out = capsys.readouterr().out
+    assert "| a | 10.0 | 20.0 (2.00x) | 10.0 (1.00x) | 40.0 (4.00x) |" in out
+    assert "loop: geometric mean 1.00x, worst 1.00x over 2 models" in out
+    assert "standalone: geometric mean 1.00x, worst 2.00x over 2 models" in out
+    assert "| c |" not in out
+
+
 def test_the_regret_benchmark_runs_the_chosen_candidates_alone_when_asked():
     """``_candidates_for(..., "chosen")`` is what the benchmark runs after measured mode: only
     the choices not run yet (a first version ran every built-in candidate a second time)."""
