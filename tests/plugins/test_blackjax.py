@@ -102,6 +102,37 @@ def test_blackjax_nuts_prices_its_leapfrog_at_twice_numpyros():
     assert "BlackJAX's leapfrog" in blackjax.note
 
 
+def test_blackjax_nuts_keeps_its_leapfrog_factor_when_measured():
+    """Measured mode times the JAX gradient NumPyro and BlackJAX share; BlackJAX's row is
+    that timing times its leapfrog factor, not NumPyro's figure (which chose BlackJAX on
+    seed_mid at 1.35x NumPyro's time per effective draw)."""
+    import pymc_accel_blackjax
+
+    from pymc_accel.backend import Candidate
+    from pymc_accel.backends import _measure
+    from pymc_accel.backends.numpyro_nuts import JaxNutsBackend
+    from pymc_accel.machine import MachineFigures
+    from pymc_accel.models import eight_schools
+    from pymc_accel.profile import profile_model
+
+    machine = MachineFigures({"float32": 1e10, "float64": 1e10}, {"float32": 1e10, "float64": 1e10},
+                             {"float32": 1e11, "float64": 5e10}, cpu_call_seconds=2.5e-6)
+    model = eight_schools()
+    profile = profile_model(model)
+    _measure._store(model, ("jax-loop", "cpu", "float64", 2), (0.5, 1e-4, 100, 2))  # timed
+    numpyro = JaxNutsBackend().measure(
+        Candidate("numpyro", "cpu", "float64", (("chain_method", "parallel"),)),
+        model, profile, machine, 5.0).seconds_per_gradient
+    blackjax = BlackJaxNutsBackend().measure(
+        Candidate("blackjax_nuts", "cpu", "float64", (("chain_method", "parallel"),)),
+        model, profile, machine, 5.0).seconds_per_gradient
+    assert numpyro.source == blackjax.source == "measured"
+    assert blackjax.value == pytest.approx(pymc_accel_blackjax.LEAPFROG_FACTOR * numpyro.value)
+    assert blackjax.measured_share == pytest.approx(
+        numpyro.measured_share / pymc_accel_blackjax.LEAPFROG_FACTOR)
+    assert "BlackJAX's leapfrog" in blackjax.note
+
+
 @pytest.mark.parametrize("backend", ["blackjax_nuts", "blackjax_mclmc"])
 def test_blackjax_runs_check_their_start_in_pymc_not_twice(backend, start_checks):
     """PyMC's JAX path evaluates the jittered start before BlackJAX runs, so pymc-accel's own
