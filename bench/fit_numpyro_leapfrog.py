@@ -19,8 +19,8 @@ chain sets the pace: the larger of the two chains' counts is used).
 
 Until 2026-11-26 the runs after tuning were ``MCMC.run`` calls from ``post_warmup_state``, on
 the belief that every repeat after a length's first reused its compiled program. It does not:
-each call compiles again (500 draws of a 10-dimensional normal took 2.1-2.5 s a call, its
-leapfrogs 3 ms), so the difference was the compile's noise on all but the largest models
+each call compiles again (500 and 3000 draws of a 10-dimensional normal took 2.5 and 2.1 s
+a call, their leapfrogs 3 and 20 ms), so the difference was the compile's noise on all but the largest models
 (-115 to +160 µs a leapfrog on the quick zoo's small models in one run) and
 :func:`reliable` kept only the models whose leapfrogs outweighed it.
 
@@ -33,12 +33,12 @@ under both the fitted and the current factors.
 
     JAX_PLATFORMS=cpu python bench/fit_numpyro_leapfrog.py --models glm_poisson,seed_mid \\
         > docs/results/fit-numpyro-leapfrog-cpu.jsonl
+    python bench/fit_numpyro_leapfrog.py --fit docs/results/fit-numpyro-leapfrog-cpu.jsonl
     JAX_PLATFORMS=cpu python bench/fit_numpyro_leapfrog.py --driver 10,100,1000,5000
 
 ``--driver`` times NumPyro's own work per leapfrog on standard normals of those dimensions
 (:func:`measure_driver`), the ``per_gradient_seconds`` and ``per_dimension_seconds`` of
 ``costmodel.JAX_CPU_SAMPLER``.
-    python bench/fit_numpyro_leapfrog.py --fit docs/results/fit-numpyro-leapfrog-cpu.jsonl
 """
 
 from __future__ import annotations
