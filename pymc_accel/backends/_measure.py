@@ -309,12 +309,14 @@ def time_jax_sampler_gradient(model: Any, precision: str, chains: int, budget_se
             zero = jnp.zeros((), x.dtype)
             return jax.lax.fori_loop(0, n, one, (x, jnp.zeros_like(x), zero))[2]
 
+        def side_by_side(flat):  # one copy of the position a device
+            return jnp.stack([jnp.asarray(flat).reshape(-1)] * len(devices))
+
         run = jax.pmap(passes, in_axes=(0, None, None), devices=devices)
-        xs = jnp.stack([jnp.asarray(flat).reshape(-1)] * len(devices))
+        xs = side_by_side(flat)
         step = jnp.asarray(0.0, xs.dtype)
         if not bool(jnp.all(jnp.isfinite(run(xs, step, 1)))):  # jitter left the support
-            flat, _ = flatten_points(_initial_args(model), 1, precision)
-            xs = jnp.stack([jnp.asarray(flat).reshape(-1)] * len(devices))
+            xs = side_by_side(flatten_points(_initial_args(model), 1, precision)[0])
             jax.block_until_ready(run(xs, step, 1))
         compiled = time.perf_counter() - start
         first_use.mark_used(("jax",))  # XLA's client has started: the run will not pay it again
@@ -398,32 +400,30 @@ def jax_measure(
     if in_loop:
         compiled, seconds, passes, chains = time_jax_sampler_gradient(
             model, timed, parallel_chains, budget_seconds, modelled_compile)
-        driver = costmodel.driver_seconds(profile, machine, runtime)
-        grad = Figure(seconds + driver, "measured",
-                      f"JAX gradient timed on cpu{in_float64} in a compiled loop, {chains} "
-                      f"chain{'s' if chains > 1 else ''} side by side: {seconds * 1e6:.1f} µs "
-                      f"a pass over {passes} passes (compiled in {compiled:.2f} s) + "
-                      f"{driver * 1e6:.1f} µs of driver (modelled)",
-                      measured_share=seconds / (seconds + driver) if seconds + driver > 0
-                      else 1.0)
-        if from_float64:
-            ratio = (costmodel.cpu_gradient_seconds(profile, machine, precision, runtime,
-                                                    parallel_chains).value
-                     / max(1e-12, costmodel.cpu_gradient_seconds(
-                         profile, machine, "float64", runtime, parallel_chains).value))
-            grad = Figure(grad.value * ratio, "measured",
-                          f"{grad.note}, x {ratio:.2f}: the sampler's modelled float32/float64 "
-                          "ratio (halved bytes; float32 timed alone is no faster)",
-                          measured_share=grad.measured_share)
-        return replace(modelled, seconds_per_gradient=grad)
-    compiled, kernel, calls = time_jax_gradient(
-        model, candidate.device, timed, budget_seconds, modelled_compile
-    )
-    note = (f"JAX gradient timed on {candidate.device}{in_float64}: "
-            f"{kernel * 1e6:.1f} µs median of {calls} calls (compiled in {compiled:.2f} s)")
-    if candidate.device == "cpu":
+        # the chains were timed side by side already: nothing is scaled for them (1)
         grad = costmodel.measured_cpu_gradient_seconds(
-            kernel, profile, machine, timed, runtime, parallel_chains, note=note)
+            seconds, profile, machine, timed, runtime, 1,
+            note=f"JAX gradient timed on cpu{in_float64} in a compiled loop, {chains} "
+                 f"chain{'s' if chains > 1 else ''} side by side over {passes} passes "
+                 f"(compiled in {compiled:.2f} s)")
     else:
-        grad = Figure(kernel, "measured", note)
+        compiled, kernel, calls = time_jax_gradient(
+            model, candidate.device, timed, budget_seconds, modelled_compile
+        )
+        note = (f"JAX gradient timed on {candidate.device}{in_float64}: "
+                f"{kernel * 1e6:.1f} µs median of {calls} calls (compiled in {compiled:.2f} s)")
+        if candidate.device == "cpu":
+            grad = costmodel.measured_cpu_gradient_seconds(
+                kernel, profile, machine, timed, runtime, parallel_chains, note=note)
+        else:
+            grad = Figure(kernel, "measured", note)
+    if from_float64:
+        ratio = (costmodel.cpu_gradient_seconds(profile, machine, precision, runtime,
+                                                parallel_chains).value
+                 / max(1e-12, costmodel.cpu_gradient_seconds(
+                     profile, machine, "float64", runtime, parallel_chains).value))
+        grad = Figure(grad.value * ratio, "measured",
+                      f"{grad.note}, x {ratio:.2f}: the sampler's modelled float32/float64 "
+                      "ratio (halved bytes; float32 timed alone is no faster)",
+                      measured_share=grad.measured_share)
     return replace(modelled, seconds_per_gradient=grad)
