@@ -157,6 +157,11 @@ class Estimate:
         The seconds per gradient (modelled, or timed by measured mode) where the model's
         earlier runs corrected them in ``seconds_per_gradient``
         (:func:`pymc_accel.history.apply`); ``None`` where no run did.
+    gradient_efficiency_before_runs : float or None
+        For a NUTS sampler whose effective draws per gradient the model's earlier runs observed
+        (:func:`pymc_accel.history.apply`): the figure the cost model gives its adaptation
+        against nutpie's, which a run's record compares its observed effective draws with;
+        ``None`` where no run observed them.
     later_runs_sharing_compile : Figure
         How many later runs of the model are expected to load ``cold_compile_seconds``' compile
         from the disk cache, and why (:func:`pymc_accel.history.expected_later_runs`): the
@@ -180,6 +185,7 @@ class Estimate:
     precompiled_seconds: float = 0.0
     seconds_per_gradient_before_runs: float | None = None
     later_runs_sharing_compile: Figure = field(default_factory=lambda: Figure(0.0))
+    gradient_efficiency_before_runs: float | None = None
 
     def gradients_per_chain(self, steps: int) -> float:
         """Gradient evaluations one chain makes in ``steps`` iterations."""

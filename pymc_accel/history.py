@@ -104,6 +104,16 @@ GRADIENT_SHARE = 0.5
 #: wall over the estimate spans 0.64-2.15 between the 10th and 90th percentiles (232 rows),
 #: about 0.47. Weighted as two normal errors: 0.47^2 / (0.47^2 + 0.12^2) = 0.94.
 OBSERVED_GRADIENT_WEIGHT = 0.94
+#: Elements of each posterior variable whose bulk effective sample size a run's record takes
+#: (evenly spaced over the variable, so the same ones for every run of a model): ArviZ's bulk
+#: ESS took 0.8 ms an element on the 2-core machine (2 chains x 1000 draws: 12 elements 13 ms,
+#: 612 elements 0.57 s, 5,522 elements 4.4 s), too long to add to every run for all of them. A
+#: hierarchy's slowest-mixing variables are its scalars (the scales), which are taken whole.
+ESS_ELEMENTS_PER_VARIABLE = 16
+#: Fewest effective draws (the smallest bulk ESS over the elements taken, all chains together)
+#: for a run's effective draws to be recorded: below it the figure is noise (the funnel's runs
+#: got 3 to 49 between seeds of the same sampler: docs/results/fit-trajectories-cpu.jsonl).
+ESS_RECORD_MINIMUM = 100.0
 
 
 def enabled() -> bool:
@@ -161,6 +171,20 @@ def lookup(profile: ModelProfile, candidate: Candidate) -> dict[str, Any] | None
     return entry if isinstance(entry, dict) else None
 
 
+def ran(profile: ModelProfile, candidate: Candidate) -> bool:
+    """Whether the sampler of ``candidate`` (in either precision) has a recorded run of this
+    model structure (measured mode's timings are not runs)."""
+    return any(isinstance(entry, dict) and "wall_seconds" in entry
+               for entry in (lookup(profile, candidate), lookup(profile, other_precision(candidate))))
+
+
+def effective_draws_recorded(profile: ModelProfile, candidate: Candidate) -> bool:
+    """Whether a run of the sampler of ``candidate`` (in either precision) on this model
+    recorded its effective draws (:func:`observed_ess_per_draw`)."""
+    return any(_positive(entry, "ess_per_gradient") is not None
+               for entry in (lookup(profile, candidate), lookup(profile, other_precision(candidate))))
+
+
 def other_precision(candidate: Candidate) -> Candidate:
     """The same sampler, device and options at the other precision: its trees, effective draws
     and compile and start-up pace on a model are this candidate's (the precision changes what
@@ -195,6 +219,73 @@ def _reference_leapfrogs(profile: ModelProfile) -> tuple[float, list[str]] | Non
     return reference, [str(c) for _, c in seen]
 
 
+def _modelled_gradient_efficiency(estimate: Estimate) -> float | None:
+    """The effective draws per gradient against nutpie's that the cost model gives a NUTS
+    sampler's adaptation, before any run of the model observed them; ``None`` for a sampler
+    that is not NUTS."""
+    if estimate.gradient_efficiency_before_runs is not None:
+        return estimate.gradient_efficiency_before_runs
+    scale = estimate.trajectory_scale
+    if scale is None or scale <= 0:
+        return None
+    return estimate.relative_efficiency.value / scale
+
+
+def _positive(entry: dict[str, Any] | None, name: str) -> float | None:
+    value = entry.get(name) if isinstance(entry, dict) else None
+    return float(value) if isinstance(value, (int, float)) and value > 0 else None
+
+
+def _reference_ess_per_gradient(profile: ModelProfile) -> tuple[float, list[str]] | None:
+    """Effective draws per gradient nutpie's NUTS would get on this model, as the NUTS runs
+    that recorded their effective draws show it: each run's effective draws per gradient over
+    what the cost model gives its adaptation against nutpie's (geometric mean over the
+    runs); with the candidates those runs were of. ``None`` when no run recorded them.
+
+    With one sampler's runs this gives back that sampler's modelled efficiency; with two or more
+    it places each sampler's observed efficiency against the others'.
+    """
+    prefix = f"{model_key(profile)}|"
+    seen = []
+    for key, entry in _load().items():
+        if not key.startswith(prefix) or not isinstance(entry, dict):
+            continue
+        observed = _positive(entry, "ess_per_gradient")
+        modelled = _positive(entry, "gradient_efficiency")
+        if observed is not None and modelled is not None:
+            seen.append((math.log(observed / modelled), str(entry.get("candidate"))))
+    if not seen:
+        return None
+    return math.exp(sum(x for x, _ in seen) / len(seen)), [c for _, c in seen]
+
+
+def _observed_gradient_efficiency(
+    profile: ModelProfile, entry: dict[str, Any] | None, twin_entry: dict[str, Any] | None,
+) -> tuple[float, str] | None:
+    """A NUTS sampler's effective draws per gradient against nutpie's on this model, from its
+    own recorded run (or its twin's in the other precision: the same algorithm) against the
+    reference the model's runs give (:func:`_reference_ess_per_gradient`), with a note; ``None``
+    when neither recorded its effective draws.
+
+    The cost model gives every adaptation one figure (``costmodel.NUTS_GRADIENT_EFFICIENCY``),
+    and per model the truth strays from it by up to 2x: on the zoo's linear GLM NumPyro's runs
+    got 1.5x nutpie's effective draws per draw, against the 1.17x credited, and were the
+    fastest by 1.29x where nutpie was chosen (docs/benchmarks.md).
+    """
+    own, whose = _positive(entry, "ess_per_gradient"), entry
+    if own is None:
+        own, whose = _positive(twin_entry, "ess_per_gradient"), twin_entry
+    reference = _reference_ess_per_gradient(profile) if own is not None else None
+    if own is None or reference is None:
+        return None
+    value, seen_by = reference
+    ratio = own / value
+    recorded = whose.get("recorded", "an earlier run") if isinstance(whose, dict) else ""
+    return ratio, (f"{ratio:.2f}x nutpie's as observed (run at {recorded}: "
+                   f"{own:.3f} effective draws a gradient; nutpie's {value:.3f} as "
+                   f"{', '.join(seen_by)} show it)")
+
+
 def _trajectory_scale(entry: dict[str, Any]) -> float:
     """The NUTS trajectory scale of the candidate that recorded ``entry`` (1.0 in ledgers
     written before scales were recorded)."""
@@ -210,6 +301,42 @@ def observed_leapfrogs_per_draw(idata: Any) -> float | None:
         return None
     value = float(stats["n_steps"].mean())
     return value if math.isfinite(value) and value > 0 else None
+
+
+def observed_ess_per_draw(idata: Any) -> float | None:
+    """The smallest bulk effective sample size over the posterior's variables, per kept draw of
+    all chains: every element of a variable with up to :data:`ESS_ELEMENTS_PER_VARIABLE`
+    elements, that many evenly spaced ones of a larger variable. ``None`` when there is no
+    posterior, or under :data:`ESS_RECORD_MINIMUM` effective draws (noise).
+
+    ArviZ computes the ESS; only the choice of elements is this function's (a run of a model
+    with thousands of parameters would otherwise spend seconds on it).
+    """
+    import numpy as np
+    import xarray as xr
+    from arviz import ess
+
+    posterior = getattr(idata, "posterior", None)
+    if posterior is None:
+        return None
+    dataset = posterior.to_dataset() if hasattr(posterior, "to_dataset") else posterior
+    taken = {}
+    for name, var in dataset.data_vars.items():
+        if var.dims[:2] != ("chain", "draw") or not np.issubdtype(var.dtype, np.floating):
+            continue
+        values = np.asarray(var.values).reshape(var.shape[0], var.shape[1], -1)
+        if values.shape[2] > ESS_ELEMENTS_PER_VARIABLE:
+            picks = np.linspace(0, values.shape[2] - 1, ESS_ELEMENTS_PER_VARIABLE).round()
+            values = values[:, :, picks.astype(int)]
+        taken[str(name)] = (("chain", "draw", f"{name}_element"), values)
+    if not taken:
+        return None
+    chains, draws = next(iter(taken.values()))[1].shape[:2]
+    result = ess(xr.Dataset(taken), method="bulk")
+    smallest = min(float(np.nanmin(result[name].values)) for name in taken)
+    if not math.isfinite(smallest) or smallest < ESS_RECORD_MINIMUM:
+        return None
+    return smallest / (chains * draws)
 
 
 def record(
@@ -263,6 +390,13 @@ def record(
         ratio = observed_gradient_ratio(entry, seen)
         if ratio is not None:  # for the twin in the other precision (_gradient_from_runs)
             entry["gradient_ratio"] = ratio
+        efficiency = _modelled_gradient_efficiency(estimate)
+        if per_draw is not None and efficiency is not None:  # a NUTS run: its effective draws
+            ess_per_draw = observed_ess_per_draw(idata)
+            if ess_per_draw is not None:
+                entry["ess_per_draw"] = ess_per_draw
+                entry["ess_per_gradient"] = ess_per_draw / per_draw
+                entry["gradient_efficiency"] = efficiency
         key = f"{model_key(profile)}|{candidate.label}"
         data = dict(_load())
         previous = data.pop(key, None)  # re-inserted last: the oldest entries are dropped first
@@ -406,12 +540,17 @@ def apply(estimate: Estimate, profile: ModelProfile, candidate: Candidate) -> Es
                                "adaptation")
             # effective draws per gradient against nutpie's, as the cost model has them for
             # this sampler's adaptation (costmodel.NUTS_GRADIENT_EFFICIENCY)
-            per_gradient = (estimate.relative_efficiency.value / estimate.trajectory_scale
-                            if estimate.trajectory_scale > 0 else 1.0)
+            modelled = (estimate.relative_efficiency.value / estimate.trajectory_scale
+                        if estimate.trajectory_scale > 0 else 1.0)
+            per_gradient, efficiency_note = modelled, f"{modelled:.2f}x nutpie's"
+            seen_efficiency = _observed_gradient_efficiency(profile, entry, twin_entry)
+            if seen_efficiency is not None:
+                per_gradient, efficiency_note = seen_efficiency
             out = replace(out, gradients_per_draw=steps, relative_efficiency=Figure(
                 per_gradient * steps.value / per_draw, "observed",
-                f"effective draws per gradient {per_gradient:.2f}x nutpie's; nutpie's NUTS "
-                f"{per_draw:.1f} leapfrogs per draw on this model"))
+                f"effective draws per gradient {efficiency_note}; nutpie's NUTS "
+                f"{per_draw:.1f} leapfrogs per draw on this model"),
+                gradient_efficiency_before_runs=modelled)
     elif own is not None:
         out = replace(out, gradients_per_draw=Figure(
             own, "observed", f"leapfrogs per draw of this model's run at {ran}"))

@@ -34,6 +34,7 @@ from pymc_accel.measure import DEFAULT_BUDGET_SECONDS, measure_candidates
 from pymc_accel.precision import PrecisionCheck, check_float32
 from pymc_accel.profile import ModelProfile, profile_model, structure_key
 from pymc_accel.registry import BLOCK_ENV, BrokenPlugin, Registry, get_registry
+from pymc_accel.switches import switched_on
 from pymc_accel.report import Row, SelectionReport
 
 
@@ -51,6 +52,9 @@ FLOAT32_MIN_GAIN = 1.10
 #: wall time (geometric means of the error factor per result file, docs/benchmarks.md), and
 #: nutpie's fixed cost varied 0.65x to 1.4x of its fit between models and days.
 CLOSE_CALL = 1.25
+#: Switch (``PYMC_ACCEL_TRY_RUNNER_UP``, on unless ``off``) for trying a close call's runner-up
+#: once (:func:`_runner_up_to_try`).
+TRY_RUNNER_UP = "PYMC_ACCEL_TRY_RUNNER_UP"
 
 
 @dataclass
@@ -502,6 +506,9 @@ def select(
             )
 
     chosen, chosen_by = scored[0], "cost model" if backend is None else "user"
+    tried = _runner_up_to_try(scored, profile) if backend is None and not measure else None
+    if tried is not None:
+        chosen, chosen_by = tried, "cost model, trying the runner-up once"
     if backend is None and len(scored) > 1:
         answer, plugin = registry.call_select_hook(
             profile=profile, candidates=[(s.candidate, s.total) for s in scored]
@@ -515,7 +522,9 @@ def select(
                 f"pymc_accel_select returned {answer!r}, which is not one of the candidates it "
                 "was given (return one of them, or None); the cost model chose", "hook"))
 
-    rows = [_row(s, chosen, registry, check) for s in scored]
+    if chosen is not tried:  # a plugin's hook overrode the trial
+        tried = None
+    rows = [_row(s, chosen, registry, check, scored[0] if tried else None) for s in scored]
     rows += [
         Row(r.label, r.backend, r.device, r.precision, "refused", r.reason,
             origin=registry.origins.get(r.backend, ""))
@@ -539,7 +548,8 @@ def select(
         measurement=measurement,
         notes=(_scan_notes(registry.backends[chosen.candidate.backend], chosen.candidate, profile)
                + _geometry_notes(profile)
-               + _close_call_notes(scored, chosen, measure and measurement is not None)),
+               + (_trial_notes(tried, scored[0]) if tried else
+                  _close_call_notes(scored, chosen, measure and measurement is not None))),
         process=_process_line(),
         candidate=chosen.candidate,
         estimate=chosen.estimate,
@@ -585,6 +595,48 @@ def _close_call_notes(scored: list[_Scored], chosen: _Scored, measured: bool) ->
         return [line]
     return [line + "; measure=True (pymc_accel.sample or select) times both on this machine "
             "within a few seconds"]
+
+
+def _runner_up_to_try(scored: list[_Scored], profile: ModelProfile) -> _Scored | None:
+    """A close call's runner-up to run once in place of the leader, or ``None``.
+
+    The cost model gives each NUTS adaptation one figure for the effective draws a gradient
+    buys, and per model the truth strays from it by up to 2x; a run records its own
+    (:func:`pymc_accel.history.observed_ess_per_draw`), but only of the sampler that ran, so a
+    sampler the estimates undervalue would never run and never show it. On the zoo's linear
+    GLM nutpie was chosen in every benchmark run, estimated 1.2x faster per effective draw than
+    NumPyro, which was the faster by 1.29x: NumPyro gets 1.5x nutpie's effective draws per draw
+    there, against the 1.17x credited (docs/benchmarks.md).
+
+    So once the leader has run the model and recorded its effective draws, a NUTS rival that is
+    a close call (within :data:`CLOSE_CALL` of its time per effective draw, another sampler, in
+    the model's precision) and has never run the model runs once, and records its own. From
+    then on both are ranked on observed effective draws (:func:`pymc_accel.history.apply`),
+    and the faster one is chosen. Each rival is tried at most once per model structure; with
+    the run history off (``PYMC_ACCEL_HISTORY=off``) or ``PYMC_ACCEL_TRY_RUNNER_UP=off``, the
+    leader always runs.
+    """
+    if len(scored) < 2 or not history.enabled() or not switched_on(TRY_RUNNER_UP):
+        return None
+    leader = scored[0]
+    if (leader.estimate.trajectory_scale is None
+            or not history.effective_draws_recorded(profile, leader.candidate)):
+        return None
+    rivals = [s for s in scored[1:]
+              if _sampler(s.candidate) != _sampler(leader.candidate)
+              and s.estimate.trajectory_scale is not None and not s.needs_guard
+              and s.key <= leader.key * CLOSE_CALL and not history.ran(profile, s.candidate)]
+    return min(rivals, key=lambda s: s.key, default=None)
+
+
+def _trial_notes(tried: _Scored, leader: _Scored) -> list[str]:
+    """Why a close call's runner-up runs in place of the leader (:func:`_runner_up_to_try`)."""
+    return [f"trying the runner-up once: {tried.candidate.label} is estimated at "
+            f"{tried.key / leader.key:.2f}x {leader.candidate.label}'s time per effective "
+            "draw, within the estimates' typical error, and has not run this model; "
+            f"{leader.candidate.label} has, and recorded its effective draws. This run records "
+            f"{tried.candidate.label}'s, and later runs of the model choose between observed "
+            f"figures ({TRY_RUNNER_UP}=off always runs the lowest estimate)"]
 
 
 def _geometry_notes(profile: ModelProfile) -> list[str]:
@@ -783,10 +835,22 @@ def _process_line() -> str:
             "others (1st use)")
 
 
-def _row(s: _Scored, chosen: _Scored, registry: Registry, check: PrecisionCheck | None) -> Row:
+def _row(s: _Scored, chosen: _Scored, registry: Registry, check: PrecisionCheck | None,
+         leader: _Scored | None = None) -> Row:
+    """The report's row of a ranked candidate; ``leader`` is the lowest estimate where a close
+    call's runner-up was chosen to run once in its place (:func:`_runner_up_to_try`)."""
     e = s.estimate
-    if s is chosen:
+    if s is chosen and leader is not None:
+        status = "chosen"
+        reason = (f"tried once: estimated {s.key / leader.key:.2f}x the lowest estimate's time "
+                  "per effective draw, a close call, and has not run this model")
+    elif s is chosen:
         status, reason = "chosen", "lowest estimated time per effective draw"
+    elif s is leader:
+        status = "accepted"
+        reason = (f"lowest estimated time per effective draw ({s.key / chosen.key:.2f}x the "
+                  "chosen one's); its run of this model recorded its effective draws, and the "
+                  "runner-up runs once to record its own")
     else:
         status = "accepted"
         reason = f"estimated {s.key / chosen.key:.1f}x the chosen one's time per effective draw"
@@ -804,6 +868,8 @@ def _row(s: _Scored, chosen: _Scored, registry: Registry, check: PrecisionCheck 
         seen.append(f"{e.gradients_per_draw.value:.0f} grads/draw ({e.gradients_per_draw.note})")
     if e.fixed_seconds.source == "observed":
         seen.append(f"{e.fixed_seconds.value:.1f} s fixed ({e.fixed_seconds.note})")
+    if "as observed" in e.relative_efficiency.note:  # its own run's effective draws
+        seen.append(e.relative_efficiency.note)
     if seen:
         reason += "; observed: " + " and ".join(seen)
     if e.cold_compile_seconds.value > 0:

@@ -374,3 +374,95 @@ def test_a_candidate_takes_its_twins_gradient_ratio_and_keeps_its_own_timing(led
     blackjax = Candidate("blackjax_nuts", "cpu", "float32", (("chain_method", "parallel"),))
     assert history.apply(cheaper, profile, blackjax).seconds_per_gradient == Figure(1e-3)
 
+
+
+NUTPIE = Candidate("numba", "cpu", "float64", (("driver", "nutpie"),))
+
+
+class _Run(_Result):
+    """A run's sample stats and a posterior whose draws mix as an AR(1) chain of coefficient
+    ``rho`` (about ``(1 - rho) / (1 + rho)`` effective draws a draw)."""
+
+    def __init__(self, leapfrogs: float, rho: float, draws: int = 1000, seed: int = 0):
+        self.sample_stats = xr.Dataset(
+            {"n_steps": (("chain", "draw"), np.full((2, draws), leapfrogs))})
+        rng = np.random.default_rng(seed)
+        noise = rng.standard_normal((2, draws, 3))
+        x = np.empty_like(noise)
+        x[:, 0] = noise[:, 0]
+        for t in range(1, draws):
+            x[:, t] = rho * x[:, t - 1] + np.sqrt(1 - rho**2) * noise[:, t]
+        self.posterior = xr.Dataset({"mu": (("chain", "draw"), x[:, :, 0]),
+                                     "theta": (("chain", "draw", "school"), x[:, :, 1:])})
+
+
+def test_a_run_records_its_smallest_effective_draws_per_draw():
+    independent = history.observed_ess_per_draw(_Run(7.0, 0.0))
+    assert independent == pytest.approx(1.0, abs=0.15)
+    correlated = history.observed_ess_per_draw(_Run(7.0, 0.5))
+    assert correlated == pytest.approx(1 / 3, rel=0.3)
+    # under ESS_RECORD_MINIMUM effective draws the figure is noise, and not kept
+    assert history.observed_ess_per_draw(_Run(7.0, 0.99, draws=200)) is None
+    assert history.observed_ess_per_draw(_Result(7.0)) is None  # no posterior
+
+
+def test_a_large_variable_is_judged_on_evenly_spaced_elements(monkeypatch):
+    run = _Run(7.0, 0.0)
+    wide = np.random.default_rng(1).standard_normal((2, 1000, 500))
+    wide[:, :, 0] = np.cumsum(wide[:, :, 0], axis=1)  # one element that barely mixes
+    run.posterior = xr.Dataset({"z": (("chain", "draw", "i"), wide)})
+    assert history.observed_ess_per_draw(run) is None  # the first element is always taken
+    wide[:, :, 0] = wide[:, :, 1]
+    wide[:, :, 7] = np.cumsum(wide[:, :, 7], axis=1)  # between the 16 taken: not seen
+    assert history.observed_ess_per_draw(run) == pytest.approx(1.0, abs=0.15)
+    calls = []
+    import arviz
+
+    real = arviz.ess
+
+    def counting(data, **kwargs):
+        calls.append(sum(v.size for v in data.data_vars.values()))
+        return real(data, **kwargs)
+
+    monkeypatch.setattr(arviz, "ess", counting)
+    history.observed_ess_per_draw(run)
+    assert calls == [2 * 1000 * history.ESS_ELEMENTS_PER_VARIABLE]
+
+
+def test_two_nuts_samplers_effective_draws_are_ranked_as_observed(ledger):
+    """The zoo's linear GLM: nutpie chosen, NumPyro 1.29x faster, because NumPyro got 1.5x
+    nutpie's effective draws per draw where the cost model credits 1.17x. Once both have run,
+    each is credited what it got."""
+    from pymc_accel import costmodel
+
+    profile = profile_model(eight_schools())
+    request = SampleRequest(draws=1000, tune=1000, chains=2)
+    history.record(profile, NUTPIE, _nuts(profile, "nutpie"), request, 2.0, _Run(6.0, 0.5))
+    # one sampler's effective draws change nothing: the reference is read from it
+    modelled_stan = history.apply(_nuts(profile, "stan"), profile, NUMPYRO)
+    own = history.apply(_nuts(profile, "nutpie"), profile, NUTPIE)
+    assert own.relative_efficiency.value == pytest.approx(6.0 / history._reference_leapfrogs(
+        profile)[0])
+    assert "as observed" in own.relative_efficiency.note
+    assert modelled_stan.relative_efficiency.value == pytest.approx(
+        costmodel.NUTS_TRAJECTORY_SCALE["stan"] * costmodel.NUTS_GRADIENT_EFFICIENCY["stan"])
+    assert history.lookup(profile, NUTPIE)["gradient_efficiency"] == pytest.approx(1.0)
+    # NumPyro runs: 7 leapfrogs a draw, nearly independent draws
+    history.record(profile, NUMPYRO, modelled_stan, request, 2.0, _Run(7.0, 0.0, seed=1))
+    assert history.lookup(profile, NUMPYRO)["gradient_efficiency"] == pytest.approx(
+        costmodel.NUTS_GRADIENT_EFFICIENCY["stan"])
+    stan = history.apply(_nuts(profile, "stan"), profile, NUMPYRO)
+    nutpie = history.apply(_nuts(profile, "nutpie"), profile, NUTPIE)
+    observed = {c: history.lookup(profile, c)["ess_per_draw"] for c in (NUTPIE, NUMPYRO)}
+    assert observed[NUMPYRO] / observed[NUTPIE] > 2  # AR(1) at 0.5: a third of the draws
+    # the two are credited the ratio of effective draws per draw they got
+    assert (stan.relative_efficiency.value / nutpie.relative_efficiency.value
+            == pytest.approx(observed[NUMPYRO] / observed[NUTPIE]))
+    assert "as observed" in stan.relative_efficiency.note
+    # a sampler that has not run keeps its adaptation's modelled efficiency per gradient
+    pymc = history.apply(_nuts(profile, "pymc"), profile, PYMC_NUTS)
+    assert pymc.relative_efficiency.note.startswith(
+        f"effective draws per gradient {costmodel.NUTS_GRADIENT_EFFICIENCY['pymc']:.2f}x")
+    # the twin in float32 is the same algorithm: it takes NumPyro's observed efficiency
+    twin = history.apply(_nuts(profile, "stan"), profile, history.other_precision(NUMPYRO))
+    assert twin.relative_efficiency.value == pytest.approx(stan.relative_efficiency.value)

@@ -461,3 +461,112 @@ def test_a_broken_backend_is_listed_once_however_many_selections_meet_it():
     for _ in range(3):
         report = select(eight_schools(), registry=reg, devices=CPU_ONLY)
     assert len(report.broken_plugins) == 1
+
+
+class _FakeNuts:
+    """A NUTS sampler for the runner-up trial: its estimate is ``fixed`` seconds (sampling
+    nearly free, so a run's wall time corrects nothing), and its draws mix as an AR(1) chain of
+    coefficient ``rho``."""
+
+    description = "a NUTS sampler for selection tests"
+
+    def __init__(self, name: str, fixed: float, rho: float):
+        self.name, self.fixed, self.rho = name, fixed, rho
+        self.runs = 0
+
+    def candidates(self, profile, devices):
+        return [Candidate(self.name, "cpu", "float64")]
+
+    def estimate(self, candidate, profile, machine):
+        from pymc_accel.backend import Estimate, Figure
+
+        from pymc_accel.costmodel import nuts_gradients_per_draw
+
+        self.steps = nuts_gradients_per_draw(profile).value  # its runs take the modelled trees
+        return Estimate(Figure(1e-7), Figure(self.steps), Figure(self.fixed),
+                        chain_parallelism=2, trajectory_scale=1.0)
+
+    def sample(self, model, candidate, request):
+        import arviz as az
+        import numpy as np
+
+        self.runs += 1
+        rng = np.random.default_rng(self.runs)
+        noise = rng.standard_normal((request.chains, request.draws))
+        x = noise.copy()
+        for t in range(1, request.draws):
+            x[:, t] = self.rho * x[:, t - 1] + np.sqrt(1 - self.rho**2) * noise[:, t]
+        shape = (request.chains, request.draws)
+        return az.from_dict({"posterior": {"mu": x},
+                             "sample_stats": {"n_steps": np.full(shape, self.steps),
+                                              "diverging": np.zeros(shape, bool)}})
+
+
+def _two_nuts(leader_rho: float, rival_fixed: float):
+    reg = build_registry(autoload=False, builtins=False)
+    leader, rival = _FakeNuts("leader", 10.0, leader_rho), _FakeNuts("rival", rival_fixed, 0.0)
+    for backend in (leader, rival):
+        reg.backends[backend.name] = backend
+        reg.origins[backend.name] = "test"
+    return reg, leader, rival
+
+
+def _auto(reg):
+    import pymc_accel
+    from pymc_accel.models import conjugate_normal
+    from pymc_accel.testing.suite import process_registry
+
+    with process_registry(reg):
+        idata = pymc_accel.sample(model=conjugate_normal().model, nuts_sampler="auto", draws=500,
+                                  tune=500, chains=2, random_seed=1, progressbar=False,
+                                  quiet=True, compute_convergence_checks=False)
+    return SelectionReport.from_idata(idata)
+
+
+def test_a_close_calls_runner_up_runs_once_and_then_the_observed_faster_one(ledger):
+    """The zoo's linear GLM: nutpie estimated 1.2x faster per effective draw than NumPyro,
+    chosen in every run, while NumPyro got 1.5x its effective draws and was the faster. The
+    leader runs first; the runner-up, a close call that never ran, runs once; then the one
+    whose observed effective draws make it faster runs."""
+    reg, leader, rival = _two_nuts(leader_rho=0.6, rival_fixed=11.0)  # rival 1.1x the leader
+    first = _auto(reg)
+    assert first.candidate.backend == "leader" and first.chosen_by == "cost model"
+    second = _auto(reg)
+    assert second.candidate.backend == "rival"
+    assert second.chosen_by == "cost model, trying the runner-up once"
+    assert any(n.startswith("trying the runner-up once: rival") for n in second.notes)
+    rows = {r.backend: r for r in second.rows}
+    assert rows["rival"].reason.startswith("tried once: estimated 1.10x")
+    assert rows["leader"].reason.startswith("lowest estimated time per effective draw")
+    third = _auto(reg)  # the rival's draws are independent, the leader's a quarter as many
+    assert third.candidate.backend == "rival" and third.chosen_by == "cost model"
+    assert (leader.runs, rival.runs) == (1, 2)
+    assert all("as observed" in r.reason for r in third.rows)  # both ranked on their runs
+
+
+def test_the_runner_up_is_not_tried_when_the_leader_is_the_faster_one(ledger):
+    reg, leader, rival = _two_nuts(leader_rho=0.0, rival_fixed=11.0)
+    for _ in range(3):
+        _auto(reg)
+    # tried once, found no faster (the same draws, a longer estimate), never again
+    assert (leader.runs, rival.runs) == (2, 1)
+
+
+def test_the_runner_up_is_tried_only_in_a_close_call_and_can_be_switched_off(ledger, monkeypatch):
+    reg, leader, rival = _two_nuts(leader_rho=0.6, rival_fixed=14.0)  # 1.4x: not close
+    for _ in range(2):
+        _auto(reg)
+    assert (leader.runs, rival.runs) == (2, 0)
+    monkeypatch.setenv("PYMC_ACCEL_TRY_RUNNER_UP", "off")
+    reg, leader, rival = _two_nuts(leader_rho=0.6, rival_fixed=11.0)
+    for _ in range(2):
+        _auto(reg)
+    assert rival.runs == 0
+
+
+def test_without_the_run_history_the_leader_always_runs(monkeypatch):
+    monkeypatch.setenv("PYMC_ACCEL_HISTORY", "off")
+    reg, leader, rival = _two_nuts(leader_rho=0.6, rival_fixed=11.0)
+    for _ in range(2):
+        assert _auto(reg).chosen_by == "cost model"
+    assert rival.runs == 0
