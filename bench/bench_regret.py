@@ -22,17 +22,19 @@ plus ``pymc_accel.sample``'s initial-point check where the chosen sampler does n
 start itself) ÷ the chosen candidate's wall time. Short runs make the overhead look large, so
 ``--default-run`` (on by default) also selects for the run a user gets from ``pm.sample()``
 with no arguments (1000 tune + 1000 draws, ``max(2, min(4, cores))`` chains) and runs
-``auto``'s choice once at those settings: its overhead is the same own seconds ÷ that run's
-wall time, both measured (runs predicted longer than ``--default-run-max-seconds`` are
-skipped and say so).
+``auto``'s choice once at those settings: its overhead is the same own seconds, plus the run
+history's record of that run (its effective draws), ÷ that run's wall time, all measured (runs
+predicted longer than ``--default-run-max-seconds`` are skipped and say so).
 
     python bench/bench_regret.py --quick --out docs/benchmarks-regret.json
     pymc-accel bench --quick            # the same, through the CLI
 
 ``--history`` (on by default) then runs ``pymc_accel.sample(nuts_sampler="auto")`` once per
-model, which records the run history (``pymc_accel.history``: leapfrogs per draw and fixed
-seconds observed), and selects again: the choice a user's second run of the model gets, judged
-against the same rows. First selections are made with the history off.
+model, which records the run history (``pymc_accel.history``: leapfrogs per draw, effective
+draws and fixed seconds observed), and selects again: the choice a user's second run of the
+model gets, judged against the same rows. Where that selection tries a close call's runner-up
+once, the tried run follows and a third selection: the choice of every run after. First
+selections are made with the history off.
 
 ``--candidates builtin`` (the default with ``--quick``) runs the built-in backends' candidates
 (PyMC's NUTS and nutpie on the numba gradient; NumPyro on JAX in float64 and float32) plus
@@ -161,31 +163,45 @@ def kernels_cached():
 def with_history(factory, args, request):
     """Run ``pymc_accel.sample(nuts_sampler="auto")`` once on a fresh model (recording its run
     history), then select again for another fresh model: the choice a user's second run of the
-    model gets (its regret is judged with the other choices'). Returns the record."""
+    model gets (its regret is judged with the other choices'). Where that second selection
+    tries a close call's runner-up (``selection._runner_up_to_try``), run it too and select a
+    third time: the choice of every run after. Returns the record."""
     import pymc_accel
 
+    def run(seed):
+        t0 = time.perf_counter()
+        idata = pymc_accel.sample(model=factory(), draws=args.draws, tune=args.tune,
+                                  chains=args.chains, cores=request.cores, random_seed=seed,
+                                  progressbar=False, quiet=True, compute_convergence_checks=False)
+        return pymc_accel.SelectionReport.from_idata(idata).chosen, time.perf_counter() - t0
+
+    def again():
+        return pymc_accel.select(factory(), draws=args.draws, tune=args.tune, chains=args.chains)
+
     os.environ["PYMC_ACCEL_HISTORY"] = "on"
+    third = tried_wall = None
     try:
         # every candidate's runs above compiled the model: its kernels are cached for all of
         # them, as the warm rows this choice is judged against were
         with kernels_cached():
-            t0 = time.perf_counter()
-            idata = pymc_accel.sample(model=factory(), draws=args.draws, tune=args.tune,
-                                      chains=args.chains, cores=request.cores,
-                                      random_seed=args.seed, progressbar=False, quiet=True,
-                                      compute_convergence_checks=False)
-            wall = time.perf_counter() - t0
-            first = pymc_accel.SelectionReport.from_idata(idata).chosen
-            second = pymc_accel.select(factory(), draws=args.draws, tune=args.tune,
-                                       chains=args.chains)
+            first, wall = run(args.seed)
+            second = again()
+            if second.chosen_by.endswith("trying the runner-up once"):
+                _, tried_wall = run(args.seed + 1)
+                third = again()
     except Exception as exc:
         return {"error": f"{type(exc).__name__}: {exc}"[:300]}
     finally:
         os.environ["PYMC_ACCEL_HISTORY"] = "off"
     chosen = next(r for r in second.rows if r.status == "chosen")
-    return {"first_run": first, "first_run_wall": wall, "chosen": second.chosen,
-            "selection_seconds": second.selection_seconds, "why": chosen.reason,
-            "charged_first_compile": [r.label for r in second.rows if r.cold_compile_seconds]}
+    out = {"first_run": first, "first_run_wall": wall, "chosen": second.chosen,
+           "chosen_by": second.chosen_by,
+           "selection_seconds": second.selection_seconds, "why": chosen.reason,
+           "charged_first_compile": [r.label for r in second.rows if r.cold_compile_seconds]}
+    if third is not None:
+        out.update(tried_wall=tried_wall, third=third.chosen, third_chosen_by=third.chosen_by,
+                   third_why=next(r for r in third.rows if r.status == "chosen").reason)
+    return out
 
 
 def min_bulk_ess(idata) -> float:
@@ -305,6 +321,9 @@ def _finish(factory, args, request, result) -> dict:
         result["history"] = with_history(factory, args, request)
         if "chosen" in result["history"]:
             chosen["auto (second run, history)"] = result["history"]["chosen"]
+            # without a runner-up tried, the third run's selection is the second's
+            chosen["auto (third run, history)"] = result["history"].get(
+                "third", result["history"]["chosen"])
     for key, label in chosen.items():
         result[key] = _regret(ok, label, _own_seconds(result, key) + check_seconds)
     if args.default_run:
@@ -406,16 +425,26 @@ def default_run(factory, args, rows):
         return out
     out["wall"] = time.perf_counter() - t0
     out["ess"] = min_bulk_ess(idata)
-    own = out["selection_seconds"] + out["check_seconds"]
+    # what pymc_accel.sample does after the run: the run history's record (its effective
+    # draws: history.observed_ess_per_draw), timed into a history of its own
+    from pymc_accel import history
+
+    with private_history():
+        t0 = time.perf_counter()
+        history.record(report.model_profile, report.candidate, report.estimate, request,
+                       out["wall"], idata)
+        out["record_seconds"] = time.perf_counter() - t0
+    own = out["selection_seconds"] + out["check_seconds"] + out["record_seconds"]
     out["overhead"] = own / out["wall"]
-    out["overhead_repeat"] = ((out["repeat_selection_seconds"] + out["check_repeat_seconds"])
-                              / out["wall"])
-    out["overhead_stored"] = ((out["stored_selection_seconds"] + out["check_stored_seconds"])
-                              / out["wall"])
+    out["overhead_repeat"] = ((out["repeat_selection_seconds"] + out["check_repeat_seconds"]
+                               + out["record_seconds"]) / out["wall"])
+    out["overhead_stored"] = ((out["stored_selection_seconds"] + out["check_stored_seconds"]
+                               + out["record_seconds"]) / out["wall"])
     print(f"  default run ({tune} + {draws} x {chains}) of {report.chosen}: {out['wall']:.1f} s, "
           f"selection {out['selection_seconds']:.2f} s (rebuilt model "
           f"{out['repeat_selection_seconds']:.3f} s, new process {out['stored_selection_seconds']:.3f} s)"
-          f" + start check {out['check_seconds']:.2f} s = {out['overhead']:.1%} "
+          f" + start check {out['check_seconds']:.2f} s + record {out['record_seconds']:.3f} s"
+          f" = {out['overhead']:.1%} "
           f"({out['overhead_repeat']:.1%}, {out['overhead_stored']:.1%})", flush=True)
     return out
 
@@ -589,18 +618,20 @@ def markdown(results) -> str:
            "wall-time regret warm / cold | overhead warm / cold | overhead at `pm.sample` "
            "defaults, first selection (run); new process; model built again | `measure=True` chose | its regret warm | `measure=True` took | "
            "second run (history) chose | its regret warm, median / pooled | "
+           "third run (history) chose | its regret warm | "
            "after one `measure=True`, `auto` chose | its regret warm |",
-           "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+           "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for m in results["models"]:
         a, b = m["auto"], m["auto (measure=True)"]
         am = m.get("auto after measure=True") or {}
         h = m.get("auto (second run, history)") or {}
+        h3 = m.get("auto (third run, history)") or {}
         def f(x, fmt="{:.2f}"):
             return "–" if x is None else fmt.format(x)
         rng = a.get("regret_warm_range")
         d = m.get("default_run") or {}
         if "overhead" in d:
-            own = d["selection_seconds"] + d.get("check_seconds", 0.0)
+            own = d["selection_seconds"] + d.get("check_seconds", 0.0) + d.get("record_seconds", 0.0)
             dflt = f"{d['overhead']:.1%} ({own:.2f} s / {d['wall']:.0f} s)"
             if "overhead_stored" in d:
                 dflt += f"; new process {d['overhead_stored']:.1%}"
@@ -619,6 +650,7 @@ def markdown(results) -> str:
             f"{dflt} | {b['chosen']} | {f(b.get('regret_warm'))} | "
             f"{m['measured_selection_seconds']:.1f} s | {h.get('chosen', '–')} | "
             f"{f(h.get('regret_warm'))} / {f(h.get('regret_warm_pooled'))} | "
+            f"{h3.get('chosen', '–')} | {f(h3.get('regret_warm'))} | "
             f"{am.get('chosen', '–')} | {f(am.get('regret_warm'))} |")
     for m in results["models"]:
         out += ["", f"#### {m['model']} (selection {m['selection_seconds']:.2f} s"

@@ -153,25 +153,29 @@ def cmd_history(args: argparse.Namespace) -> int:
         fixed = f"{_number(r.get('fixed_seconds', 0.0))} s" if ran else "–"
         if ran and not history.fixed_seconds_usable(r):
             fixed += " (first run: compiled, not used)"
+        runs, recorded = str(r.get("runs", 1)), str(r.get("recorded", ""))
+        if not ran:  # measured only, or a close call's runner-up whose trial did not finish
+            runs, recorded = ("0 (tried)", str(r["tried"])) if "tried" in r else ("0", "")
         table.add_row(escape(str(r.get("model", "?"))), escape(str(r.get("candidate", ""))),
-                      escape(str(r.get("runs", 1))) if ran else "0",
-                      escape(str(r.get("recorded", "") if ran else "")),
+                      escape(runs), escape(recorded),
                       escape(f"{r.get('steps')} x {r.get('chains')}") if ran else "–",
                       f"{_number(r.get('wall_seconds'))} s" if ran else "–",
-                      _number(r.get("leapfrogs_per_draw")), escape(fixed), escape(_measured(r)))
+                      _number(r.get("leapfrogs_per_draw")) + (  # and the effective draws
+                          f" (ESS {_number(r['ess_per_draw'], 2)})" if "ess_per_draw" in r else ""),
+                      escape(fixed), escape(_measured(r)))
     console.print(table if rows else "no runs recorded yet (pymc_accel.sample records each run)")
     if not history.enabled():
         console.print("PYMC_ACCEL_HISTORY is off: selection neither reads nor writes it")
     return 0
 
 
-def _number(value) -> str:
-    """``value`` to one decimal, or as it was written when the ledger holds something else
-    (a hand-edited or foreign file: the listing shows it rather than failing on it)."""
+def _number(value, digits: int = 1) -> str:
+    """``value`` to ``digits`` decimals, or as it was written when the ledger holds something
+    else (a hand-edited or foreign file: the listing shows it rather than failing on it)."""
     if value is None:
         return "–"
     if isinstance(value, (int, float)) and not isinstance(value, bool):
-        return f"{value:.1f}"
+        return f"{value:.{digits}f}"
     return escape(repr(value))
 
 

@@ -20,6 +20,13 @@ trees than modelled made every other NUTS look cheaper than the one that ran. Ef
 per draw follow the leapfrogs, times what the cost model gives the sampler's adaptation per
 gradient against nutpie's (:data:`pymc_accel.costmodel.NUTS_GRADIENT_EFFICIENCY`).
 
+A NUTS run also records its effective draws (:func:`observed_ess_per_draw`). The cost model
+gives each adaptation one figure for the effective draws a gradient buys against nutpie's, and
+per model the truth strays from it by up to 2x; once two NUTS samplers have run a model, each is
+ranked on what it got, placed against the other's (:func:`_observed_gradient_efficiency`). A
+sampler the figure undervalues would never run to show it, so the selection tries a close
+call's runner-up once after the leader's run (``selection._runner_up_to_try``).
+
 The cost model's seconds per gradient can be off for a model by more than any of that: on
 the demo model NumPyro's two parallel chains took 710 µs to 1.1 ms a leapfrog against 420 µs
 modelled, its runs 37-60 s against 25-28 s estimated, and with the history correcting only
@@ -52,6 +59,7 @@ import hashlib
 import json
 import math
 import os
+import sys
 import time
 from dataclasses import replace
 from pathlib import Path
@@ -173,9 +181,28 @@ def lookup(profile: ModelProfile, candidate: Candidate) -> dict[str, Any] | None
 
 def ran(profile: ModelProfile, candidate: Candidate) -> bool:
     """Whether the sampler of ``candidate`` (in either precision) has a recorded run of this
-    model structure (measured mode's timings are not runs)."""
-    return any(isinstance(entry, dict) and "wall_seconds" in entry
+    model structure, or was tried on it (:func:`mark_tried`); measured mode's timings are not
+    runs."""
+    return any(isinstance(entry, dict) and ("wall_seconds" in entry or "tried" in entry)
                for entry in (lookup(profile, candidate), lookup(profile, other_precision(candidate))))
+
+
+def mark_tried(profile: ModelProfile, candidate: Candidate) -> None:
+    """Note that ``candidate`` starts a run of this model as a close call's runner-up, before
+    it runs: a run that fails is not tried again (its successful run's record replaces the
+    note). Never raises."""
+    if not enabled():
+        return
+    try:
+        key = f"{model_key(profile)}|{candidate.label}"
+        data = dict(_load())
+        entry = data.pop(key, None)
+        entry = dict(entry) if isinstance(entry, dict) else {"candidate": candidate.label}
+        entry["tried"] = time.strftime("%Y-%m-%d %H:%M:%S")
+        data[key] = entry
+        _write(data)
+    except Exception:  # a read-only cache must not fail a run
+        return
 
 
 def effective_draws_recorded(profile: ModelProfile, candidate: Candidate) -> bool:
@@ -310,11 +337,13 @@ def observed_ess_per_draw(idata: Any) -> float | None:
     posterior, or under :data:`ESS_RECORD_MINIMUM` effective draws (noise).
 
     ArviZ computes the ESS; only the choice of elements is this function's (a run of a model
-    with thousands of parameters would otherwise spend seconds on it).
+    with thousands of parameters would otherwise spend seconds on it). On the 2-core machine,
+    2 chains x 1000 draws: 19 ms for eight schools, 62 ms for the 612-parameter seed model and
+    54 ms for the 5,522-parameter one (six variables each).
     """
     import numpy as np
     import xarray as xr
-    from arviz import ess
+    from arviz_stats import ess  # ArviZ's statistics, without its plotting (0.6 s to import)
 
     posterior = getattr(idata, "posterior", None)
     if posterior is None:
@@ -391,7 +420,10 @@ def record(
         if ratio is not None:  # for the twin in the other precision (_gradient_from_runs)
             entry["gradient_ratio"] = ratio
         efficiency = _modelled_gradient_efficiency(estimate)
-        if per_draw is not None and efficiency is not None:  # a NUTS run: its effective draws
+        # a NUTS run: its effective draws, where ArviZ's statistics are loaded already (PyMC's
+        # convergence checks, on by default, load them; a run without them would pay the
+        # import, 0.3-1.6 s on the 2-core machine, for the record)
+        if per_draw is not None and efficiency is not None and "arviz_stats" in sys.modules:
             ess_per_draw = observed_ess_per_draw(idata)
             if ess_per_draw is not None:
                 entry["ess_per_draw"] = ess_per_draw
@@ -667,13 +699,19 @@ def compiled_here(profile: ModelProfile, candidate: Candidate) -> str | None:
     of them: :data:`SHARED_COMPILE_LEFT`); ``None`` without such a run."""
     model = model_key(profile)
     data = _load()
-    if isinstance(data.get(f"{model}|{candidate.label}"), dict):
+    if _compiled(data.get(f"{model}|{candidate.label}")):
         return candidate.label
     prefix = f"{model}|{candidate.backend}["
     for key, entry in data.items():
-        if key.startswith(prefix) and isinstance(entry, dict):
+        if key.startswith(prefix) and _compiled(entry):
             return key.split("|", 1)[1]
     return None
+
+
+def _compiled(entry: Any) -> bool:
+    """Whether a ledger entry stands for a compile of its model: a run, or measured mode's
+    timings; not a runner-up's trial that did not finish (:func:`mark_tried`)."""
+    return isinstance(entry, dict) and ("wall_seconds" in entry or "measured" in entry)
 
 
 def models_run_here(profile: ModelProfile, backend: str) -> int:
@@ -685,7 +723,7 @@ def models_run_here(profile: ModelProfile, backend: str) -> int:
         return 0
     own = model_key(profile)
     models = {key.split("|", 1)[0] for key, entry in _load().items()
-              if isinstance(entry, dict) and "|" in key
+              if _compiled(entry) and "|" in key
               and key.split("|", 1)[1].startswith(f"{backend}[")}
     models.discard(own)
     return len(models)

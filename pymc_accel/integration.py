@@ -22,7 +22,7 @@ from pymc_accel.errors import (
 from pymc_accel.graph_building import evaluating_mode, quietly
 from pymc_accel.registry import BUILTIN_PLUGIN_NAME, get_registry
 from pymc_accel.report import ATTRS_KEY, SelectionReport
-from pymc_accel.selection import refuse_models_without_free_variables, select
+from pymc_accel.selection import TRYING_RUNNER_UP, refuse_models_without_free_variables, select
 
 #: ``nuts_sampler`` values PyMC itself understands; they pass straight through to ``pm.sample``
 #: unless a registered backend of the same name is asked for through :func:`sample`.
@@ -276,8 +276,19 @@ def sample(
             f"pymc-accel: sampling with [bold]{escape(report.chosen)}[/bold] "
             f"(chosen by {escape(report.chosen_by)})"
         )
+    if report.chosen_by == TRYING_RUNNER_UP:  # tried once, whether or not it succeeds
+        history.mark_tried(report.model_profile, report.candidate)
     try:
-        idata = _run_backend(model, report, request, registry)
+        try:
+            idata = _run_backend(model, report, request, registry)
+        except Exception as exc:
+            if report.chosen_by != TRYING_RUNNER_UP:
+                raise
+            report = _after_failed_trial(model, request, report, exc, starts, backend=nuts_sampler,
+                                         device=device, precision=precision, registry=registry,
+                                         measure=measure)
+            sampler_checks = checks_its_own_start(report.candidate)
+            idata = _run_backend(model, report, request, registry)
     except Exception:
         if sampler_checks:  # the sampler found no finite start: say which variable, suggest initvals
             try:
@@ -394,6 +405,27 @@ def _check_initvals(model: pm.Model, initvals) -> list[dict | None]:
                     f"initvals[{name!r}] has shape {shape}, but {name} has shape {known}: "
                     "give an array of the variable's shape.")
     return per_chain or [None]
+
+
+def _after_failed_trial(model, request, tried: SelectionReport, exc: Exception, starts,
+                        **select_kwargs) -> SelectionReport:
+    """The selection to run after a close call's runner-up, tried once
+    (``selection._runner_up_to_try``), failed: the selector's own choice, not the user's, so the
+    run goes on with the next one (marked as tried, the runner-up is not chosen again), its
+    start checked where it does not check it itself, and the failure in the report's notes."""
+    again = _select_for(model, request, **select_kwargs)
+    note = (f"the runner-up tried once, {tried.chosen}, failed ({type(exc).__name__}: "
+            f"{str(exc)[:200]}); ran {again.chosen} instead")
+    if not checks_its_own_start(again.candidate):
+        for initvals in starts:
+            _check_start(model, initvals, kept=True)
+    if not request.quiet:
+        from rich.console import Console
+        from rich.markup import escape
+
+        Console(stderr=True).print(f"pymc-accel: {escape(note)}")
+    again.notes = [*again.notes, note]
+    return again
 
 
 def _automatic_float32(report: SelectionReport) -> bool:

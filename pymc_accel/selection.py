@@ -55,6 +55,8 @@ CLOSE_CALL = 1.25
 #: Switch (``PYMC_ACCEL_TRY_RUNNER_UP``, on unless ``off``) for trying a close call's runner-up
 #: once (:func:`_runner_up_to_try`).
 TRY_RUNNER_UP = "PYMC_ACCEL_TRY_RUNNER_UP"
+#: ``SelectionReport.chosen_by`` of a close call's runner-up chosen to run once.
+TRYING_RUNNER_UP = "cost model, trying the runner-up once"
 
 
 @dataclass
@@ -508,7 +510,7 @@ def select(
     chosen, chosen_by = scored[0], "cost model" if backend is None else "user"
     tried = _runner_up_to_try(scored, profile) if backend is None and not measure else None
     if tried is not None:
-        chosen, chosen_by = tried, "cost model, trying the runner-up once"
+        chosen, chosen_by = tried, TRYING_RUNNER_UP
     if backend is None and len(scored) > 1:
         answer, plugin = registry.call_select_hook(
             profile=profile, candidates=[(s.candidate, s.total) for s in scored]
@@ -612,7 +614,9 @@ def _runner_up_to_try(scored: list[_Scored], profile: ModelProfile) -> _Scored |
     a close call (within :data:`CLOSE_CALL` of its time per effective draw, another sampler, in
     the model's precision) and has never run the model runs once, and records its own. From
     then on both are ranked on observed effective draws (:func:`pymc_accel.history.apply`),
-    and the faster one is chosen. Each rival is tried at most once per model structure; with
+    and the faster one is chosen. Each rival is tried at most once per model structure (marked
+    as tried before it runs: :func:`pymc_accel.history.mark_tried`), and a tried run that fails
+    falls back to the leader (:func:`pymc_accel.integration.sample`); with
     the run history off (``PYMC_ACCEL_HISTORY=off``) or ``PYMC_ACCEL_TRY_RUNNER_UP=off``, the
     leader always runs.
     """

@@ -1,5 +1,5 @@
 """pymc-accel's on/off environment switches (``PYMC_ACCEL_HISTORY``, ``PYMC_ACCEL_PROFILE_CACHE``,
-``PYMC_ACCEL_FIRST_USE``), read the same way everywhere."""
+``PYMC_ACCEL_FIRST_USE``, ``PYMC_ACCEL_TRY_RUNNER_UP``), read the same way everywhere."""
 
 from __future__ import annotations
 

@@ -150,6 +150,28 @@ def test_history_step_selects_the_second_run_with_what_the_first_observed(tmp_pa
     assert history.compiled_here.__name__ == "compiled_here"
 
 
+def test_history_step_runs_a_tried_runner_up_and_selects_a_third_time(tmp_path, monkeypatch):
+    """Where the second selection tries a close call's runner-up, the step runs it and selects
+    again: the third run's choice, on both samplers' observed effective draws."""
+    from pymc_accel.backend import SampleRequest
+    from pymc_accel.models import conjugate_normal
+    from pymc_accel.testing.suite import process_registry
+    from tests.test_selection import _two_nuts
+
+    monkeypatch.setenv("PYMC_ACCEL_CACHE_DIR", str(tmp_path))
+    monkeypatch.setenv("PYMC_ACCEL_HISTORY", "off")
+    reg, leader, rival = _two_nuts(leader_rho=0.6, rival_fixed=11.0)
+    args = bench_regret._parse(["--quick", "--draws", "500", "--tune", "500"])
+    with process_registry(reg):
+        out = bench_regret.with_history(lambda: conjugate_normal().model, args,
+                                        SampleRequest(cores=2))
+    assert "error" not in out, out
+    assert out["first_run"] == "leader[cpu,float64]"
+    assert out["chosen"] == "rival[cpu,float64]" and out["chosen_by"].endswith("runner-up once")
+    assert out["third"] == "rival[cpu,float64]" and out["third_chosen_by"] == "cost model"
+    assert (leader.runs, rival.runs) == (1, 1) and out["tried_wall"] > 0  # the third: selected
+
+
 def test_trajectory_summary_gives_ratios_to_nutpie_and_leaves_the_funnel_out():
     import fit_trajectories
 

@@ -110,6 +110,21 @@ def test_history_lists_and_forgets_recorded_runs(tmp_path, monkeypatch, capsys):
     assert main(["history"]) == 0
     out = capsys.readouterr().out
     assert "numpyro[cpu,float64]" in out and "25.0 µs/grad" in out
+    # a NUTS run's effective draws per draw (recorded where ArviZ's statistics are loaded, as
+    # PyMC's convergence checks load them), and a runner-up's trial that did not finish
+    import arviz_stats  # noqa: F401
+
+    from tests.test_history import _Run
+
+    nutpie = Candidate("numba", "cpu", "float64", (("driver", "nutpie"),))
+    history.record(profile_model(eight_schools()), nutpie,
+                   Estimate(Figure(1e-5), Figure(9.0), Figure(1.0), trajectory_scale=1.0),
+                   SampleRequest(draws=1000, tune=10, chains=2), 1.5, _Run(6.0, 0.0))
+    history.mark_tried(profile_model(eight_schools()), Candidate("deer_mala", "cpu", "float64"))
+    assert main(["history"]) == 0
+    out = capsys.readouterr().out
+    ess = history.lookup(profile_model(eight_schools()), nutpie)["ess_per_draw"]
+    assert f"(ESS {ess:.2f})" in out and "0 (tried)" in out
     assert main(["history", "--clear"]) == 0
     assert "forgot" in capsys.readouterr().out and not list(tmp_path.glob("history-*.json"))
     assert main(["history", "--clear"]) == 0

@@ -416,15 +416,15 @@ def test_a_large_variable_is_judged_on_evenly_spaced_elements(monkeypatch):
     wide[:, :, 7] = np.cumsum(wide[:, :, 7], axis=1)  # between the 16 taken: not seen
     assert history.observed_ess_per_draw(run) == pytest.approx(1.0, abs=0.15)
     calls = []
-    import arviz
+    import arviz_stats
 
-    real = arviz.ess
+    real = arviz_stats.ess
 
     def counting(data, **kwargs):
         calls.append(sum(v.size for v in data.data_vars.values()))
         return real(data, **kwargs)
 
-    monkeypatch.setattr(arviz, "ess", counting)
+    monkeypatch.setattr(arviz_stats, "ess", counting)
     history.observed_ess_per_draw(run)
     assert calls == [2 * 1000 * history.ESS_ELEMENTS_PER_VARIABLE]
 
@@ -433,6 +433,8 @@ def test_two_nuts_samplers_effective_draws_are_ranked_as_observed(ledger):
     """The zoo's linear GLM: nutpie chosen, NumPyro 1.29x faster, because NumPyro got 1.5x
     nutpie's effective draws per draw where the cost model credits 1.17x. Once both have run,
     each is credited what it got."""
+    import arviz_stats  # noqa: F401  (loaded, as PyMC's convergence checks load it)
+
     from pymc_accel import costmodel
 
     profile = profile_model(eight_schools())
@@ -466,3 +468,33 @@ def test_two_nuts_samplers_effective_draws_are_ranked_as_observed(ledger):
     # the twin in float32 is the same algorithm: it takes NumPyro's observed efficiency
     twin = history.apply(_nuts(profile, "stan"), profile, history.other_precision(NUMPYRO))
     assert twin.relative_efficiency.value == pytest.approx(stan.relative_efficiency.value)
+
+
+def test_a_trial_that_did_not_finish_counts_as_tried_not_as_a_compile(ledger):
+    import arviz_stats  # noqa: F401  (loaded, as PyMC's convergence checks load it)
+
+    profile = profile_model(eight_schools())
+    assert not history.ran(profile, NUTPIE)
+    history.mark_tried(profile, NUTPIE)
+    assert history.ran(profile, NUTPIE) and history.ran(profile, history.other_precision(NUTPIE))
+    assert history.compiled_here(profile, NUTPIE) is None  # it may have failed compiling
+    other = profile_model(hierarchical_logistic(500, 20, 2).model)
+    assert history.models_run_here(other, "numba") == 0
+    # its run, once it finishes, replaces the note
+    history.record(profile, NUTPIE, _nuts(profile, "nutpie"),
+                   SampleRequest(draws=1000, tune=1000, chains=2), 2.0, _Run(6.0, 0.0))
+    assert "tried" not in history.lookup(profile, NUTPIE)
+    assert history.compiled_here(profile, NUTPIE) == NUTPIE.label
+
+
+def test_a_run_without_arviz_loaded_records_no_effective_draws(ledger, monkeypatch):
+    """PyMC's convergence checks (on by default) load ArviZ's statistics; a run without them
+    must not pay their import for the record."""
+    import sys
+
+    profile = profile_model(eight_schools())
+    monkeypatch.delitem(sys.modules, "arviz_stats")
+    history.record(profile, NUTPIE, _nuts(profile, "nutpie"),
+                   SampleRequest(draws=1000, tune=1000, chains=2), 2.0, _Run(6.0, 0.0))
+    entry = history.lookup(profile, NUTPIE)
+    assert entry["leapfrogs_per_draw"] == 6.0 and "ess_per_draw" not in entry

@@ -424,3 +424,21 @@ def test_float64_on_a_model_built_in_float32_is_refused_with_the_fix(nuts_sample
         report = pymc_accel.explain(model)
     assert report.candidate.precision == "float32"
     assert not any("pass precision='float64'" in r.reason for r in report.rows)
+
+
+def test_a_tried_runner_up_that_fails_falls_back_to_the_leader_and_is_not_tried_again(ledger):
+    """The runner-up is the selector's choice, not the user's: its failure must not fail the
+    user's run, nor the next one."""
+    from tests.test_selection import _auto, _two_nuts
+
+    reg, leader, rival = _two_nuts(leader_rho=0.6, rival_fixed=11.0)
+    rival.fails = True
+    assert _auto(reg).candidate.backend == "leader"
+    second = _auto(reg)  # the rival is tried, fails, and the leader runs instead
+    assert second.candidate.backend == "leader" and second.chosen_by == "cost model"
+    note = next(n for n in second.notes if n.startswith("the runner-up tried once"))
+    assert note.startswith("the runner-up tried once, rival[cpu,float64], failed (PluginError")
+    assert "rival cannot run this model" in note
+    assert note.endswith("ran leader[cpu,float64] instead")
+    _auto(reg)
+    assert (leader.runs, rival.runs) == (3, 1)

@@ -491,6 +491,8 @@ class _FakeNuts:
         import numpy as np
 
         self.runs += 1
+        if getattr(self, "fails", False):
+            raise RuntimeError(f"{self.name} cannot run this model")
         rng = np.random.default_rng(self.runs)
         noise = rng.standard_normal((request.chains, request.draws))
         x = noise.copy()
