@@ -589,3 +589,35 @@ def test_float32_fit_prices_both_precisions_with_the_leapfrogs_their_runs_took(t
     pairs["eight_schools"][0]["lf32"] = 20.0
     doubled = fit.fit(pairs, grid=(1.0,))[1.0]["per_model"]["eight_schools"]
     assert doubled < results[1.0]["per_model"]["eight_schools"]
+
+
+def test_calibration_contention_tool_reports_each_calibrations_share(monkeypatch, tmp_path):
+    import json
+
+    import fit_calibration_contention
+
+    from pymc_accel import machine
+
+    shares = iter([1.0, 1.0, 0.6, 1.0])
+    monkeypatch.setattr(machine, "calibrate", lambda: machine.MachineFigures(
+        {"float32": 1e9, "float64": 1e9}, {"float32": 2e10, "float64": 2e10},
+        {"float32": 4e10, "float64": 4e10}, cpu_call_seconds=3e-6, cpu_share=next(shares)))
+    monkeypatch.setattr(fit_calibration_contention.time, "sleep", lambda s: None)
+    out = tmp_path / "c.json"
+    fit_calibration_contention.main(["--busy", "1", "--out", str(out)])
+    data = json.loads(out.read_text())
+    assert list(data) == ["idle_before", "busy_1", "idle_after"]
+    assert [data[k]["cpu_share"] for k in data] == [1.0, 0.6, 1.0]
+
+
+def test_process_speed_tool_times_a_fresh_process(tmp_path):
+    import json
+
+    import fit_process_speed
+
+    out = tmp_path / "p.json"
+    fit_process_speed.main(["--processes", "1", "--out", str(out)])
+    (row,) = json.loads(out.read_text())["rows"]
+    assert len(row["call_us"]) == 3 and min(row["call_us"]) > 0
+    assert row["exp_ms"] > 0 and row["python_loop_ms"] > 0
+    assert row["last_cpu"] in row["allowed_cpus"]
