@@ -155,8 +155,9 @@ CALIBRATION_VERSION = 4
 #: (``bench/fit_calibration_contention.py``, docs/results/fit-calibration-contention-cpu.json;
 #: two runs): alone, 1.00 (elementwise 1.90-1.95 GFLOP/s); with two other processes spinning,
 #: 0.65-0.68 (1.08-1.22 GFLOP/s). Figures cached on this machine that morning had
-#: 1.12 GFLOP/s, and were kept all day. The call overhead is no such sign: 3.5-6.9 µs alone,
-#: set by the process (bench/fit_process_speed.py).
+#: 1.12 GFLOP/s, and were kept all day. The call overhead is no such sign: timed again and again
+#: on the quiet machine it ran 3.4-3.6 µs with stray timings of 5.5-5.8 µs, and a calibration that
+#: got all of its core recorded 6.9 µs (bench/fit_process_speed.py).
 CONTENDED_SHARE = 0.85
 #: Seconds after a contended calibration before a later process measures again (once a
 #: retry: a machine that stays busy keeps whichever calibration got more of a core).
