@@ -272,18 +272,27 @@ def _reference_ess_per_gradient(profile: ModelProfile) -> tuple[float, list[str]
     With one sampler's runs this gives back that sampler's modelled efficiency; with two or more
     it places each sampler's observed efficiency against the others'.
     """
+    return _geometric_mean([(observed / modelled, str(entry.get("candidate")))
+                            for entry, observed, modelled in _effective_draw_runs(profile)])
+
+
+def _effective_draw_runs(profile: ModelProfile):
+    """``(entry, effective draws per gradient, the modelled efficiency of its adaptation)`` for
+    each candidate whose runs of this model recorded their effective draws."""
     prefix = f"{model_key(profile)}|"
-    seen = []
     for key, entry in _load().items():
-        if not key.startswith(prefix) or not isinstance(entry, dict):
-            continue
-        observed = _positive(entry, "ess_per_gradient")
-        modelled = _positive(entry, "gradient_efficiency")
-        if observed is not None and modelled is not None:
-            seen.append((math.log(observed / modelled), str(entry.get("candidate"))))
+        if key.startswith(prefix) and isinstance(entry, dict):
+            observed = _positive(entry, "ess_per_gradient")
+            modelled = _positive(entry, "gradient_efficiency")
+            if observed is not None and modelled is not None:
+                yield entry, observed, modelled
+
+
+def _geometric_mean(seen: list[tuple[float, str]]) -> tuple[float, list[str]] | None:
+    """The geometric mean of positive figures, with who gave them; ``None`` for none."""
     if not seen:
         return None
-    return math.exp(sum(x for x, _ in seen) / len(seen)), [c for _, c in seen]
+    return math.exp(sum(math.log(x) for x, _ in seen) / len(seen)), [c for _, c in seen]
 
 
 def _observed_gradient_efficiency(
@@ -333,20 +342,11 @@ def _same_adaptation(
     """Effective draws per gradient that the runs of NUTS samplers with the adaptation
     ``(scale, modelled)`` recorded on this model (geometric mean), with their candidates;
     ``None`` without such runs."""
-    prefix = f"{model_key(profile)}|"
-    seen = []
-    for key, entry in _load().items():
-        if not key.startswith(prefix) or not isinstance(entry, dict):
-            continue
-        observed = _positive(entry, "ess_per_gradient")
-        efficiency = _positive(entry, "gradient_efficiency")
-        if (observed is not None and efficiency is not None
-                and math.isclose(efficiency, modelled, rel_tol=1e-6)
-                and math.isclose(_trajectory_scale(entry), scale, rel_tol=1e-6)):
-            seen.append((math.log(observed), str(entry.get("candidate"))))
-    if not seen:
-        return None
-    return math.exp(sum(x for x, _ in seen) / len(seen)), [c for _, c in seen]
+    return _geometric_mean([
+        (observed, str(entry.get("candidate")))
+        for entry, observed, efficiency in _effective_draw_runs(profile)
+        if math.isclose(efficiency, modelled, rel_tol=1e-6)
+        and math.isclose(_trajectory_scale(entry), scale, rel_tol=1e-6)])
 
 
 def _trajectory_scale(entry: dict[str, Any]) -> float:
