@@ -167,6 +167,7 @@ def with_history(factory, args, request):
     tries a close call's runner-up (``selection._runner_up_to_try``), run it too and select a
     third time: the choice of every run after. Returns the record."""
     import pymc_accel
+    from pymc_accel.selection import TRYING_RUNNER_UP
 
     def run(seed):
         t0 = time.perf_counter()
@@ -186,7 +187,7 @@ def with_history(factory, args, request):
         with kernels_cached():
             first, wall = run(args.seed)
             second = again()
-            if second.chosen_by.endswith("trying the runner-up once"):
+            if second.chosen_by == TRYING_RUNNER_UP:
                 _, tried_wall = run(args.seed + 1)
                 third = again()
     except Exception as exc:
