@@ -179,12 +179,26 @@ def lookup(profile: ModelProfile, candidate: Candidate) -> dict[str, Any] | None
     return entry if isinstance(entry, dict) else None
 
 
+def _model_entries(profile: ModelProfile):
+    """The ledger's entries of this model structure, one a candidate (history on or off)."""
+    prefix = f"{model_key(profile)}|"
+    for key, entry in _load().items():
+        if key.startswith(prefix) and isinstance(entry, dict):
+            yield entry
+
+
+def _sampler_entries(profile: ModelProfile, candidate: Candidate) -> tuple[Any, Any]:
+    """The ledger entries of ``candidate`` and of its twin in the other precision
+    (:func:`other_precision`) for this model (``None`` where absent)."""
+    return lookup(profile, candidate), lookup(profile, other_precision(candidate))
+
+
 def ran(profile: ModelProfile, candidate: Candidate) -> bool:
     """Whether the sampler of ``candidate`` (in either precision) has a recorded run of this
     model structure, or was tried on it (:func:`mark_tried`); measured mode's timings are not
     runs."""
     return any(isinstance(entry, dict) and ("wall_seconds" in entry or "tried" in entry)
-               for entry in (lookup(profile, candidate), lookup(profile, other_precision(candidate))))
+               for entry in _sampler_entries(profile, candidate))
 
 
 def mark_tried(profile: ModelProfile, candidate: Candidate) -> None:
@@ -209,7 +223,7 @@ def effective_draws_recorded(profile: ModelProfile, candidate: Candidate) -> boo
     """Whether a run of the sampler of ``candidate`` (in either precision) on this model
     recorded its effective draws (:func:`observed_ess_per_draw`)."""
     return any(_positive(entry, "ess_per_gradient") is not None
-               for entry in (lookup(profile, candidate), lookup(profile, other_precision(candidate))))
+               for entry in _sampler_entries(profile, candidate))
 
 
 def other_precision(candidate: Candidate) -> Candidate:
@@ -232,18 +246,16 @@ def _reference_leapfrogs(profile: ModelProfile) -> tuple[float, list[str]] | Non
     ``None`` when no NUTS sampler has run the model."""
     from pymc_accel.costmodel import nuts_gradients_per_draw
 
-    prefix = f"{model_key(profile)}|"
-    seen = [(float(entry["leapfrogs_per_draw"]) / _trajectory_scale(entry), entry.get("candidate"))
-            for key, entry in _load().items()
-            if key.startswith(prefix) and isinstance(entry, dict) and entry.get("nuts")
-            and isinstance(entry.get("leapfrogs_per_draw"), (int, float))
-            and entry["leapfrogs_per_draw"] > 0]
-    if not seen:
+    observed = _geometric_mean([
+        (float(entry["leapfrogs_per_draw"]) / _trajectory_scale(entry), str(entry.get("candidate")))
+        for entry in _model_entries(profile) if entry.get("nuts")
+        and isinstance(entry.get("leapfrogs_per_draw"), (int, float))
+        and entry["leapfrogs_per_draw"] > 0])
+    if observed is None:
         return None
-    observed = sum(math.log(x) for x, _ in seen) / len(seen)
-    modelled = math.log(nuts_gradients_per_draw(profile).value)
-    reference = math.exp(OBSERVED_TREES_WEIGHT * observed + (1 - OBSERVED_TREES_WEIGHT) * modelled)
-    return reference, [str(c) for _, c in seen]
+    per_draw, seen_by = observed
+    modelled = nuts_gradients_per_draw(profile).value
+    return per_draw**OBSERVED_TREES_WEIGHT * modelled ** (1 - OBSERVED_TREES_WEIGHT), seen_by
 
 
 def _modelled_gradient_efficiency(estimate: Estimate) -> float | None:
@@ -279,13 +291,11 @@ def _reference_ess_per_gradient(profile: ModelProfile) -> tuple[float, list[str]
 def _effective_draw_runs(profile: ModelProfile):
     """``(entry, effective draws per gradient, the modelled efficiency of its adaptation)`` for
     each candidate whose runs of this model recorded their effective draws."""
-    prefix = f"{model_key(profile)}|"
-    for key, entry in _load().items():
-        if key.startswith(prefix) and isinstance(entry, dict):
-            observed = _positive(entry, "ess_per_gradient")
-            modelled = _positive(entry, "gradient_efficiency")
-            if observed is not None and modelled is not None:
-                yield entry, observed, modelled
+    for entry in _model_entries(profile):
+        observed = _positive(entry, "ess_per_gradient")
+        modelled = _positive(entry, "gradient_efficiency")
+        if observed is not None and modelled is not None:
+            yield entry, observed, modelled
 
 
 def _geometric_mean(seen: list[tuple[float, str]]) -> tuple[float, list[str]] | None:
@@ -799,10 +809,8 @@ def model_runs_here(profile: ModelProfile) -> int:
     off."""
     if not enabled():
         return 0
-    own = f"{model_key(profile)}|"
-    return sum(entry["runs"] for key, entry in _load().items()
-               if key.startswith(own) and isinstance(entry, dict)
-               and isinstance(entry.get("runs"), int) and entry["runs"] > 0)
+    return sum(entry["runs"] for entry in _model_entries(profile)
+               if isinstance(entry.get("runs"), int) and entry["runs"] > 0)
 
 
 def expected_later_runs(profile: ModelProfile) -> tuple[int, str]:
