@@ -53,13 +53,12 @@ def main(argv=None) -> None:
     cores = sorted(os.sched_getaffinity(0))
     rows = []
     for i in range(args.processes):
-        env = dict(os.environ)
         cmd = [sys.executable, "-c", _CHILD]
         if args.pin:
             cpu = cores[i % len(cores)]
             cmd = [sys.executable, "-c",
                    f"import os; os.sched_setaffinity(0, {{{cpu}}}); exec({_CHILD!r})"]
-        out = subprocess.run(cmd, capture_output=True, text=True, env=env, check=True)
+        out = subprocess.run(cmd, capture_output=True, text=True, check=True)
         row = json.loads(out.stdout.strip().splitlines()[-1])
         rows.append(row)
         print(row, flush=True)
