@@ -20,6 +20,13 @@ a second run of a model would be): leave one model out, select it with the run h
 judge the choice. It shows what :func:`pymc_accel.history.machine_pace` does for a user who has
 run other models on the machine, out of sample for the model judged.
 
+``--second-run`` replays what a user's next runs of each model would choose: with a run
+history of its own (the model's kernels treated as cached, as in the recorded runs), select the
+model, record the chosen candidate's recorded run (the warm run of median wall time, with its
+leapfrogs and effective draws per draw), and select again; where that selection tries a close
+call's runner-up, record the runner-up's run and select a third time. It judges the choice of
+every run after the first, as ``bench_regret``'s history step does with new runs.
+
 A replay judges a model change in seconds, but only against what was measured: it is a check
 on the recorded set, not a new measurement, and figures fitted on the same set (as the cost
 model's are) are judged in sample. ``docs/benchmarks.md`` says which.
@@ -77,6 +84,82 @@ def replay(results: dict, machine_pace: bool = False) -> list[dict]:
                 "interval": pooled_regret_interval(rows, report.chosen),
                 "low_ess": _low_ess(rows), "ratios": _estimate_ratios(report, rows)}
         lines.append(line)
+    return lines
+
+
+def _median_warm_run(row: dict) -> dict | None:
+    """The recorded warm run of ``row`` whose wall time is the median (the lower of two)."""
+    warm = sorted(row.get("runs", [])[1:], key=lambda r: r["wall"])
+    return warm[(len(warm) - 1) // 2] if warm else None
+
+
+def _record_run(profile, report, row: dict, results: dict) -> bool:
+    """Record ``row``'s median warm run as the run of ``report``'s choice, in the run history
+    that is on: its wall time, leapfrogs per draw and effective draws per draw, as
+    ``pymc_accel.sample`` records a run. Returns whether there was a run to record."""
+    from types import SimpleNamespace
+    from unittest import mock
+
+    import numpy as np
+
+    from pymc_accel import history
+    from pymc_accel.backend import SampleRequest
+
+    run = _median_warm_run(row)
+    if run is None:
+        return False
+    request = SampleRequest(draws=results["draws"], tune=results["tune"],
+                            chains=results["chains"])
+    idata = SimpleNamespace(sample_stats={"n_steps": np.array([run["leapfrogs_per_draw"]])})
+    kept = results["draws"] * results["chains"]
+    ess = run["ess"] / kept if run["ess"] >= history.ESS_RECORD_MINIMUM else None
+    with mock.patch.dict(sys.modules, {"arviz_stats": sys.modules.get("arviz_stats", object())}), \
+            mock.patch.object(history, "observed_ess_per_draw", lambda _: ess):
+        history.record(profile, report.candidate, report.estimate, request, run["wall"], idata)
+    return True
+
+
+def replay_second_run(results: dict) -> list[dict]:
+    """One line per recorded model: the first choice with an empty run history, and the choice
+    after its recorded run (and, where that second selection tries a close call's runner-up,
+    after the runner-up's run too), judged against the recorded rows (``--second-run``)."""
+    from bench_regret import (_low_ess, _regret, kernels_cached, pooled_regret_interval,
+                              private_history)
+
+    import pymc_accel
+    from pymc_accel.selection import TRYING_RUNNER_UP, forget_profiles
+
+    def select(factory):
+        return pymc_accel.select(factory(), draws=results["draws"], tune=results["tune"],
+                                 chains=results["chains"])
+
+    lines = []
+    for record in results["models"]:
+        factory = _factory(record["model"])
+        if factory is None:
+            lines.append({"model": record["model"], "error": "not in bench/zoo.py"})
+            continue
+        rows = [r for r in record["rows"] if r.get("cold_ess_per_s") is not None]
+        by_label = {r["candidate"]: r for r in rows}
+        forget_profiles()
+        with private_history(), kernels_cached():
+            first = select(factory)
+            chosen, tried = first, None
+            if first.chosen in by_label and _record_run(first.model_profile, first,
+                                                        by_label[first.chosen], results):
+                chosen = select(factory)
+                if chosen.chosen_by == TRYING_RUNNER_UP and chosen.chosen in by_label:
+                    tried = chosen.chosen
+                    _record_run(chosen.model_profile, chosen, by_label[chosen.chosen], results)
+                    chosen = select(factory)
+        regret = _regret(rows, chosen.chosen, 0.0)
+        lines.append({"model": record["model"], "recorded": first.chosen,
+                      "replayed": chosen.chosen, "tried": tried, "draws": results["draws"],
+                      "regret_first": _regret(rows, first.chosen, 0.0).get("regret_warm"),
+                      "regret_warm": regret.get("regret_warm"),
+                      "regret_warm_pooled": regret.get("regret_warm_pooled"),
+                      "interval": pooled_regret_interval(rows, chosen.chosen),
+                      "low_ess": _low_ess(rows)})
     return lines
 
 
@@ -217,6 +300,27 @@ def table(lines: list[dict], source: str) -> str:
     return "\n".join(out)
 
 
+def second_run_table(lines: list[dict], source: str) -> str:
+    """``--second-run``'s replay as a Markdown table."""
+    out = [f"Second runs of `{source}` under the current cost model",
+           "", "| model | first choice | its regret | tried | choice after | its regret "
+           "(median / pooled) | 90% interval |", "|---|---|---|---|---|---|---|"]
+    for x in lines:
+        if "error" in x:
+            out.append(f"| {x['model']} | {x['error']} | | | | | |")
+            continue
+        first = "not run in this set" if x["regret_first"] is None else f"{x['regret_first']:.2f}"
+        if x["regret_warm"] is None:
+            regret, interval = "not run in this set", ""
+        else:
+            regret = f"{x['regret_warm']:.2f} / {x['regret_warm_pooled']:.2f}"
+            interval = (f"{x['interval'][0]:.2f}–{x['interval'][1]:.2f}" if x["interval"] else "")
+        out.append(f"| {x['model']} | {_short(x['recorded'])} | {first} | "
+                   f"{_short(x['tried']) if x['tried'] else ''} | {_short(x['replayed'])} | "
+                   f"{regret} | {interval} |")
+    return "\n".join(out)
+
+
 def accuracy(lines: list[dict]) -> str:
     """Per candidate, the estimated over the recorded warm wall time: geometric mean, range and
     typical error (the geometric mean of each model's factor off, either way) over the models,
@@ -277,6 +381,9 @@ def main(argv=None) -> None:
     p.add_argument("--json", help="also write the replayed lines here")
     p.add_argument("--machine-pace", action="store_true",
                    help="leave one model out, with the other models' runs in the run history")
+    p.add_argument("--second-run", action="store_true",
+                   help="judge the choice after the first choice's recorded run is in the run "
+                        "history (and a tried runner-up's)")
     p.add_argument("--fresh-draws", default="1000,1000,2",
                    help="tune,draws,chains of bench_fresh_process.py result files")
     p.add_argument("--float32-flops-factor", type=float, default=None,
@@ -299,10 +406,12 @@ def main(argv=None) -> None:
         if isinstance(results, list):  # bench_fresh_process.py: every run a new process
             tune, draws, chains = map(int, args.fresh_draws.split(","))
             lines = replay_new_process(results, draws, tune, chains)
+        elif args.second_run:
+            lines = replay_second_run(results)
         else:
             lines = replay(results, machine_pace=args.machine_pace)
         everything[path] = lines
-        print(table(lines, path), "\n", flush=True)
+        print((second_run_table if args.second_run else table)(lines, path), "\n", flush=True)
         if any(line.get("ratios") for line in lines):
             print(accuracy(lines), "\n", flush=True)
     if len(everything) > 1:

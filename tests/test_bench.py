@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+import math
 import os
 import sys
 from pathlib import Path
@@ -221,6 +223,74 @@ def test_replay_judges_todays_choice_against_recorded_runs(monkeypatch):
     pooled = replay_regret.summary({"f.json": [first, missing], "g.json": [held]})
     assert "| zoo, fewer draws | 1 | 0 | 1.500 | 1.50 (eight_schools) |" in pooled
     assert "| held-out models | 1 | 1 | 1.000 |" in pooled
+
+
+def test_second_run_replay_records_the_first_choices_run_and_selects_again(monkeypatch):
+    import replay_regret
+
+    import pymc_accel
+
+    monkeypatch.setenv("PYMC_ACCEL_HISTORY", "off")
+    # a model whose estimates put most of a run in sampling, which one run corrects
+    model = zoo.zoo(quick=True)["seed_mid"]
+    report = pymc_accel.select(model(), draws=1000, tune=1000, chains=2)
+    first = report.chosen
+    others = [r.label for r in report.rows if r.status != "refused" and r.label != first]
+
+    def row(label, wall):  # a cold run, then two warm runs whose median is ``wall``
+        runs = [{"wall": w, "ess": 400.0, "ess_per_s": 400.0 / w, "leapfrogs_per_draw": 7.0}
+                for w in (wall * 3, wall, wall * 1.1)]
+        return {"candidate": label, "runs": runs, "cold_wall": wall * 3,
+                "cold_ess_per_s": 400.0 / wall / 3, "warm_median_wall": wall * 1.05,
+                "warm_ess_per_s": 400.0 / wall / 1.05,
+                "warm_range": [400.0 / wall / 1.1, 400.0 / wall], "warm_runs": 2}
+
+    # the first choice's run took a minute where every other candidate took a second
+    results = {"draws": 1000, "tune": 1000, "chains": 2, "models": [
+        {"model": "seed_mid", "chosen": {"auto": first},
+         "rows": [row(first, 60.0)] + [row(label, 1.0) for label in others]}]}
+    line, = replay_regret.replay_second_run(results)
+    assert line["recorded"] == first and line["replayed"] != first
+    assert line["regret_first"] == pytest.approx(60.0)
+    assert line["regret_warm"] == pytest.approx(1.0)
+    assert f"| seed_mid | {replay_regret._short(first)} | 60.00 |" in (
+        replay_regret.second_run_table([line], "f.json"))
+    # the record is the warm run of median wall time, not the cold one
+    assert replay_regret._median_warm_run(results["models"][0]["rows"][0])["wall"] == 60.0
+
+
+def test_numpyros_fixed_cost_fit_recovers_a_known_line(tmp_path, capsys):
+    import fit_numpyro_fixed
+
+    lines = [{"model": f"m{k}", "kernels": k, "fixed_median": 3.0 + 0.005 * k,
+              "compile_median": 2.0, "modelled_fixed": 2.0} for k in (60, 120, 500)]
+    path = tmp_path / "fixed.jsonl"
+    path.write_text("\n".join(json.dumps(x) for x in lines))
+    a, b = fit_numpyro_fixed.fit([str(path)])
+    assert (a, b) == (pytest.approx(3.0), pytest.approx(0.005))
+    assert "fixed = 3.000 s + 5.00 ms x kernels (3 models)" in capsys.readouterr().out
+
+
+def test_shared_run_error_fit_splits_shared_from_own_variance():
+    import random
+
+    import fit_shared_run_error
+
+    # every model's runs share a factor m; each sampler strays on its own by s_a, s_b, and the
+    # twin precisions of one sampler by almost nothing from each other
+    rng = random.Random(1)
+    lines = []
+    for _ in range(4000):
+        m = rng.gauss(0, 0.3)
+        a, b = m + rng.gauss(0, 0.1), m + rng.gauss(0, 0.2)
+        lines.append({"ratios": {"a[float64]": math.exp(a), "b[float64]": math.exp(b),
+                                 "b[float32]": math.exp(b + rng.gauss(0, 0.01))}})
+    fit = fit_shared_run_error.fit(lines)
+    # the twins' covariance is not the shared error: only a / b pairs count
+    assert fit["shared_variance"] == pytest.approx(0.09, rel=0.1)
+    assert fit["own_variance"]["a[float64]"] == pytest.approx(0.01, abs=0.01)
+    assert fit["own_variance"]["b[float64]"] == pytest.approx(0.04, abs=0.01)
+    assert fit["covariance"]["b[float32] / b[float64]"] == pytest.approx(0.13, rel=0.1)
 
 
 def test_numpyro_tuning_fit_separates_leapfrogs_early_tuning_and_fixed_cost():

@@ -1,0 +1,144 @@
+"""NumPyro's fixed cost of a run, timed end to end as the regret benchmark times its runs.
+
+``costmodel.JAX_CPU_SAMPLER``'s fixed seconds were fitted on ``MCMC.run`` called directly
+(``bench/fit_numpyro_tuning.py``), on an earlier hour's machine, and then scaled: they leave
+out what ``sample_jax_nuts`` does around the sampler (jaxifying the graph, the initial points,
+compiling and running the transform of the draws back to the model's variables, building the
+InferenceData). The regret runs of 2026-11-26 showed NumPyro's runs 1.3x their estimates with
+their observed trees (``bench/fit_shared_run_error.py``), nutpie's 1.1x.
+
+Here each model runs NumPyro's backend (``backend.sample``, as ``bench_regret.py`` times a
+candidate) with 10 tuning steps and 10 draws x 2 chains in float64, once to warm the process
+and then ``--repeats`` times (compiles vary by a second from run to run): a
+run this short is its fixed cost (its leapfrogs, at the timed per-leapfrog cost, are
+subtracted: ``--leapfrogs`` names a ``fit_numpyro_leapfrog.py`` result file). Each line has the
+walls, the seconds XLA spent compiling (``jax.monitoring``'s ``backend_compile_duration``
+events), PyMC's ``sampling_time`` (the sampler's call, compile included), the profile's
+kernels and the fixed seconds of the candidate's estimate when it was measured. ``--candidate``
+times another candidate the same way (nutpie: ``numba[cpu,float64,driver=nutpie]``, whose
+leapfrogs in so short a run are not subtracted). ``--fit FILE``
+fits ``a + b kernels`` to the median fixed seconds by least squares.
+
+    JAX_PLATFORMS=cpu python bench/fit_numpyro_fixed.py \\
+        --models eight_schools,glm_linear,glm_poisson,funnel,pk_scan,seed_small,seed_mid \\
+        > docs/results/fit-numpyro-fixed-cpu-2026-11-26.jsonl
+    python bench/fit_numpyro_fixed.py --fit docs/results/fit-numpyro-fixed-cpu-2026-11-26.jsonl
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import json
+import os
+import statistics
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).parent))
+
+SHORT = 10  # tuning steps and draws of a run that is its fixed cost
+DEFAULT_CANDIDATE = "numpyro[cpu,float64,chain_method=parallel]"
+
+
+def measure(name: str, repeats: int, per_leapfrog: dict[str, float],
+            label: str = DEFAULT_CANDIDATE) -> dict:
+    """One model's line: ``repeats`` warm 10 + 10 runs of candidate ``label``, timed end to
+    end as ``bench_regret.py`` times a candidate's run (``backend.sample``: the selection and
+    ``pymc_accel.sample``'s own checks are not in it)."""
+    import jax.monitoring
+
+    from fit_numpyro_tuning import _factory
+    from pymc_accel.backend import Candidate, SampleRequest
+    from pymc_accel.devices import discover
+    from pymc_accel.machine import machine_figures
+    from pymc_accel.profile import profile_model
+    from pymc_accel.registry import get_registry
+
+    compiled = collections.defaultdict(float)
+
+    def listen(event: str, seconds: float, **_) -> None:
+        compiled[event.rsplit("/", 1)[-1]] += seconds
+
+    jax.monitoring.register_event_duration_secs_listener(listen)
+    factory = _factory(name)
+    profile = profile_model(factory())
+    registry = get_registry()
+    candidate = next(c for b in registry.backends.values()
+                     for c in b.candidates(profile, discover())
+                     if isinstance(c, Candidate) and c.label == label)
+    backend = registry.backends[candidate.backend]
+    runs = []
+    for i in range(repeats + 1):  # the first warms the process (imports, first use, caches)
+        compiled.clear()
+        request = SampleRequest(draws=SHORT, tune=SHORT, chains=2, cores=2, random_seed=i + 1,
+                                progressbar=False)
+        t0 = time.perf_counter()
+        idata = backend.sample(factory(), candidate, request)
+        wall = time.perf_counter() - t0
+        leapfrogs = float(idata.sample_stats["n_steps"].sum())  # both chains' sampling draws
+        if i:
+            runs.append({"wall": wall, "sampling_time": float(idata.posterior.attrs.get(
+                "sampling_time", float("nan"))), "compile": compiled.get(
+                "backend_compile_duration", 0.0), "trace": compiled.get(
+                "jaxpr_trace_duration", 0.0), "lower": compiled.get(
+                "jaxpr_to_mlir_module_duration", 0.0), "sampling_leapfrogs": leapfrogs})
+    # tuning's leapfrogs are not kept by sample_jax_nuts: counted at the sampling draws' rate,
+    # the two chains side by side (NumPyro's timed leapfrog; none subtracted for others)
+    lf = per_leapfrog.get(name) if label == DEFAULT_CANDIDATE else None
+    for run in runs:
+        run["fixed"] = run["wall"] - (run["sampling_leapfrogs"] * lf if lf else 0.0)
+    estimate = backend.estimate(candidate, profile, machine_figures())
+    return {"model": name, "kernels": profile.census.kernels, "n_free": profile.n_free,
+            "candidate": candidate.label, "runs": runs,
+            "fixed_median": statistics.median(r["fixed"] for r in runs),
+            "compile_median": statistics.median(r["compile"] for r in runs),
+            "modelled_fixed": estimate.fixed_seconds.value, "per_leapfrog_seconds": lf}
+
+
+def fit(paths: list[str]) -> tuple[float, float]:
+    """Least squares of ``fixed_median = a + b kernels``; prints each model's fit and what was
+    modelled when it was measured, and returns ``(a, b)``."""
+    lines = [json.loads(x) for p in paths for x in Path(p).read_text().splitlines() if x.strip()]
+    xs = [float(x["kernels"]) for x in lines]
+    ys = [x["fixed_median"] for x in lines]
+    n, mx, my = len(xs), sum(xs) / len(xs), sum(ys) / len(ys)
+    b = sum((x - mx) * (y - my) for x, y in zip(xs, ys)) / sum((x - mx) ** 2 for x in xs)
+    a = my - b * mx
+    print(f"fixed = {a:.3f} s + {b * 1e3:.2f} ms x kernels ({n} models)")
+    for x in lines:
+        fitted = a + b * x["kernels"]
+        print(f"  {x['model']:14s} kernels {x['kernels']:4d}: fixed {x['fixed_median']:.2f} s "
+              f"(XLA compile {x['compile_median']:.2f} s), fit {fitted:.2f} "
+              f"({fitted / x['fixed_median']:.2f}x), modelled when measured {x['modelled_fixed']:.2f} "
+              f"({x['modelled_fixed'] / x['fixed_median']:.2f}x)")
+    return a, b
+
+
+def main(argv=None) -> None:
+    p = argparse.ArgumentParser(description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--models", default="")
+    p.add_argument("--repeats", type=int, default=5)
+    p.add_argument("--candidate", default=DEFAULT_CANDIDATE,
+                   help="the candidate to time (another's fixed cost, measured the same way)")
+    p.add_argument("--leapfrogs", default="docs/results/fit-numpyro-leapfrog-cpu-2026-11-26.jsonl",
+                   help="fit_numpyro_leapfrog.py lines: per-leapfrog seconds to subtract")
+    p.add_argument("--fit", nargs="*")
+    args = p.parse_args(argv)
+    if args.fit:
+        fit(args.fit)
+        return
+    os.environ["PYMC_ACCEL_HISTORY"] = "off"
+    per_leapfrog = {}
+    if args.leapfrogs and Path(args.leapfrogs).exists():
+        for x in Path(args.leapfrogs).read_text().splitlines():
+            if x.strip() and (line := json.loads(x)).get("precision", "float64") == "float64":
+                per_leapfrog[line["model"]] = line["per_leapfrog_seconds"]
+    for name in [m for m in args.models.split(",") if m]:
+        print(json.dumps(measure(name, args.repeats, per_leapfrog, args.candidate)), flush=True)
+
+
+if __name__ == "__main__":
+    main()
