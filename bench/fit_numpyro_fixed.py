@@ -16,7 +16,10 @@ walls, the seconds XLA spent compiling (``jax.monitoring``'s ``backend_compile_d
 events), PyMC's ``sampling_time`` (the sampler's call, compile included), the profile's
 kernels and the fixed seconds of the candidate's estimate when it was measured. ``--candidate``
 times another candidate the same way (nutpie: ``numba[cpu,float64,driver=nutpie]``, whose
-leapfrogs in so short a run are not subtracted). ``--fit FILE``
+leapfrogs in so short a run are not subtracted). ``--long N`` also times ``--repeats`` runs of
+N + N draws in the same hour: their median wall less the fixed cost is the sampling, set
+against the estimate's sampling seconds at the leapfrogs per draw those runs took.
+``--fit FILE``
 fits ``a + b kernels`` to the median fixed seconds by least squares.
 
     JAX_PLATFORMS=cpu python bench/fit_numpyro_fixed.py \\
@@ -34,6 +37,7 @@ import os
 import statistics
 import sys
 import time
+from dataclasses import replace
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
@@ -43,14 +47,14 @@ DEFAULT_CANDIDATE = "numpyro[cpu,float64,chain_method=parallel]"
 
 
 def measure(name: str, repeats: int, per_leapfrog: dict[str, float],
-            label: str = DEFAULT_CANDIDATE) -> dict:
+            label: str = DEFAULT_CANDIDATE, long: int = 0) -> dict:
     """One model's line: ``repeats`` warm 10 + 10 runs of candidate ``label``, timed end to
     end as ``bench_regret.py`` times a candidate's run (``backend.sample``: the selection and
     ``pymc_accel.sample``'s own checks are not in it)."""
     import jax.monitoring
 
     from fit_numpyro_tuning import _factory
-    from pymc_accel.backend import Candidate, SampleRequest
+    from pymc_accel.backend import Candidate, Figure, SampleRequest
     from pymc_accel.devices import discover
     from pymc_accel.machine import machine_figures
     from pymc_accel.profile import profile_model
@@ -90,11 +94,25 @@ def measure(name: str, repeats: int, per_leapfrog: dict[str, float],
     for run in runs:
         run["fixed"] = run["wall"] - (run["sampling_leapfrogs"] * lf if lf else 0.0)
     estimate = backend.estimate(candidate, profile, machine_figures())
-    return {"model": name, "kernels": profile.census.kernels, "n_free": profile.n_free,
+    line = {"model": name, "kernels": profile.census.kernels, "n_free": profile.n_free,
             "candidate": candidate.label, "runs": runs,
             "fixed_median": statistics.median(r["fixed"] for r in runs),
             "compile_median": statistics.median(r["compile"] for r in runs),
             "modelled_fixed": estimate.fixed_seconds.value, "per_leapfrog_seconds": lf}
+    if long:  # the same hour's runs of ``long`` + ``long`` draws: the sampling the fixed cost left
+        walls, per_draw = [], []
+        for i in range(repeats):
+            request = SampleRequest(draws=long, tune=long, chains=2, cores=2,
+                                    random_seed=i + 1, progressbar=False)
+            t0 = time.perf_counter()
+            idata = backend.sample(factory(), candidate, request)
+            walls.append(time.perf_counter() - t0)
+            per_draw.append(float(idata.sample_stats["n_steps"].mean()))
+        observed = replace(estimate, gradients_per_draw=Figure(statistics.median(per_draw)))
+        line["long"] = {"draws": long, "walls": walls, "leapfrogs_per_draw": per_draw,
+                        "sampling": statistics.median(walls) - line["fixed_median"],
+                        "modelled_sampling": observed.sampling_seconds(2 * long, 2)}
+    return line
 
 
 def fit(paths: list[str]) -> tuple[float, float]:
@@ -113,6 +131,13 @@ def fit(paths: list[str]) -> tuple[float, float]:
               f"(XLA compile {x['compile_median']:.2f} s), fit {fitted:.2f} "
               f"({fitted / x['fixed_median']:.2f}x), modelled when measured {x['modelled_fixed']:.2f} "
               f"({x['modelled_fixed'] / x['fixed_median']:.2f}x)")
+        if x.get("long"):
+            g = x["long"]
+            print(f"    {g['draws']} + {g['draws']} draws: sampling {g['sampling']:.2f} s (median "
+                  f"wall less the fixed cost), modelled at its leapfrogs "
+                  f"{g['modelled_sampling']:.2f} s ({g['modelled_sampling'] / g['sampling']:.2f}x)"
+                  if g["sampling"] > 0 else f"    {g['draws']} + {g['draws']} draws: no longer "
+                  "than the fixed cost")
     return a, b
 
 
@@ -121,6 +146,9 @@ def main(argv=None) -> None:
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--models", default="")
     p.add_argument("--repeats", type=int, default=5)
+    p.add_argument("--long", type=int, default=0,
+                   help="also time runs of this many tuning steps and draws, to check the "
+                        "estimate's sampling seconds against what the fixed cost leaves of them")
     p.add_argument("--candidate", default=DEFAULT_CANDIDATE,
                    help="the candidate to time (another's fixed cost, measured the same way)")
     p.add_argument("--leapfrogs", default="docs/results/fit-numpyro-leapfrog-cpu-2026-11-26.jsonl",
@@ -137,7 +165,8 @@ def main(argv=None) -> None:
             if x.strip() and (line := json.loads(x)).get("precision", "float64") == "float64":
                 per_leapfrog[line["model"]] = line["per_leapfrog_seconds"]
     for name in [m for m in args.models.split(",") if m]:
-        print(json.dumps(measure(name, args.repeats, per_leapfrog, args.candidate)), flush=True)
+        print(json.dumps(measure(name, args.repeats, per_leapfrog, args.candidate,
+                                    args.long)), flush=True)
 
 
 if __name__ == "__main__":

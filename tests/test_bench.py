@@ -264,11 +264,15 @@ def test_numpyros_fixed_cost_fit_recovers_a_known_line(tmp_path, capsys):
 
     lines = [{"model": f"m{k}", "kernels": k, "fixed_median": 3.0 + 0.005 * k,
               "compile_median": 2.0, "modelled_fixed": 2.0} for k in (60, 120, 500)]
+    # a longer run's wall less the fixed cost is its sampling, set against the modelled
+    lines[0]["long"] = {"draws": 1000, "sampling": 2.0, "modelled_sampling": 1.0}
     path = tmp_path / "fixed.jsonl"
     path.write_text("\n".join(json.dumps(x) for x in lines))
     a, b = fit_numpyro_fixed.fit([str(path)])
     assert (a, b) == (pytest.approx(3.0), pytest.approx(0.005))
-    assert "fixed = 3.000 s + 5.00 ms x kernels (3 models)" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "fixed = 3.000 s + 5.00 ms x kernels (3 models)" in out
+    assert "1000 + 1000 draws: sampling 2.00 s" in out and "1.00 s (0.50x)" in out
 
 
 def test_shared_run_error_fit_splits_shared_from_own_variance():
