@@ -297,6 +297,23 @@ def test_shared_run_error_fit_splits_shared_from_own_variance():
     assert fit["covariance"]["b[float32] / b[float64]"] == pytest.approx(0.13, rel=0.1)
 
 
+def test_compile_pace_fit_correlates_each_timing_with_the_fixed_costs(tmp_path, capsys):
+    import fit_compile_pace
+
+    # the compiles follow the fixed costs through a slow stretch; the calibration's figure not
+    rows = [{"time": f"14:{i:02d}:00", "numba_compile": 0.2 * pace, "xla_compile": 0.5 * pace,
+             "calibration_exp_seconds": 0.005 * (1.0 + 0.01 * (i % 2)),
+             "nutpie_fixed": 2.0 * pace, "numpyro_fixed": 3.0 * pace}
+            for i, pace in enumerate((1.0, 1.1, 1.6, 1.7, 1.2, 1.0))]
+    path = tmp_path / "pace.jsonl"
+    path.write_text("\n".join(json.dumps(r) for r in rows) + '\n{"error": "a failed round"}')
+    fit = fit_compile_pace.fit([str(path)])
+    assert fit["numba_compile"] == pytest.approx(1.0)
+    assert fit["xla_compile"] == pytest.approx(1.0)
+    assert abs(fit["calibration_exp_seconds"]) < 0.5
+    assert "14:02:00  numba 0.320 s" in capsys.readouterr().out
+
+
 def test_numpyro_tuning_fit_separates_leapfrogs_early_tuning_and_fixed_cost():
     import fit_numpyro_tuning
 
