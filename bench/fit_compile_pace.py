@@ -76,7 +76,8 @@ registry = get_registry()
 profile = profile_model(zoo.eight_schools())
 for key, label in (("nutpie_fixed", "numba[cpu,float64,driver=nutpie]"),
                    ("numpyro_fixed", "numpyro[cpu,float64,chain_method=parallel]")):
-    candidate = next(c for b in registry.backends.values() for c in b.candidates(profile, discover())
+    candidate = next(c for b in registry.backends.values()
+                     for c in b.candidates(profile, discover())
                      if isinstance(c, Candidate) and c.label == label)
     backend = registry.backends[candidate.backend]
     walls = []

@@ -129,8 +129,8 @@ def fit(paths: list[str]) -> tuple[float, float]:
         fitted = a + b * x["kernels"]
         print(f"  {x['model']:14s} kernels {x['kernels']:4d}: fixed {x['fixed_median']:.2f} s "
               f"(XLA compile {x['compile_median']:.2f} s), fit {fitted:.2f} "
-              f"({fitted / x['fixed_median']:.2f}x), modelled when measured {x['modelled_fixed']:.2f} "
-              f"({x['modelled_fixed'] / x['fixed_median']:.2f}x)")
+              f"({fitted / x['fixed_median']:.2f}x), modelled when measured "
+              f"{x['modelled_fixed']:.2f} ({x['modelled_fixed'] / x['fixed_median']:.2f}x)")
         if x.get("long"):
             g = x["long"]
             print(f"    {g['draws']} + {g['draws']} draws: sampling {g['sampling']:.2f} s (median "

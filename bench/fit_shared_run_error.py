@@ -1,22 +1,22 @@
 """How much of a run's error against its estimate do the samplers of one model share?
 
-The run history corrects a sampler's seconds per gradient by its own runs of the model
-and its fixed seconds (the run's wall time over its estimate with the run's own leapfrogs per
-draw, split between the two in proportion: ``history._observed_fixed_seconds``). A sampler that has not run the model kept its modelled seconds, so one
-slow run of the leader (a slow hour of the machine, a model the census undercounts) could hand
-the next run to a rival that is just as slow. This script measures how far one sampler's ratio
-says another's.
+The run history corrects a sampler's seconds per gradient and fixed seconds by its own runs of
+the model: the run's wall time over its estimate with the run's own leapfrogs per draw, split
+between the two in proportion (``history._observed_fixed_seconds``). A sampler that has not
+run the model keeps its modelled seconds, so one slow run of the leader (a slow hour of the
+machine, a model the census undercounts) can hand the next run to a rival that is just as
+slow. This script measures how far one sampler's ratio says another's.
 
 For every model of the given ``bench_regret.py`` result files, each candidate's recorded warm
 run of median wall time is recorded into a run history of its own, against the candidate's
 estimate with an empty history (the model's kernels cached, as in the recorded runs), and the
-ratio the record keeps (``fixed_ratio``: that proportional split makes it the run's wall time
-over its whole estimate) is read back. Over the (model, file) pairs where two candidates both have one,
-the covariance of their logarithms, each centred on its candidate's mean, is the error they
-share; a candidate's variance beyond the shared covariance (the mean over pairs of different
-runtimes) is its own. The fit is written as JSON with the per-candidate means, variances and
-covariances; ``--split`` fits on the files whose names do not contain it and reports the same
-figures on those that do, out of sample.
+ratio the record keeps is read back (``fixed_ratio``: the proportional split makes it the
+run's wall time over its whole estimate). Over the (model, file) pairs where two candidates
+both have one, the covariance of their logarithms, each centred on its candidate's mean, is
+the error they share; a candidate's variance beyond the shared covariance (the mean over pairs
+of different runtimes) is its own. The fit is written as JSON with the per-candidate means,
+variances and covariances; ``--split`` fits on the files whose names do not contain it and
+reports the same figures on those that do, out of sample.
 
     JAX_PLATFORMS=cpu python bench/fit_shared_run_error.py docs/results/regret-cpu-1000*.json \\
         --out docs/results/fit-shared-run-error-cpu.json

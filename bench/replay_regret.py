@@ -113,7 +113,11 @@ def _record_run(profile, report, row: dict, results: dict) -> bool:
     idata = SimpleNamespace(sample_stats={"n_steps": np.array([run["leapfrogs_per_draw"]])})
     kept = results["draws"] * results["chains"]
     ess = run["ess"] / kept if run["ess"] >= history.ESS_RECORD_MINIMUM else None
-    with mock.patch.dict(sys.modules, {"arviz_stats": sys.modules.get("arviz_stats", object())}), \
+    # the record keeps effective draws only where ArviZ's statistics are loaded (as after
+    # PyMC's convergence checks) and computes them from the draws: the recorded run's own
+    # figure stands in for both
+    loaded = {"arviz_stats": sys.modules.get("arviz_stats", object())}
+    with mock.patch.dict(sys.modules, loaded), \
             mock.patch.object(history, "observed_ess_per_draw", lambda _: ess):
         history.record(profile, report.candidate, report.estimate, request, run["wall"], idata)
     return True
@@ -309,7 +313,8 @@ def second_run_table(lines: list[dict], source: str) -> str:
         if "error" in x:
             out.append(f"| {x['model']} | {x['error']} | | | | | |")
             continue
-        first = "not run in this set" if x["regret_first"] is None else f"{x['regret_first']:.2f}"
+        first = ("not run in this set" if x["regret_first"] is None
+                 else f"{x['regret_first']:.2f}")
         if x["regret_warm"] is None:
             regret, interval = "not run in this set", ""
         else:
