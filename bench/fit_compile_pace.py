@@ -14,10 +14,13 @@ compiling (numba's LLVM, XLA) and NumPyro's fused loop. Here, every ``--every`` 
 - ``nutpie_fixed`` and ``numpyro_fixed``: eight schools, 10 + 10 draws x 2 chains through each
   backend's ``sample`` (a run that is its fixed cost), after one warm-up run each.
 
-Each round is one JSON line. If the compile timings rise and fall with the fixed costs (their
-log ratios correlate over rounds that span a change of pace) while the calibration's figure
-does not, a timed compile is what a calibration would need to scale the runtimes' fixed
-seconds.
+Each round is one JSON line. (The rounds of
+``docs/results/fit-compile-pace-cpu-2026-11-26.jsonl`` timed the probes first, so JAX started
+with one CPU device and NumPyro's two chains ran in turn: its fixed cost there is that
+configuration's, about twice a run's on two devices.) If the compile timings rise and fall
+with the fixed costs (their log ratios correlate over rounds that span a change of pace) while
+the calibration's figure does not, a timed compile is what a calibration would need to scale
+the runtimes' fixed seconds.
 
     JAX_PLATFORMS=cpu python bench/fit_compile_pace.py --iterations 20 --every 120 \\
         > docs/results/fit-compile-pace-cpu-2026-11-26.jsonl
@@ -41,7 +44,30 @@ sys.path.insert(0, os.path.join(os.getcwd(), "bench"))
 os.environ.pop("JAX_COMPILATION_CACHE_DIR", None)
 os.environ["PYMC_ACCEL_HISTORY"] = "off"
 out = {"time": time.strftime("%H:%M:%S")}
+# the samplers first: pymc-accel asks XLA for a CPU device per core before JAX starts, which
+# the XLA probe below would otherwise start with one (NumPyro's chains then run in turn)
 
+import zoo
+from pymc_accel.backend import Candidate, SampleRequest
+from pymc_accel.devices import discover
+from pymc_accel.profile import profile_model
+from pymc_accel.registry import get_registry
+registry = get_registry()
+profile = profile_model(zoo.eight_schools())
+for key, label in (("nutpie_fixed", "numba[cpu,float64,driver=nutpie]"),
+                   ("numpyro_fixed", "numpyro[cpu,float64,chain_method=parallel]")):
+    candidate = next(c for b in registry.backends.values()
+                     for c in b.candidates(profile, discover())
+                     if isinstance(c, Candidate) and c.label == label)
+    backend = registry.backends[candidate.backend]
+    walls = []
+    for seed in (1, 2):  # the first warms the process (imports, first use)
+        request = SampleRequest(draws=10, tune=10, chains=2, cores=2, random_seed=seed,
+                                progressbar=False)
+        t = time.perf_counter()
+        backend.sample(zoo.eight_schools(), candidate, request)
+        walls.append(time.perf_counter() - t)
+    out[key] = walls[-1]
 import numpy as np
 from pymc_accel.machine import _best_of
 a, b = np.random.default_rng(0).random(1 << 20), np.empty(1 << 20)
@@ -67,27 +93,6 @@ t = time.perf_counter()
 jax.jit(jax.grad(g)).lower(x).compile()
 out["xla_compile"] = time.perf_counter() - t
 
-import zoo
-from pymc_accel.backend import Candidate, SampleRequest
-from pymc_accel.devices import discover
-from pymc_accel.profile import profile_model
-from pymc_accel.registry import get_registry
-registry = get_registry()
-profile = profile_model(zoo.eight_schools())
-for key, label in (("nutpie_fixed", "numba[cpu,float64,driver=nutpie]"),
-                   ("numpyro_fixed", "numpyro[cpu,float64,chain_method=parallel]")):
-    candidate = next(c for b in registry.backends.values()
-                     for c in b.candidates(profile, discover())
-                     if isinstance(c, Candidate) and c.label == label)
-    backend = registry.backends[candidate.backend]
-    walls = []
-    for seed in (1, 2):  # the first warms the process (imports, first use)
-        request = SampleRequest(draws=10, tune=10, chains=2, cores=2, random_seed=seed,
-                                progressbar=False)
-        t = time.perf_counter()
-        backend.sample(zoo.eight_schools(), candidate, request)
-        walls.append(time.perf_counter() - t)
-    out[key] = walls[-1]
 print(json.dumps(out))
 """
 
