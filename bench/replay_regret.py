@@ -56,6 +56,17 @@ def _factory(name: str):
     return quick.get(name) or full.get(name) or zoo.held_out().get(name)
 
 
+def _with_factories(records, lines: list[dict]):
+    """Each recorded model with the zoo's factory for it; a model the zoo lacks gets an error
+    line in ``lines`` instead."""
+    for record in records:
+        factory = _factory(record["model"])
+        if factory is None:
+            lines.append({"model": record["model"], "error": "not in bench/zoo.py"})
+            continue
+        yield record, factory
+
+
 def replay(results: dict, machine_pace: bool = False) -> list[dict]:
     """One line per recorded model: recorded and replayed choices and the replayed regret.
     With ``machine_pace``, each model is selected with the other models' runs in a run history
@@ -65,11 +76,7 @@ def replay(results: dict, machine_pace: bool = False) -> list[dict]:
     from pymc_accel.selection import forget_profiles
 
     lines = []
-    for record in results["models"]:
-        factory = _factory(record["model"])
-        if factory is None:
-            lines.append({"model": record["model"], "error": "not in bench/zoo.py"})
-            continue
+    for record, factory in _with_factories(results["models"], lines):
         with (_other_models_in_history(results, record["model"]) if machine_pace
               else contextlib.nullcontext()):
             forget_profiles()
@@ -138,11 +145,7 @@ def replay_second_run(results: dict) -> list[dict]:
                                  chains=results["chains"])
 
     lines = []
-    for record in results["models"]:
-        factory = _factory(record["model"])
-        if factory is None:
-            lines.append({"model": record["model"], "error": "not in bench/zoo.py"})
-            continue
+    for record, factory in _with_factories(results["models"], lines):
         rows = [r for r in record["rows"] if r.get("cold_ess_per_s") is not None]
         by_label = {r["candidate"]: r for r in rows}
         forget_profiles()
@@ -247,11 +250,7 @@ def replay_new_process(results: list[dict], draws: int, tune: int, chains: int) 
     ran = first_use.used()
     first_use.forget()  # a new process has started no sampler
     try:
-        for record in results:
-            factory = _factory(record["model"])
-            if factory is None:
-                lines.append({"model": record["model"], "error": "not in bench/zoo.py"})
-                continue
+        for record, factory in _with_factories(results, lines):
             forget_profiles()
             if record.get("cold"):  # a model new to the machine: an empty run history
                 report = _select_with_empty_history(factory(), draws, tune, chains)
