@@ -84,23 +84,20 @@ def worker_select(model: str, draws: int, tune: int, chains: int, cold: bool = F
 def worker_run(model: str, label: str, seed: int, draws: int, tune: int, chains: int) -> dict:
     """In this new process: one run of candidate ``label`` on a new ``model``."""
     import zoo
-    from bench_regret import min_bulk_ess
+    from bench_regret import min_bulk_ess, offered_candidates
 
-    from pymc_accel.backend import Candidate, SampleRequest
-    from pymc_accel.devices import cpu_cores, discover
+    from pymc_accel.backend import SampleRequest
+    from pymc_accel.devices import cpu_cores
     from pymc_accel.profile import profile_model
     from pymc_accel.registry import get_registry
 
     built = zoo.zoo(quick=True)[model]()
-    registry = get_registry()
-    offered = {c.label: c for b in registry.backends.values()
-               for c in b.candidates(profile_model(built), discover()) if isinstance(c, Candidate)}
-    candidate = offered[label]
+    candidate = offered_candidates(profile_model(built))[label]
     request = SampleRequest(draws=draws, tune=tune, chains=chains, cores=min(chains, cpu_cores()),
                             random_seed=seed, progressbar=False, quiet=True,
                             compute_convergence_checks=False)
     start = time.perf_counter()
-    idata = registry.backends[candidate.backend].sample(built, candidate, request)
+    idata = get_registry().backends[candidate.backend].sample(built, candidate, request)
     wall = time.perf_counter() - start
     return {"wall": wall, "ess": min_bulk_ess(idata)}
 

@@ -213,6 +213,18 @@ def min_bulk_ess(idata) -> float:
     return float(min(float(ess[v].min()) for v in ess.data_vars))
 
 
+def offered_candidates(profile, devices=None) -> dict:
+    """Every candidate the registered backends offer for ``profile`` on ``devices`` (default:
+    this machine's), by label: results and reports hold labels, a run needs the Candidate."""
+    import pymc_accel
+    from pymc_accel.devices import discover
+    from pymc_accel.registry import get_registry
+
+    devices = discover() if devices is None else devices
+    return {c.label: c for b in get_registry().backends.values()
+            for c in b.candidates(profile, devices) if isinstance(c, pymc_accel.Candidate)}
+
+
 def _candidates_for(report, profile, chosen_labels, which):
     import pymc_accel
     from pymc_accel.devices import discover

@@ -48,18 +48,15 @@ out = {"time": time.strftime("%H:%M:%S")}
 # the XLA probe below would otherwise start with one (NumPyro's chains then run in turn)
 
 import zoo
-from pymc_accel.backend import Candidate, SampleRequest
-from pymc_accel.devices import discover
+from bench_regret import offered_candidates
+from pymc_accel.backend import SampleRequest
 from pymc_accel.profile import profile_model
 from pymc_accel.registry import get_registry
-registry = get_registry()
-profile = profile_model(zoo.eight_schools())
+offered = offered_candidates(profile_model(zoo.eight_schools()))
 for key, label in (("nutpie_fixed", "numba[cpu,float64,driver=nutpie]"),
                    ("numpyro_fixed", "numpyro[cpu,float64,chain_method=parallel]")):
-    candidate = next(c for b in registry.backends.values()
-                     for c in b.candidates(profile, discover())
-                     if isinstance(c, Candidate) and c.label == label)
-    backend = registry.backends[candidate.backend]
+    candidate = offered[label]
+    backend = get_registry().backends[candidate.backend]
     walls = []
     for seed in (1, 2):  # the first warms the process (imports, first use)
         request = SampleRequest(draws=10, tune=10, chains=2, cores=2, random_seed=seed,

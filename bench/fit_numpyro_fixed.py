@@ -53,9 +53,9 @@ def measure(name: str, repeats: int, per_leapfrog: dict[str, float],
     ``pymc_accel.sample``'s own checks are not in it)."""
     import jax.monitoring
 
+    from bench_regret import offered_candidates
     from fit_numpyro_tuning import _factory
-    from pymc_accel.backend import Candidate, Figure, SampleRequest
-    from pymc_accel.devices import discover
+    from pymc_accel.backend import Figure, SampleRequest
     from pymc_accel.machine import machine_figures
     from pymc_accel.profile import profile_model
     from pymc_accel.registry import get_registry
@@ -68,11 +68,8 @@ def measure(name: str, repeats: int, per_leapfrog: dict[str, float],
     jax.monitoring.register_event_duration_secs_listener(listen)
     factory = _factory(name)
     profile = profile_model(factory())
-    registry = get_registry()
-    candidate = next(c for b in registry.backends.values()
-                     for c in b.candidates(profile, discover())
-                     if isinstance(c, Candidate) and c.label == label)
-    backend = registry.backends[candidate.backend]
+    candidate = offered_candidates(profile)[label]
+    backend = get_registry().backends[candidate.backend]
     runs = []
     for i in range(repeats + 1):  # the first warms the process (imports, first use, caches)
         compiled.clear()

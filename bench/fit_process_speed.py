@@ -21,16 +21,11 @@ import sys
 _CHILD = r"""
 import json, os, time
 import numpy as np
-from pymc_accel.machine import call_overhead_seconds
+from pymc_accel.machine import _best_of, call_overhead_seconds
 
 calls = [call_overhead_seconds() for _ in range(3)]
 a, out = np.random.default_rng(0).random(1 << 20), np.empty(1 << 20)
-np.exp(a, out=out)
-best = float("inf")
-for _ in range(20):
-    t = time.perf_counter()
-    np.exp(a, out=out)
-    best = min(best, time.perf_counter() - t)
+best = _best_of(lambda: np.exp(a, out=out), repeats=20)
 t = time.perf_counter()
 total = 0
 for i in range(1_000_000):

@@ -30,7 +30,6 @@ import json
 import math
 import os
 import sys
-from dataclasses import replace
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
@@ -39,21 +38,19 @@ sys.path.insert(0, str(Path(__file__).parent))
 def run_ratios(results: dict) -> list[dict]:
     """Per recorded model: ``{candidate: run ratio}`` of each candidate's median warm run,
     recorded against its estimate with an empty run history."""
-    from bench_regret import kernels_cached, private_history
-    from replay_regret import _factory, _median_warm_run
+    from bench_regret import kernels_cached, offered_candidates, private_history
+    from replay_regret import _factory, _median_warm_run, warm_estimate
 
     from types import SimpleNamespace
 
     import numpy as np
 
     from pymc_accel import history
-    from pymc_accel.backend import Candidate, Figure, SampleRequest
+    from pymc_accel.backend import SampleRequest
     from pymc_accel.devices import discover
-    from pymc_accel.machine import machine_figures
     from pymc_accel.profile import profile_model
-    from pymc_accel.registry import get_registry
 
-    registry, devices, machine = get_registry(), discover(), machine_figures()
+    devices = discover()
     request = SampleRequest(draws=results["draws"], tune=results["tune"],
                             chains=results["chains"])
     out = []
@@ -62,18 +59,14 @@ def run_ratios(results: dict) -> list[dict]:
         if factory is None:
             continue
         profile = profile_model(factory())
-        offered = {c.label: c for b in registry.backends.values()
-                   for c in b.candidates(profile, devices) if isinstance(c, Candidate)}
+        offered = offered_candidates(profile, devices)
         ratios = {}
         with private_history(), kernels_cached():
             for row in record["rows"]:
                 candidate, run = offered.get(row["candidate"]), _median_warm_run(row)
                 if candidate is None or run is None:
                     continue
-                estimate = registry.backends[candidate.backend].estimate(candidate, profile,
-                                                                         machine)
-                estimate = replace(history.apply(estimate, profile, candidate),
-                                   cold_compile_seconds=Figure(0.0))
+                estimate = warm_estimate(candidate, profile)
                 idata = SimpleNamespace(
                     sample_stats={"n_steps": np.array([run["leapfrogs_per_draw"]])})
                 history.record(profile, candidate, estimate, request, run["wall"], idata)

@@ -180,16 +180,14 @@ def _estimate_ratios(report, rows) -> dict[str, float]:
 def _record_other_models(results: dict, left_out: str) -> int:
     """Write every candidate's median warm wall on the other models of ``results`` into the run
     history, twice each (a cached run, as a model's second is); returns the entries written."""
-    from dataclasses import replace
+    from bench_regret import offered_candidates
 
     from pymc_accel import history
-    from pymc_accel.backend import Candidate, Figure, SampleRequest
+    from pymc_accel.backend import SampleRequest
     from pymc_accel.devices import discover
-    from pymc_accel.machine import machine_figures
     from pymc_accel.profile import profile_model
-    from pymc_accel.registry import get_registry
 
-    registry, devices, machine = get_registry(), discover(), machine_figures()
+    devices = discover()
     request = SampleRequest(draws=results["draws"], tune=results["tune"],
                             chains=results["chains"])
     written = 0
@@ -198,20 +196,31 @@ def _record_other_models(results: dict, left_out: str) -> int:
         if record["model"] == left_out or factory is None:
             continue
         profile = profile_model(factory())
-        offered = {c.label: c for b in registry.backends.values()
-                   for c in b.candidates(profile, devices) if isinstance(c, Candidate)}
+        offered = offered_candidates(profile, devices)
         for row in record["rows"]:
             candidate = offered.get(row["candidate"])
             if candidate is None or not row.get("warm_median_wall"):
                 continue
-            estimate = registry.backends[candidate.backend].estimate(candidate, profile, machine)
-            # the recorded runs found their kernels cached: no first compile in their walls
-            estimate = replace(estimate, cold_compile_seconds=Figure(0.0))
+            estimate = warm_estimate(candidate, profile)
             for _ in range(2):
                 history.record(profile, candidate, estimate, request, row["warm_median_wall"],
                                None)
             written += 1
     return written
+
+
+def warm_estimate(candidate, profile):
+    """``candidate``'s estimate for ``profile`` with no run history and no first compile: the
+    recorded runs found their kernels cached, so none is in their walls."""
+    from dataclasses import replace
+
+    from pymc_accel.backend import Figure
+    from pymc_accel.machine import machine_figures
+    from pymc_accel.registry import get_registry
+
+    estimate = get_registry().backends[candidate.backend].estimate(candidate, profile,
+                                                                   machine_figures())
+    return replace(estimate, cold_compile_seconds=Figure(0.0))
 
 
 @contextlib.contextmanager
