@@ -222,8 +222,10 @@ class DeerMalaBackend:
         import jax
 
         from pymc_accel.backends.jax_model import jax_device, jax_precision
+        from pymc_accel.jax_cache import enable as enable_jax_cache
         from pymc_accel.rewrites.apply import rewrite_model
 
+        enable_jax_cache()  # its XLA programs from disk when this run was run before
         options = self._options(candidate, request)
         device = jax_device(self.name, candidate.device)
         model, _ = rewrite_model(model, candidate.device)  # affine scans -> parallel prefixes
