@@ -55,6 +55,7 @@ def measure(name: str, repeats: int, per_leapfrog: dict[str, float],
 
     from bench_regret import offered_candidates
     from fit_numpyro_tuning import _factory
+    from pymc_accel import jax_cache
     from pymc_accel.backend import Figure, SampleRequest
     from pymc_accel.machine import machine_figures
     from pymc_accel.profile import profile_model
@@ -71,7 +72,11 @@ def measure(name: str, repeats: int, per_leapfrog: dict[str, float],
     candidate = offered_candidates(profile)[label]
     backend = get_registry().backends[candidate.backend]
     runs = []
+    first = None
     for i in range(repeats + 1):  # the first warms the process (imports, first use, caches)
+        if i == 1:  # the first run's: with --jax-cache on, a compile its cache did not hold
+            first = {"wall": wall, "compile": compiled.get("backend_compile_duration", 0.0),
+                     "sampling_leapfrogs": leapfrogs}
         compiled.clear()
         request = SampleRequest(draws=SHORT, tune=SHORT, chains=2, cores=2, random_seed=i + 1,
                                 progressbar=False)
@@ -88,14 +93,16 @@ def measure(name: str, repeats: int, per_leapfrog: dict[str, float],
     # tuning's leapfrogs are not kept by sample_jax_nuts: counted at the sampling draws' rate,
     # the two chains side by side (NumPyro's timed leapfrog; none subtracted for others)
     lf = per_leapfrog.get(name) if label == DEFAULT_CANDIDATE else None
-    for run in runs:
+    for run in [*runs, *([first] if first else [])]:
         run["fixed"] = run["wall"] - (run["sampling_leapfrogs"] * lf if lf else 0.0)
     estimate = backend.estimate(candidate, profile, machine_figures())
     line = {"model": name, "kernels": profile.census.kernels, "n_free": profile.n_free,
             "candidate": candidate.label, "runs": runs,
             "fixed_median": statistics.median(r["fixed"] for r in runs),
             "compile_median": statistics.median(r["compile"] for r in runs),
-            "modelled_fixed": estimate.fixed_seconds.value, "per_leapfrog_seconds": lf}
+            "modelled_fixed": estimate.fixed_seconds.value, "per_leapfrog_seconds": lf,
+            "first_run": first, "modelled_cold": estimate.cold_compile_seconds.value,
+            "jax_cache": jax_cache.in_use()}
     if long:  # the same hour's runs of ``long`` + ``long`` draws: the sampling the fixed cost left
         walls, per_draw = [], []
         for i in range(repeats):
@@ -151,11 +158,23 @@ def main(argv=None) -> None:
     p.add_argument("--leapfrogs", default="docs/results/fit-numpyro-leapfrog-cpu-2026-11-26.jsonl",
                    help="fit_numpyro_leapfrog.py lines: per-leapfrog seconds to subtract")
     p.add_argument("--fit", nargs="*")
+    p.add_argument("--jax-cache", choices=["on", "off"], default="off",
+                   help="on: JAX's compile cache on disk in a new directory (so each model's "
+                        "first run compiles and its repeats load from it); off: none")
+    p.add_argument("--primer", default="",
+                   help="a model to run once first, unreported (the process's first use)")
     args = p.parse_args(argv)
     if args.fit:
         fit(args.fit)
         return
     os.environ["PYMC_ACCEL_HISTORY"] = "off"
+    os.environ["PYMC_ACCEL_JAX_CACHE"] = args.jax_cache
+    if args.jax_cache == "on":
+        import tempfile
+
+        os.environ["PYMC_ACCEL_CACHE_DIR"] = tempfile.mkdtemp(prefix="fit-jax-cache-")
+    if args.primer:
+        measure(args.primer, 1, {}, args.candidate)
     per_leapfrog = {}
     if args.leapfrogs and Path(args.leapfrogs).exists():
         for x in Path(args.leapfrogs).read_text().splitlines():

@@ -162,6 +162,12 @@ class Estimate:
         (:func:`pymc_accel.history.apply`): the figure the cost model gives its adaptation
         against nutpie's, which a run's record compares its observed effective draws with;
         ``None`` where no run observed them.
+    whole_program_cached : bool
+        Whether the runtime's disk cache holds the run's whole compiled program (JAX's
+        persistent cache, :mod:`pymc_accel.jax_cache`), keyed by everything the program fixes:
+        ``cold_compile_seconds`` is then left out only after a run of this candidate with the
+        same tuning steps, draws and chains; where False it holds the model's kernels, which
+        any run of the model with the backend compiled (:func:`pymc_accel.history.compiled_here`).
     later_runs_sharing_compile : Figure
         How many later runs of the model are expected to load ``cold_compile_seconds``' compile
         from the disk cache, and why (:func:`pymc_accel.history.expected_later_runs`): the
@@ -186,6 +192,7 @@ class Estimate:
     seconds_per_gradient_before_runs: float | None = None
     later_runs_sharing_compile: Figure = field(default_factory=lambda: Figure(0.0))
     gradient_efficiency_before_runs: float | None = None
+    whole_program_cached: bool = False
 
     def gradients_per_chain(self, steps: int) -> float:
         """Gradient evaluations one chain makes in ``steps`` iterations."""

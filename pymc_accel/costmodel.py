@@ -132,8 +132,8 @@ JAX_CPU_KERNEL_SECONDS = 250e-9
 # 10 + 10 run less its second (bench/fit_cold_compile.py, docs/results/fit-cold-compile-cpu.jsonl):
 # nutpie 1.2 s (funnel, 59 kernels) to 27.5 s (pk_scan, 533), PyMC's NUTS 1.5 to 29.2 s: 50
 # and 53 ms per kernel through zero, each model at 0.35x to 1.18x of it (eight schools lowest).
-# JAX keeps no compile cache on disk: NumPyro's first run of a new structure took 0.4 to 1.2 s
-# more than its second, which its fixed cost does not model (nor does any other backend).
+# JAX kept no compile cache on disk until pymc_accel.jax_cache set one up: its sampler's first
+# run of a program is priced apart since (JAX_CPU_SAMPLER_COLD_SECONDS, below).
 NUMBA_NUTPIE_COLD_PER_KERNEL = 0.050
 NUMBA_PYMC_COLD_PER_KERNEL = 0.053
 # On a machine that has compiled other models, a new one's scalar kernels are mostly cached
@@ -284,7 +284,30 @@ JAX_CPU_SAMPLER_DENSE_EFFICIENCY = 0.14
 # its warm walls, geometric mean, over the quick zoo's 08:50 runs, 0.61x with the lower
 # driver), and the larger driver had carried some of that. So the driver stays at
 # 2 µs + 20 ns until what a run pays outside the timed leapfrog is priced.
-JAX_CPU_SAMPLER = Runtime("jax-cpu-sampler", 1.5, 2.0, 2e-6, 2e-8, 2.03, 0.0021,
+# Since 2026-11-26 (17:00) XLA's programs are kept on disk by JAX's persistent compilation
+# cache (pymc_accel.jax_cache), so the fixed seconds above split into a run whose programs are
+# cached and the first run of its program, which compiles them (cold_compile_seconds, charged
+# until the history shows the candidate ran the model with the same tuning steps, draws and
+# chains: the program fixes them). Timed in one hour, 10 + 10 draws x 2 chains, 13 fit models,
+# each model's first run and three repeats with the cache on, and with it off in the next
+# process (bench/fit_numpyro_fixed.py --jax-cache on|off, docs/results/
+# fit-numpyro-jax-cache-{on,off}-cpu-2026-11-26.jsonl): a repeat that loads its programs took
+# 0.20x-0.36x of one that compiles them (eight schools 0.81 against 3.66 s, pk_scan 2.25
+# against 6.25 s), fitting 0.80 s + 2.77 ms a kernel (leave-one-out rms log error 0.16); a
+# model's first run took 2.9-9.0 s more than its cached repeats, 3.54 s + 9.77 ms a kernel
+# (0.34; seed_mid 0.59x, many_scalars 1.76x), beyond the compiling repeats of the cache-off
+# process because it also pays what JAX keeps in memory for a program it has run. The hour's
+# compiling repeats took 1.94x the fixed seconds above (a slow stretch of the machine: nutpie
+# ran 1.3x-1.8x slow in the afternoon too), so both figures are scaled by 0.515 to the hour
+# the others were fitted in, as machine_pace scales them to the present one.
+JAX_CPU_SAMPLER_CACHED_SECONDS = 0.41
+JAX_CPU_SAMPLER_CACHED_PER_KERNEL = 0.00143
+JAX_CPU_SAMPLER_COLD_SECONDS = 1.82
+JAX_CPU_SAMPLER_COLD_PER_KERNEL = 0.0050
+JAX_CPU_SAMPLER = Runtime("jax-cpu-sampler", 1.5, 2.0, 2e-6, 2e-8,
+                          JAX_CPU_SAMPLER_CACHED_SECONDS, JAX_CPU_SAMPLER_CACHED_PER_KERNEL,
+                          cold_seconds=JAX_CPU_SAMPLER_COLD_SECONDS,
+                          cold_seconds_per_kernel=JAX_CPU_SAMPLER_COLD_PER_KERNEL,
                           threaded_dense=True, streams_elementwise=False,
                           dense_efficiency=JAX_CPU_SAMPLER_DENSE_EFFICIENCY,
                           per_kernel_seconds=0.0, float32_gain=False, float32_bytes_gain=True,
@@ -760,7 +783,8 @@ def cold_compile_seconds(profile: ModelProfile, runtime: Runtime,
                          models_compiled_here: int = 0) -> Figure:
     """Modelled seconds a run pays beyond :func:`compile_seconds` when the model's kernels are
     not in the runtime's disk cache: the first run of a new or changed model on this machine
-    (``bench/fit_cold_compile.py``). Zero for a runtime without a disk cache.
+    (``bench/fit_cold_compile.py``; for JAX's sampler, the first run of its whole program,
+    ``bench/fit_numpyro_fixed.py --jax-cache``). Zero for a runtime without a disk cache.
 
     ``models_compiled_here`` is how many other models the runtime's backend has run on this
     machine (:func:`pymc_accel.history.models_run_here`): from

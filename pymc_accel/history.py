@@ -69,6 +69,8 @@ from pymc_accel.backend import Figure
 from pymc_accel.switches import switched_on
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from pymc_accel.backend import Candidate, Estimate, SampleRequest
     from pymc_accel.profile import ModelProfile
 
@@ -416,7 +418,7 @@ def observed_ess_per_draw(idata: Any) -> float | None:
 
 def record(
     profile: ModelProfile, candidate: Candidate, estimate: Estimate | None,
-    request: SampleRequest, wall_seconds: float, idata: Any,
+    request: SampleRequest, wall_seconds: float, idata: Any, data: str | None = None,
 ) -> None:
     """Keep what a finished run took (never raises: the ledger is advice, not a result).
 
@@ -431,6 +433,9 @@ def record(
     wall_seconds : float
         Wall time of the backend's ``sample``.
     idata : InferenceData or DataTree
+    data : str, optional
+        The digest of the model's data values (:func:`pymc_accel.profile.data_digest`), kept
+        for a runtime whose compiled program holds the data (``estimate.whole_program_cached``).
     """
     if not enabled() or estimate is None:
         return
@@ -449,7 +454,8 @@ def record(
             seen = replace(seen, gradients_per_draw=Figure(per_draw, "observed"))
         entry = {
             "candidate": candidate.label, "recorded": time.strftime("%Y-%m-%d %H:%M:%S"),
-            "steps": request.steps, "chains": request.chains, "wall_seconds": wall_seconds,
+            "steps": request.steps, "tune": request.tune, "draws": request.draws,
+            "chains": request.chains, "data": data, "wall_seconds": wall_seconds,
             "leapfrogs_per_draw": per_draw,
             "first_use_seconds": estimate.first_use_seconds.value,
             "cold_compile_seconds": estimate.cold_compile_seconds.value,
@@ -585,7 +591,9 @@ def fixed_seconds_usable(entry: dict[str, Any]) -> bool:
     return isinstance(entry.get("runs"), int) and entry["runs"] >= 2
 
 
-def apply(estimate: Estimate, profile: ModelProfile, candidate: Candidate) -> Estimate:
+def apply(estimate: Estimate, profile: ModelProfile, candidate: Candidate,
+          run: tuple[int, int, int] | None = None,
+          data: Callable[[], str] | None = None) -> Estimate:
     """``estimate`` with what earlier runs of this model observed, where there were any.
 
     - A NUTS sampler (``estimate.trajectory_scale`` set) takes its own observed leapfrogs per
@@ -613,7 +621,10 @@ def apply(estimate: Estimate, profile: ModelProfile, candidate: Candidate) -> Es
       the model has run on this machine with the candidate's backend (:func:`compiled_here`),
       nor with the history off, where it is not known. Where the model has run here with
       other backends, the ranking shares what is left of it with the later runs expected to
-      reuse it (:func:`expected_later_runs`).
+      reuse it (:func:`expected_later_runs`). A cache of whole programs
+      (``estimate.whole_program_cached``) holds this run's only after a run of the candidate
+      with the same ``run``, ``(tune, draws, chains)``, and data (``data`` gives the digest of
+      this model's, :func:`pymc_accel.profile.data_digest`, asked for only then).
 
     Unchanged without a recorded run.
     """
@@ -711,7 +722,9 @@ def apply(estimate: Estimate, profile: ModelProfile, candidate: Candidate) -> Es
                 "whether this model's kernels are cached is not known"))
         else:
             out = replace(out, cold_compile_seconds=cold_compile_left(
-                out.cold_compile_seconds, profile, candidate))
+                out.cold_compile_seconds, profile, candidate,
+                run=run if out.whole_program_cached else None,
+                whole_program=out.whole_program_cached, data=data))
             later, why = (expected_later_runs(profile) if out.cold_compile_seconds.value > 0
                           else (0, ""))
             if later:
@@ -749,11 +762,26 @@ def _gradient_from_runs(
         "its estimate"), seconds_per_gradient_before_runs=before.value)
 
 
-def cold_compile_left(cold: Figure, profile: ModelProfile, candidate: Candidate) -> Figure:
+def cold_compile_left(cold: Figure, profile: ModelProfile, candidate: Candidate,
+                      run: tuple[int, int, int] | None = None,
+                      whole_program: bool = False,
+                      data: Callable[[], str] | None = None) -> Figure:
     """What is left of ``cold`` (the candidate's first compile of the model's kernels) as the
     run history knows it: nothing once the model has run here with the candidate,
     :data:`SHARED_COMPILE_LEFT` of it once another candidate of the backend ran it
-    (:func:`compiled_here`), all of it otherwise."""
+    (:func:`compiled_here`), all of it otherwise.
+
+    With ``whole_program`` (a cache of whole compiled runs, JAX's: ``cold`` is the run's
+    program), nothing only once the candidate ran the model with the same ``run``,
+    ``(tune, draws, chains)``, and the same data values (``data``: their digest), which its
+    program holds; all of it otherwise."""
+    if whole_program:
+        when = (program_compiled_here(profile, candidate, run, data)
+                if run is not None and data is not None else None)
+        if when is None:
+            return cold
+        return Figure(0.0, "observed", f"this run (tune {run[0]}, draws {run[1]}, chains "
+                      f"{run[2]}) ran here at {when}: its compiled program is cached")
     seen = compiled_here(profile, candidate)
     if seen is None:
         return cold
@@ -780,6 +808,22 @@ def compiled_here(profile: ModelProfile, candidate: Candidate) -> str | None:
         if key.startswith(prefix) and _compiled(entry):
             return key.split("|", 1)[1]
     return None
+
+
+def program_compiled_here(profile: ModelProfile, candidate: Candidate,
+                          run: tuple[int, int, int], data: Callable[[], str]) -> str | None:
+    """When the candidate's latest recorded run of this model had ``run``'s tuning steps, draws
+    and chains and the data whose digest ``data()`` gives, which a cache of whole compiled
+    programs (JAX's: the data are constants of the program) then holds: its time, else
+    ``None``. The digest is asked for only where the rest matches."""
+    entry = lookup(profile, candidate)
+    if not (isinstance(entry, dict) and "wall_seconds" in entry):
+        return None
+    if (entry.get("tune"), entry.get("draws"), entry.get("chains")) != tuple(run):
+        return None
+    if not entry.get("data") or entry["data"] != data():
+        return None
+    return str(entry.get("recorded", "an earlier run"))
 
 
 def _compiled(entry: Any) -> bool:

@@ -471,6 +471,10 @@ def _run_backend(model, report: SelectionReport, request: SampleRequest, registr
     backend = registry.backends[candidate.backend]
     origin = registry.origins.get(candidate.backend, "")
     builtin = origin.endswith("(built-in)") or BUILTIN_PLUGIN_NAME in origin
+    if report.estimate is not None and "jax" in report.estimate.first_use:
+        from pymc_accel import jax_cache
+
+        jax_cache.enable()  # a plugin's XLA programs too, from disk when run before
     start = time.perf_counter()
     try:
         idata = backend.sample(model, candidate, request)
@@ -509,7 +513,13 @@ def _run_backend(model, report: SelectionReport, request: SampleRequest, registr
     unsafe = report.precision_check is not None and not report.precision_check.get("safe", True)
     if (report.model_profile is not None and request.pymc_kwargs.get("step") is None
             and not (unsafe and candidate.precision == "float32")):
-        history.record(report.model_profile, candidate, report.estimate, request, wall, idata)
+        data = None
+        if report.estimate is not None and report.estimate.whole_program_cached:
+            from pymc_accel.profile import data_digest
+
+            data = data_digest(model)  # the compiled program holds the data's values
+        history.record(report.model_profile, candidate, report.estimate, request, wall, idata,
+                       data=data)
     _match_pm_sample_groups(idata)
     return idata
 

@@ -6,6 +6,7 @@ profile and the machine's figures.
 
 from __future__ import annotations
 
+import functools
 import math
 import os
 import time
@@ -32,7 +33,7 @@ from pymc_accel.errors import (
 from pymc_accel.machine import MachineFigures, machine_figures
 from pymc_accel.measure import DEFAULT_BUDGET_SECONDS, measure_candidates
 from pymc_accel.precision import PrecisionCheck, check_float32
-from pymc_accel.profile import ModelProfile, profile_model, structure_key
+from pymc_accel.profile import ModelProfile, data_digest, profile_model, structure_key
 from pymc_accel.registry import BLOCK_ENV, BrokenPlugin, Registry, get_registry
 from pymc_accel.switches import switched_on
 from pymc_accel.report import Row, SelectionReport
@@ -374,6 +375,11 @@ def select(
     if per_chain:  # the float32 check starts from one point: the first chain's
         initvals = initvals[0] if initvals else None
     kept_check = _KeptCheck(model, initvals)  # a float32 check of this model and data, if any
+
+    @functools.cache
+    def digest() -> str:  # the data's values, asked for by the history only where they matter
+        return data_digest(model) if model is not None else ""  # a profile alone: not known
+
     required = [a for a in arguments if a in REQUIRED]
     for c in candidates:
         dropped = [a for a in required if not takes_argument(registry.backends[c.backend], a, c)]
@@ -425,7 +431,8 @@ def select(
         c = fitted
         try:
             est = registry.backends[c.backend].estimate(c, profile, machine)
-            est = history.apply(est, profile, c)  # what an earlier run of this model observed
+            # what an earlier run of this model observed
+            est = history.apply(est, profile, c, run=(tune, draws, chains), data=digest)
             if memory is not None:
                 est = replace(est, memory_bytes=memory)
             check_seconds = 0.0  # a kept check costs nothing to read
@@ -877,8 +884,9 @@ def _row(s: _Scored, chosen: _Scored, registry: Registry, check: PrecisionCheck 
     if seen:
         reason += "; observed: " + " and ".join(seen)
     if e.cold_compile_seconds.value > 0:
-        reason += (f"; includes {e.cold_compile_seconds.value:.1f} s compiling this model's "
-                   f"kernels ({e.cold_compile_seconds.note})")
+        what = "this run's program" if e.whole_program_cached else "this model's kernels"
+        reason += (f"; includes {e.cold_compile_seconds.value:.1f} s compiling {what} "
+                   f"({e.cold_compile_seconds.note})")
         if (shared := e.compile_shared_seconds()) > 0:
             reason += (f", ranked with {e.cold_compile_seconds.value - shared:.1f} s of it: "
                        f"{e.later_runs_sharing_compile.note or 'later runs share the rest'}")

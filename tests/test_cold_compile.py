@@ -3,6 +3,8 @@ until the model has run here (run history) or measured mode compiled it."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 import xarray as xr
@@ -43,7 +45,7 @@ class _Result:
     sample_stats = xr.Dataset({"n_steps": (("chain", "draw"), np.full((2, 50), 7.0))})
 
 
-def test_numba_candidates_are_charged_a_first_compile_and_jax_ones_are_not():
+def test_numba_candidates_are_charged_a_first_compile():
     profile, m = profile_model(eight_schools()), _machine()
     for candidate in (NUTPIE, PYMC_NUTS):
         est = NumbaBackend().estimate(candidate, profile, m)
@@ -58,8 +60,50 @@ def test_numba_candidates_are_charged_a_first_compile_and_jax_ones_are_not():
     larger = profile_model(hierarchical_logistic(500, 20, 2).model)
     assert (costmodel.cold_compile_seconds(larger, costmodel.NUMBA_NUTPIE).value
             > costmodel.cold_compile_seconds(profile, costmodel.NUMBA_NUTPIE).value)
-    # JAX keeps no compile cache on disk: its fixed cost compiles every run already
-    assert JaxNutsBackend().estimate(NUMPYRO, profile, m).cold_compile_seconds.value == 0
+
+
+def test_numpyros_program_compile_is_charged_until_the_same_run_has_run_here(ledger, monkeypatch):
+    """JAX's disk cache (pymc_accel.jax_cache) holds a run's whole program, which its tuning
+    steps, draws and chains fix: another length compiles anew."""
+    monkeypatch.setenv("PYMC_ACCEL_JAX_CACHE", "on")
+    profile, m = profile_model(eight_schools()), _machine()
+    est = JaxNutsBackend().estimate(NUMPYRO, profile, m)
+    assert est.whole_program_cached
+    assert est.cold_compile_seconds.value == costmodel.cold_compile_seconds(
+        profile, costmodel.JAX_CPU_SAMPLER).value
+    assert est.cold_compile_seconds.value > est.fixed_seconds.value > 0
+    data = lambda: "digest-a"  # noqa: E731  (the model's data values)
+
+    def cold(run, candidate=NUMPYRO, data=data):
+        return history.apply(est, profile, candidate, run=run, data=data).cold_compile_seconds
+
+    assert cold((100, 100, 2)).value > 0
+    history.record(profile, NUMPYRO, est, SampleRequest(draws=100, tune=100, chains=2), 5.0,
+                   _Result(), data="digest-a")
+    assert cold((100, 100, 2)).value == 0 and "program is cached" in cold((100, 100, 2)).note
+    for other in [(100, 200, 2), (200, 100, 2), (100, 100, 4)]:  # another program
+        assert cold(other) == est.cold_compile_seconds
+    # other data of the same shapes are other constants of the program
+    assert cold((100, 100, 2), data=lambda: "digest-b") == est.cold_compile_seconds
+    # nor does the float32 twin's program hold this one's
+    assert cold((100, 100, 2), candidate=history.other_precision(NUMPYRO)).value > 0
+    # without a cache on disk every run compiles: in the fixed seconds, nothing cold
+    monkeypatch.setenv("PYMC_ACCEL_JAX_CACHE", "off")
+    monkeypatch.delenv("JAX_COMPILATION_CACHE_DIR", raising=False)
+    import sys
+
+    jax = sys.modules.get("jax")
+    own = jax.config.jax_compilation_cache_dir if jax is not None else None
+    if own:
+        jax.config.update("jax_compilation_cache_dir", None)
+    try:
+        uncached = JaxNutsBackend().estimate(NUMPYRO, profile, m)
+    finally:
+        if own:
+            jax.config.update("jax_compilation_cache_dir", own)
+    assert uncached.cold_compile_seconds.value == 0
+    assert uncached.fixed_seconds.value == pytest.approx(
+        est.fixed_seconds.value + est.cold_compile_seconds.value)
 
 
 def test_the_first_compile_is_charged_until_the_model_has_run_here(ledger):
@@ -240,7 +284,8 @@ def test_a_model_that_has_run_here_shares_its_first_compile_with_the_runs_expect
     assert many.compile_shared_seconds() == pytest.approx(
         cold * history.LATER_RUNS_CAP / (1 + history.LATER_RUNS_CAP))
     # a backend without a first compile has nothing to share; another model has not run here
-    assert history.apply(numpyro, profile, NUMPYRO).compile_shared_seconds() == 0
+    assert history.apply(replace(numpyro, cold_compile_seconds=Figure(0.0)), profile,
+                         NUMPYRO).compile_shared_seconds() == 0
     other = profile_model(hierarchical_logistic(500, 20, 2).model)
     assert history.apply(NumbaBackend().estimate(NUTPIE, other, m), other,
                          NUTPIE).later_runs_sharing_compile.value == 0

@@ -118,10 +118,13 @@ class JaxNutsBackend:
                 profile, machine, candidate.precision, costmodel.JAX_CPU_SAMPLER,
                 parallel_chains=parallel,
             )
+        fixed, cold = _fixed_and_cold_seconds(profile)
         return Estimate(
             seconds_per_gradient=grad,
             **costmodel.nuts_trajectory(profile, self.adaptation),
-            fixed_seconds=costmodel.compile_seconds(profile, costmodel.JAX_CPU_SAMPLER),
+            fixed_seconds=fixed,
+            cold_compile_seconds=cold,
+            whole_program_cached=True,
             extra_gradients=(costmodel.stan_tuning_extra_gradients(profile)
                              if self.jax_sampler == "numpyro" else Figure(0.0)),
             chain_parallelism=parallel,
@@ -187,8 +190,10 @@ class JaxNutsBackend:
         from pymc_accel.backends.flat_position import flat_position
         from pymc_accel.backends.jax_model import jax_precision
         from pymc_accel.devices import jax_device
+        from pymc_accel.jax_cache import enable as enable_jax_cache
         from pymc_accel.rewrites.apply import rewrite_model
 
+        enable_jax_cache()  # the sampler's XLA programs from disk when this run was run before
         platform = "gpu" if candidate.device == "gpu" else "cpu"
         model, _ = rewrite_model(model, platform)  # affine scans -> parallel prefixes
         device = jax_device(self.name, platform)
@@ -335,3 +340,22 @@ class NumpyroBackend(JaxNutsBackend):
 
     def __init__(self) -> None:
         super().__init__("numpyro", "numpyro")
+
+
+def _fixed_and_cold_seconds(profile: ModelProfile) -> tuple[Figure, Figure]:
+    """The sampler's fixed seconds with its XLA programs in JAX's disk cache, and what compiling
+    them adds (:func:`pymc_accel.costmodel.cold_compile_seconds`), which the run history leaves
+    out once this run's program ran here (:func:`pymc_accel.history.apply`). Without a cache on
+    disk (``PYMC_ACCEL_JAX_CACHE=off`` and none of the user's own) every run compiles: the
+    compile is in the fixed seconds."""
+    from pymc_accel import jax_cache
+
+    fixed = costmodel.compile_seconds(profile, costmodel.JAX_CPU_SAMPLER)
+    cold = costmodel.cold_compile_seconds(profile, costmodel.JAX_CPU_SAMPLER)
+    if jax_cache.will_cache():
+        return fixed, Figure(cold.value, cold.source,
+                             "XLA compiles the sampler's program: not yet in JAX's compile cache")
+    return (Figure(fixed.value + cold.value, "modelled",
+                   f"{fixed.note}, and XLA's compile of the sampler: every run compiles without "
+                   f"a compile cache on disk ({jax_cache.SWITCH}=off)"),
+            Figure(0.0, "modelled", "no compile cache on disk"))

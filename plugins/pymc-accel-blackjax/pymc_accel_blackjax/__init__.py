@@ -76,10 +76,15 @@ class BlackJaxNutsBackend(JaxNutsBackend):
         :data:`LEAPFROG_FACTOR` times NumPyro's leapfrog."""
         base = super().estimate(candidate, profile, machine)
         fixed = Figure(base.fixed_seconds.value * 1.5, "modelled", "two XLA programs")
+        # its programs go to JAX's compile cache on disk as NumPyro's do (pymc_accel.jax_cache)
+        cold = Figure(base.cold_compile_seconds.value * 1.5, base.cold_compile_seconds.source,
+                      base.cold_compile_seconds.note)
         return type(base)(
             seconds_per_gradient=_blackjax_leapfrog(base.seconds_per_gradient),
             gradients_per_draw=base.gradients_per_draw,
             fixed_seconds=fixed,
+            cold_compile_seconds=cold,
+            whole_program_cached=base.whole_program_cached,
             chain_parallelism=base.chain_parallelism,
             memory_bytes=base.memory_bytes,
             relative_efficiency=base.relative_efficiency,  # Stan's window adaptation, as NumPyro
@@ -165,6 +170,8 @@ class BlackJaxMclmcBackend(JaxNutsBackend):
             gradients_per_draw=Figure(float(GRADIENTS_PER_STEP), "modelled",
                                       "one McLachlan step per draw"),
             fixed_seconds=base.fixed_seconds,
+            cold_compile_seconds=base.cold_compile_seconds,
+            whole_program_cached=base.whole_program_cached,
             chain_parallelism=base.chain_parallelism,
             memory_bytes=base.memory_bytes,
             relative_efficiency=Figure(GRADIENTS_PER_STEP * per_gradient, "modelled",
