@@ -26,8 +26,8 @@ nutpie on a JAX gradient, after NumPyro      1.35 s     ``nutpie-jax`` (the plug
 The parts are the direct differences (``nutpie-numba`` after PyMC's NUTS, ``numpyro`` as NumPyro's
 first use less ``jax``, what nutpie on a JAX gradient paid beyond NumPyro's); nutpie alone is
 modelled at 4.65 s against the 5.0 s measured. A new model in a process that has run the
-sampler costs up to 0.5 s (nutpie) and 0.7 s (NumPyro) more than a model run before; that is
-not modelled. Runs outside pymc-accel (a ``pm.sample`` call of the user's own) are not seen:
+sampler costs up to 0.5 s (nutpie) more than a model run before, which is not modelled;
+NumPyro's is in the first compile of its program (``costmodel.JAX_CPU_SAMPLER_COLD_SECONDS``). Runs outside pymc-accel (a ``pm.sample`` call of the user's own) are not seen:
 their first use is still charged. ``PYMC_ACCEL_FIRST_USE=off`` charges nothing (the estimates
 of a warm process). A plugin's own part costs what the plugin says it measured
 (:func:`first_use_figures`'s ``seconds``), or nothing.
