@@ -97,6 +97,8 @@ def main(argv=None) -> dict:
     p.add_argument("--out")
     p.add_argument("--markdown")
     args = p.parse_args(argv)
+    from bench_regret import write_outputs
+
     names = args.models.split(",")
     results = {"command": "python bench/bench_jax_cache.py " + " ".join(
                    argv if argv is not None else sys.argv[1:]),
@@ -113,12 +115,9 @@ def main(argv=None) -> dict:
                     results["models"][name][state].append(run)
                     print(name, state, {k: v for k, v in run.items() if k != "error"}
                           or run["error"], flush=True)
-            if args.out:
+            if args.out:  # each model's runs as they finish
                 Path(args.out).write_text(json.dumps(results, indent=1))
-    text = markdown(results)
-    if args.markdown:
-        Path(args.markdown).write_text(text)
-    print(text)
+    write_outputs(results, markdown(results), args.out, args.markdown)
     return results
 
 

@@ -86,7 +86,7 @@ def main(argv=None) -> dict:
     # the runs are in one process, which pays no sampler's first use after the first
     os.environ["PYMC_ACCEL_FIRST_USE"] = "off"
     warnings.filterwarnings("ignore")
-    from bench_regret import default_run, private_history
+    from bench_regret import default_run, private_history, write_outputs
     from zoo import zoo
 
     from importlib.metadata import version
@@ -115,12 +115,9 @@ def main(argv=None) -> dict:
             record = default_run(models[name], args, rows=[])
         results["models"].append({"model": name, "default_run": record})
         results["seconds"] = time.perf_counter() - start
-        if args.out:
+        if args.out:  # each model's record as it finishes
             Path(args.out).write_text(json.dumps(results, indent=1, default=str))
-    text = markdown(results)
-    if args.markdown:
-        Path(args.markdown).write_text(text)
-    print(text)
+    write_outputs(results, markdown(results), args.out, args.markdown)
     return results
 
 

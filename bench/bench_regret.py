@@ -214,6 +214,17 @@ def min_bulk_ess(idata) -> float:
     return float(min(float(ess[v].min()) for v in ess.data_vars))
 
 
+def write_outputs(results: dict, text: str, out: str | None = None,
+                  markdown: str | None = None) -> None:
+    """Write a benchmark's ``results`` as JSON to ``out`` and its table ``text`` to
+    ``markdown`` (each where given), and print the table."""
+    if out:
+        Path(out).write_text(json.dumps(results, indent=1, default=str))
+    if markdown:
+        Path(markdown).write_text(text)
+    print(text)
+
+
 def offered_candidates(profile, devices=None) -> dict:
     """Every candidate the registered backends offer for ``profile`` on ``devices`` (default:
     this machine's), by label: results and reports hold labels, a run needs the Candidate."""

@@ -712,3 +712,23 @@ def test_process_speed_tool_times_a_fresh_process(tmp_path):
     assert len(row["call_us"]) == 3 and min(row["call_us"]) > 0
     assert row["exp_ms"] > 0 and row["python_loop_ms"] > 0
     assert row["last_cpu"] in row["allowed_cpus"]
+
+
+def test_jax_cache_bench_table_gives_warm_over_off_and_checks_the_draws():
+    import bench_jax_cache
+
+    def run(wall, compile_seconds, digest=1.5):
+        return {"wall": wall, "compile": compile_seconds, "programs": 41, "draws_digest": digest}
+
+    results = {"command": "c", "machine": "m", "models": {
+        "eight_schools": {"off": [run(8.0, 3.0)], "empty": [run(9.0, 3.5)],
+                          "warm": [run(2.0, 0.4)]},
+        "funnel": {"off": [run(8.0, 3.0)], "empty": [run(9.0, 3.5)],
+                   "warm": [run(2.0, 0.4, digest=2.5)]},
+        "pk_scan": {"off": [{"error": "boom"}], "empty": [run(9.0, 3.5)], "warm": [run(2, 0.4)]},
+    }}
+    table = bench_jax_cache.markdown(results)
+    assert ("| eight_schools | 8.00 s (3.00 s) | 9.00 s (3.50 s) | 2.00 s (0.40 s) | **0.25** "
+            "| yes |") in table
+    assert "| funnel |" in table and table.split("| funnel |")[1].splitlines()[0].endswith("| NO |")
+    assert "| pk_scan | failed |" in table
