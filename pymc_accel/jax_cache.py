@@ -75,10 +75,18 @@ def enable() -> Path | None:
             return None  # a read-only home: compile as before
         jax.config.update("jax_compilation_cache_dir", str(path))
         jax.config.update("jax_persistent_cache_min_compile_time_secs", 0.0)
-        if jax.config.jax_compilation_cache_max_size == -1:
+        if jax.config.jax_compilation_cache_max_size == -1 and _has_filelock():
+            # JAX's size limit locks the directory with filelock (PyTensor requires it), and
+            # fails the first compile without it
             jax.config.update("jax_compilation_cache_max_size", MAX_BYTES)
         _ours = path
     return _ours
+
+
+def _has_filelock() -> bool:
+    import importlib.util
+
+    return importlib.util.find_spec("filelock") is not None
 
 
 def in_use() -> bool:
