@@ -20,7 +20,11 @@ leapfrogs in so short a run are not subtracted). ``--long N`` also times ``--rep
 N + N draws in the same hour: their median wall less the fixed cost is the sampling, set
 against the estimate's sampling seconds at the leapfrogs per draw those runs took.
 ``--fit FILE``
-fits ``a + b kernels`` to the median fixed seconds by least squares.
+fits ``a + b kernels`` to the median fixed seconds by least squares. ``--jax-cache on`` runs
+with JAX's compile cache on disk in a new directory, so each model's first run (kept in the
+line as ``first_run``) compiles its programs and the repeats load them; ``off`` (the default)
+compiles every run. ``--primer NAME`` runs one model first, unreported, so that the first
+model timed does not pay the process's first use.
 
     JAX_PLATFORMS=cpu python bench/fit_numpyro_fixed.py \\
         --models eight_schools,glm_linear,glm_poisson,funnel,pk_scan,seed_small,seed_mid \\

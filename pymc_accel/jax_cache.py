@@ -2,10 +2,10 @@
 
 XLA compiles a NumPyro or BlackJAX sampler anew in every run: PyMC jaxifies the model again
 each time, so JAX's in-memory cache (keyed by the Python function) never hits, and a script run
-again starts a new process. On the 2-core machine, NumPyro's 1000 + 1000-draw run of eight
-schools took 6.0-7.4 s, 3.6-4.4 s of it compiling 42 XLA programs; with JAX's persistent cache
-holding them, the same run in a new process took 2.85 s with the same draws
-(docs/benchmarks.md, "JAX's compile cache on disk").
+again starts a new process. On the 2-core machine, NumPyro's run of eight schools at
+``pm.sample``'s defaults, in a new process, took 8.5 s, 3.2 s of it compiling 41 XLA programs;
+with JAX's persistent cache holding them, 2.4 s with the same draws (``bench/bench_jax_cache.py``;
+docs/benchmarks.md, "JAX's compile cache on disk").
 
 JAX keys a cached executable by the compiled program itself (its constants, which hold the
 model's data, included), the compile options, the devices and JAX's version, so a hit is always
@@ -14,7 +14,7 @@ the same program: a run of another model, other data, other draws or another
 a JAX sampler runs, unless the user has set JAX's ``jax_compilation_cache_dir`` (their cache
 then serves) or ``PYMC_ACCEL_JAX_CACHE=off``. It caches every program (JAX's default keeps only
 those that took a second to compile: a sampler's 40 small ones took 1.6 s together) and keeps
-the directory to :data:`MAX_BYTES`, least recently used first out.
+the directory to :data:`MAX_BYTES`, the least recently used out first.
 
 JAX's own mechanism; written here is only the choice of directory and sizes.
 """
