@@ -64,7 +64,7 @@ def test_numba_candidates_are_charged_a_first_compile():
 
 def test_numpyros_program_compile_is_charged_until_the_same_run_has_run_here(ledger, monkeypatch):
     """JAX's disk cache (pymc_accel.jax_cache) holds a run's whole program, which its tuning
-    steps, draws and chains fix: another length compiles anew."""
+    steps, draws, chains and data values fix: another length or other data compiles anew."""
     monkeypatch.setenv("PYMC_ACCEL_JAX_CACHE", "on")
     profile, m = profile_model(eight_schools()), _machine()
     est = JaxNutsBackend().estimate(NUMPYRO, profile, m)
