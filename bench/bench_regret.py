@@ -254,8 +254,12 @@ def _candidates_for(report, profile, chosen_labels, which):
     return out
 
 
-def bench_model(name, factory, args):
-    """Select, then run every candidate ``args.repeats`` times; return the model's record."""
+def bench_model(name, factory, args, progress=None):
+    """Select, then run every candidate ``args.repeats`` times; return the model's record.
+
+    ``progress``, when given, is called with the record as it stands (the first selection's
+    choice and estimates, and the rows of the candidates run so far) after the selection and
+    after each candidate, so that a run cut by a time limit (a GPU lease) keeps them."""
     import pymc_accel
     from pymc_accel.backend import SampleRequest
     from pymc_accel.devices import cpu_cores
@@ -276,7 +280,16 @@ def bench_model(name, factory, args):
         check_initial_point(model)
         check_seconds = time.perf_counter() - t0
     candidates = _candidates_for(report, report.model_profile, {report.chosen}, args.candidates)
-    rows = _run_candidates(name, factory, candidates, request, args, report)
+    estimates = {r.label: r.total_seconds for r in report.rows if r.label in candidates}
+    print(f"  auto chose {report.chosen} (selection {selection_seconds:.2f} s); estimated "
+          + ", ".join(f"{label} {est:.1f} s" for label, est in estimates.items()), flush=True)
+    partial = {"model": name, "profile": report.profile, "selection_seconds": selection_seconds,
+               "chosen": {"auto": report.chosen}, "estimated_seconds": estimates, "rows": []}
+    if progress is not None:
+        progress(partial)
+    rows = _run_candidates(name, factory, candidates, request, args, report,
+                           on_row=None if progress is None else (
+                               lambda row: (partial["rows"].append(row), progress(partial))))
     # measured mode after the runs: its compilations would otherwise warm the cold runs. Every
     # candidate has compiled the model by now, so its kernels are cached, as measured mode
     # learns from the run history (an empty one here, but for that) when it predicts what its
@@ -304,8 +317,9 @@ def bench_model(name, factory, args):
     return _finish(factory, args, request, result)
 
 
-def _run_candidates(name, factory, candidates, request, args, report) -> list[dict]:
-    """Run each candidate ``args.repeats`` times on a fresh model; one summary row each."""
+def _run_candidates(name, factory, candidates, request, args, report, on_row=None) -> list[dict]:
+    """Run each candidate ``args.repeats`` times on a fresh model; one summary row each, also
+    handed to ``on_row`` as it is made."""
     from pymc_accel.history import observed_leapfrogs_per_draw
     from pymc_accel.registry import get_registry
 
@@ -334,6 +348,8 @@ def _run_candidates(name, factory, candidates, request, args, report) -> list[di
             if i == 0 and wall > args.slow_run_seconds:
                 break
         rows.append(_summarise(label, runs, report))
+        if on_row is not None:
+            on_row(rows[-1])
     return rows
 
 
@@ -627,6 +643,28 @@ def _floor(rows) -> str:
     return "–" if floor is None else f"{floor[0]:.2f} [{floor[1]:.2f}]"
 
 
+def _rows_table(rows, chosen) -> list[str]:
+    """One model's candidates as Markdown table lines, best warm ESS/s first."""
+    out = ["| candidate | est. (s) | cold wall (s) | warm median wall (s) | cold ESS/s | "
+           "warm ESS/s median [range] | min bulk ESS per run | leapfrogs per draw | divergent |",
+           "|---|---|---|---|---|---|---|---|---|"]
+    for r in sorted(rows, key=lambda r: -(r["warm_ess_per_s"] or 0)):
+        if r["cold_wall"] is None:
+            out.append(f"| {r['candidate']} | | failed: {r.get('error', '')[:80]} | | | | | | |")
+            continue
+        good = [x for x in r["runs"] if "error" not in x]
+        tag = " (chosen)" if r["candidate"] == chosen else ""
+        warm = (f"{r['warm_median_wall']:.1f}" if r["warm_runs"] else "– (not repeated)")
+        est = "–" if r["estimated_seconds"] is None else f"{r['estimated_seconds']:.1f}"
+        out.append(
+            f"| {r['candidate']}{tag} | {est} | {r['cold_wall']:.1f} | "
+            f"{warm} | {r['cold_ess_per_s']:.1f} | {r['warm_ess_per_s']:.1f} "
+            f"[{r['warm_range'][0]:.1f}–{r['warm_range'][1]:.1f}] | "
+            f"{' / '.join(f'{x['ess']:.0f}' for x in good)} | {_leapfrogs(good)} | "
+            f"{(good[0]['divergent'] or 0):.1%} |")
+    return out
+
+
 def markdown(results) -> str:
     """The results as a Markdown section (summary table, then one table per model)."""
     out = [f"Command: `{results['command']}`; machine: {results['machine']}; "
@@ -680,24 +718,13 @@ def markdown(results) -> str:
     for m in results["models"]:
         out += ["", f"#### {m['model']} (selection {m['selection_seconds']:.2f} s"
                 f" + start check {m.get('start_check_seconds', 0.0):.2f} s; with "
-                f"measure=True {m['measured_selection_seconds']:.2f} s)", "",
-                "| candidate | est. (s) | cold wall (s) | warm median wall (s) | cold ESS/s | "
-                "warm ESS/s median [range] | min bulk ESS per run | leapfrogs per draw | "
-                "divergent |",
-                "|---|---|---|---|---|---|---|---|---|"]
-        for r in sorted(m["rows"], key=lambda r: -(r["warm_ess_per_s"] or 0)):
-            if r["cold_wall"] is None:
-                out.append(f"| {r['candidate']} | | failed: {r.get('error', '')[:80]} | | | | | | |")
-                continue
-            good = [x for x in r["runs"] if "error" not in x]
-            tag = " (chosen)" if r["candidate"] == m["auto"]["chosen"] else ""
-            warm = (f"{r['warm_median_wall']:.1f}" if r["warm_runs"] else "– (not repeated)")
-            out.append(
-                f"| {r['candidate']}{tag} | {r['estimated_seconds']:.1f} | {r['cold_wall']:.1f} | "
-                f"{warm} | {r['cold_ess_per_s']:.1f} | {r['warm_ess_per_s']:.1f} "
-                f"[{r['warm_range'][0]:.1f}–{r['warm_range'][1]:.1f}] | "
-                f"{' / '.join(f'{x['ess']:.0f}' for x in good)} | {_leapfrogs(good)} | "
-                f"{(good[0]['divergent'] or 0):.1%} |")
+                f"measure=True {m['measured_selection_seconds']:.2f} s)", ""]
+        out += _rows_table(m["rows"], m["auto"]["chosen"])
+    if results.get("partial"):  # the model a time limit cut short: what it had measured
+        m = results["partial"]
+        out += ["", f"#### {m['model']}: cut short (selection {m['selection_seconds']:.2f} s; "
+                f"`auto` chose {m['chosen']['auto']}; no regret: not every candidate ran)", ""]
+        out += _rows_table(m["rows"], m["chosen"]["auto"])
     return "\n".join(out) + "\n"
 
 
@@ -768,9 +795,15 @@ def main(argv=None):
         "repeats": args.repeats, "seed": args.seed, "candidates": args.candidates, "models": [],
         "first_selection_in_process_seconds": first,
     }
+    def keep_partial(record):  # a model cut short keeps its choice and finished candidates
+        results["partial"] = record
+        if args.out:
+            Path(args.out).write_text(json.dumps(results, indent=1, default=str))
+
     for name in names:
         print(f"{name}:", flush=True)
-        results["models"].append(bench_model(name, models[name], args))
+        results["models"].append(bench_model(name, models[name], args, progress=keep_partial))
+        results.pop("partial", None)
         a = results["models"][-1]["auto"]
         print(f"  -> auto chose {a['chosen']}: regret warm {a.get('regret_warm')}, "
               f"cold {a.get('regret_cold')}", flush=True)

@@ -732,3 +732,36 @@ def test_jax_cache_bench_table_gives_warm_over_off_and_checks_the_draws():
             "| yes |") in table
     assert "| funnel |" in table and table.split("| funnel |")[1].splitlines()[0].endswith("| NO |")
     assert "| pk_scan | failed |" in table
+
+
+def test_each_candidates_row_is_handed_on_as_it_is_made(monkeypatch):
+    """A run cut by a time limit (a GPU lease: two of four models' rows were lost on the H200
+    on 2026-11-26) keeps every candidate finished: ``_run_candidates`` hands each row on."""
+    import types
+
+    from pymc_accel.backend import SampleRequest
+
+    class Failing:
+        def sample(self, model, candidate, request):
+            raise RuntimeError("no device")
+
+    registry = types.SimpleNamespace(backends={"stub": Failing()})
+    monkeypatch.setattr("pymc_accel.registry.get_registry", lambda: registry)
+    candidates = {f"stub[{i}]": types.SimpleNamespace(backend="stub") for i in range(2)}
+    seen = []
+    args = bench_regret._parse(["--quick", "--repeats", "2"])
+    rows = bench_regret._run_candidates("m", lambda: None, candidates, SampleRequest(), args,
+                                        types.SimpleNamespace(rows=[]), on_row=seen.append)
+    assert [r["candidate"] for r in seen] == ["stub[0]", "stub[1]"] and seen == rows
+    assert all(r["error"] == "RuntimeError: no device" for r in seen)
+
+
+def test_a_cut_short_model_is_reported_with_its_choice_and_finished_rows():
+    row = _row("numba[cpu]", [2.0, 1.0, 1.0], 100.0)
+    results = {"command": "c", "machine": "m", "tune": 200, "draws": 200, "chains": 2,
+               "repeats": 3, "seconds": 60.0, "models": [],
+               "partial": {"model": "seed_large", "selection_seconds": 0.1,
+                           "chosen": {"auto": "numba[cpu]"}, "rows": [row]}}
+    text = bench_regret.markdown(results)
+    assert "#### seed_large: cut short" in text and "`auto` chose numba[cpu]" in text
+    assert "| numba[cpu] (chosen) |" in text
