@@ -73,7 +73,11 @@ def measure(name: str, repeats: int, per_leapfrog: dict[str, float],
     jax.monitoring.register_event_duration_secs_listener(listen)
     factory = _factory(name)
     profile = profile_model(factory())
-    candidate = offered_candidates(profile)[label]
+    offered = offered_candidates(profile)
+    if label not in offered:  # a GPU candidate on a machine whose JAX sees no GPU, say
+        raise SystemExit(f"--candidate {label}: not offered for {name} on this machine; "
+                         f"offered: {', '.join(offered)}")
+    candidate = offered[label]
     backend = get_registry().backends[candidate.backend]
     runs = []
     first = None

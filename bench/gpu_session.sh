@@ -8,9 +8,21 @@
 #
 #   bash bench/gpu_session.sh check deer tests          # default: check deer tests
 #   bash bench/gpu_session.sh seed_full                 # the 2.1M-parameter seed model (issue 7)
+#   bash bench/gpu_session.sh check tests regret_gpu    # issue 4's GPU regret, in one lease
 #
 # Steps: check, tests (pytest -m gpu), deer (bench/bench_deer.py), scan (bench/bench_scan.py),
-# seed_full, seed_full4 (bench/bench_seed_full.py, 1 and 4 chains), regret (bench/bench_regret.py --quick).
+# seed_full, seed_full4 (bench/bench_seed_full.py, 1 and 4 chains), regret (bench/bench_regret.py
+# --quick), numpyro_fixed (bench/fit_numpyro_fixed.py on the host's CPU and on the GPU),
+# regret_gpu (the quick zoo, the models where the GPU's case differs most first, so a
+# run cut by its limit keeps the most telling ones: bench_regret writes its JSON after each model;
+# `python bench/bench_regret.py --report-only FILE` rebuilds the table from a cut run's file).
+# REGRET_GPU_LIMIT (seconds, default 400) bounds that step, REGRET_GPU_MODELS names the models
+# (comma-separated) and REGRET_GPU_PART numbers its JSON (regret-gpu-PART.json), for a second call
+# on the still-warm machine. The H200 lease of 2026-11-26 (16 cores) finished eight_schools and
+# glm_poisson (about 3 minutes each with the history step, six candidates) and cut seed_large and
+# gp_200 (whose candidates take 10-40 s a run), so the default order now starts with the models
+# that lease did not finish; a cut model's choice and finished rows are kept (bench_regret's
+# "partial").
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-gpu-out}
@@ -18,14 +30,14 @@ mkdir -p "$OUT"
 steps=("$@")
 [ ${#steps[@]} -gt 0 ] || steps=(check deer tests)
 
-if [ -d .whl ]; then
+if [ -d .whl ] && ! python3 -c "import pymc, nutpie" 2>/dev/null; then
   python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
     --target /tmp/site .whl/*.whl || { echo "wheel install failed"; exit 1; }
   export PYTHONPATH=/tmp/site:$PWD
 else
   export PYTHONPATH=$PWD
 fi
-export PYTHONUNBUFFERED=1 JAX_PLATFORMS=cuda,cpu PYMC_ACCEL_CACHE_DIR=/tmp/pymc-accel-cache
+export PYTHONUNBUFFERED=1 JAX_PLATFORMS=${JAX_PLATFORMS:-cuda,cpu} PYMC_ACCEL_CACHE_DIR=/tmp/pymc-accel-cache
 
 run() {  # run NAME SECONDS COMMAND...: log to $OUT/NAME.log, say how it ended
   local name=$1 limit=$2; shift 2
@@ -44,7 +56,9 @@ for step in "${steps[@]}"; do
 import jax, numpyro, pymc, pytensor, pymc_accel
 print('jax', jax.__version__, jax.devices(), 'numpyro', numpyro.__version__)
 print('pymc', pymc.__version__, 'pytensor', pytensor.__version__)
-print(pymc_accel.discover_devices().summary())" ;;
+print(pymc_accel.discover_devices().summary())
+import numba, nutpie, scipy, numpy; print('numba', numba.__version__, 'nutpie', nutpie.__version__,
+      'numpy', numpy.__version__, 'scipy', scipy.__version__)" ;;
     tests)
       run tests 300 python3 -m pytest -q -p no:cacheprovider -m gpu tests ;;
     deer)
@@ -59,6 +73,17 @@ print(pymc_accel.discover_devices().summary())" ;;
         --out "$OUT/seed-full-4chains.json" ;;
     regret)
       [ -f bench/bench_regret.py ] && run regret 400 python3 bench/bench_regret.py --quick ;;
+    regret_gpu)
+      run regret_gpu "${REGRET_GPU_LIMIT:-400}" python3 bench/bench_regret.py --quick \
+        --models ${REGRET_GPU_MODELS:-seed_large,gp_200,seed_mid,pk_scan,glm_linear,funnel,seed_small,eight_schools,glm_poisson} \
+        --no-default-run --out "$OUT/regret-gpu-${REGRET_GPU_PART:-1}.json" ;;
+    numpyro_fixed)  # NumPyro's fixed seconds on that host's CPU and on its GPU: on the H200 of
+      # 2026-11-26 its CPU runs took 2-4x their estimates where nutpie's and PyMC's matched
+      run numpyro_fixed 240 bash -c "python3 bench/fit_numpyro_fixed.py --models eight_schools,glm_poisson \
+          --jax-cache on --repeats 3 --primer glm_linear > $OUT/fit-numpyro-fixed-cpu.jsonl && \
+        python3 bench/fit_numpyro_fixed.py --models eight_schools,glm_poisson --jax-cache on \
+          --repeats 3 --candidate 'numpyro[gpu,float64,chain_method=vectorized]' \
+          > $OUT/fit-numpyro-fixed-gpu.jsonl" ;;
     *) echo "unknown step $step" ;;
   esac
 done
