@@ -69,7 +69,7 @@ from pymc_accel.backend import Figure
 from pymc_accel.switches import switched_on
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Mapping, Sequence
 
     from pymc_accel.backend import Candidate, Estimate, SampleRequest
     from pymc_accel.profile import ModelProfile
@@ -419,6 +419,7 @@ def observed_ess_per_draw(idata: Any) -> float | None:
 def record(
     profile: ModelProfile, candidate: Candidate, estimate: Estimate | None,
     request: SampleRequest, wall_seconds: float, idata: Any, data: str | None = None,
+    options: str | None = None,
 ) -> None:
     """Keep what a finished run took (never raises: the ledger is advice, not a result).
 
@@ -436,6 +437,9 @@ def record(
     data : str, optional
         The digest of the model's data values (:func:`pymc_accel.profile.data_digest`), kept
         for a runtime whose compiled program holds the data (``estimate.whole_program_cached``).
+    options : str, optional
+        :func:`program_options_key` of the run's sampler options, kept with ``data``: they
+        are constants of such a program too.
     """
     if not enabled() or estimate is None:
         return
@@ -455,7 +459,8 @@ def record(
         entry = {
             "candidate": candidate.label, "recorded": time.strftime("%Y-%m-%d %H:%M:%S"),
             "steps": request.steps, "tune": request.tune, "draws": request.draws,
-            "chains": request.chains, "data": data, "wall_seconds": wall_seconds,
+            "chains": request.chains, "data": data, "options": options,
+            "wall_seconds": wall_seconds,
             "leapfrogs_per_draw": per_draw,
             "first_use_seconds": estimate.first_use_seconds.value,
             "cold_compile_seconds": estimate.cold_compile_seconds.value,
@@ -494,6 +499,12 @@ def record(
         if isinstance(previous, dict) and isinstance(previous.get("measured"), dict):
             entry["measured"] = previous["measured"]  # measured mode's figures stay
         _pool_effective_draws(entry, previous)
+        if entry["data"]:  # a whole compiled program (JAX's), which the cache on disk keeps
+            program = {k: entry[k] for k in (*_PROGRAM_FIELDS, "recorded")}
+            earlier = _programs(previous) if isinstance(previous, dict) else []
+            earlier = [p for p in earlier if p.get("data")
+                       and [p.get(k) for k in _PROGRAM_FIELDS] != [program[k] for k in _PROGRAM_FIELDS]]
+            entry["programs"] = (earlier + [program])[-PROGRAMS_KEPT:]
         data[key] = entry
         _write(data)
     except Exception:  # a read-only cache or an odd idata must not fail a finished run
@@ -593,7 +604,7 @@ def fixed_seconds_usable(entry: dict[str, Any]) -> bool:
 
 def apply(estimate: Estimate, profile: ModelProfile, candidate: Candidate,
           run: tuple[int, int, int] | None = None,
-          data: Callable[[], str] | None = None) -> Estimate:
+          data: Callable[[], str] | None = None, options: str | None = None) -> Estimate:
     """``estimate`` with what earlier runs of this model observed, where there were any.
 
     - A NUTS sampler (``estimate.trajectory_scale`` set) takes its own observed leapfrogs per
@@ -623,8 +634,9 @@ def apply(estimate: Estimate, profile: ModelProfile, candidate: Candidate,
       other backends, the ranking shares what is left of it with the later runs expected to
       reuse it (:func:`expected_later_runs`). A cache of whole programs
       (``estimate.whole_program_cached``) holds this run's only after a run of the candidate
-      with the same ``run``, ``(tune, draws, chains)``, and data (``data`` gives the digest of
-      this model's, :func:`pymc_accel.profile.data_digest`, asked for only then).
+      with the same ``run``, ``(tune, draws, chains)``, data (``data`` gives the digest of
+      this model's, :func:`pymc_accel.profile.data_digest`, asked for only then) and sampler
+      options (``options``, :func:`program_options_key`; not compared when ``None``).
 
     Unchanged without a recorded run.
     """
@@ -724,7 +736,7 @@ def apply(estimate: Estimate, profile: ModelProfile, candidate: Candidate,
             out = replace(out, cold_compile_seconds=cold_compile_left(
                 out.cold_compile_seconds, profile, candidate,
                 run=run if out.whole_program_cached else None,
-                whole_program=out.whole_program_cached, data=data))
+                whole_program=out.whole_program_cached, data=data, options=options))
             later, why = (expected_later_runs(profile) if out.cold_compile_seconds.value > 0
                           else (0, ""))
             if later:
@@ -765,7 +777,8 @@ def _gradient_from_runs(
 def cold_compile_left(cold: Figure, profile: ModelProfile, candidate: Candidate,
                       run: tuple[int, int, int] | None = None,
                       whole_program: bool = False,
-                      data: Callable[[], str] | None = None) -> Figure:
+                      data: Callable[[], str] | None = None,
+                      options: str | None = None) -> Figure:
     """What is left of ``cold`` (the candidate's first compile of the model's kernels) as the
     run history knows it: nothing once the model has run here with the candidate,
     :data:`SHARED_COMPILE_LEFT` of it once another candidate of the backend ran it
@@ -773,15 +786,16 @@ def cold_compile_left(cold: Figure, profile: ModelProfile, candidate: Candidate,
 
     With ``whole_program`` (a cache of whole compiled runs, JAX's: ``cold`` is the run's
     program), nothing only once the candidate ran the model with the same ``run``,
-    ``(tune, draws, chains)``, and the same data values (``data``: their digest), which its
-    program holds; all of it otherwise."""
+    ``(tune, draws, chains)``, the same data values (``data``: their digest) and the same
+    sampler options (``options``), which its program holds; all of it otherwise."""
     if whole_program:
-        when = (program_compiled_here(profile, candidate, run, data)
+        when = (program_compiled_here(profile, candidate, run, data, options)
                 if run is not None and data is not None else None)
         if when is None:
             return cold
         return Figure(0.0, "observed", f"this run (tune {run[0]}, draws {run[1]}, chains "
-                      f"{run[2]}) ran here at {when}: its compiled program is cached")
+                      f"{run[2]}, the same data and sampler options) ran here at {when}: its "
+                      "compiled program is cached")
     seen = compiled_here(profile, candidate)
     if seen is None:
         return cold
@@ -811,19 +825,76 @@ def compiled_here(profile: ModelProfile, candidate: Candidate) -> str | None:
 
 
 def program_compiled_here(profile: ModelProfile, candidate: Candidate,
-                          run: tuple[int, int, int], data: Callable[[], str]) -> str | None:
-    """When the candidate's latest recorded run of this model had ``run``'s tuning steps, draws
-    and chains and the data whose digest ``data()`` gives, which a cache of whole compiled
-    programs (JAX's: the data are constants of the program) then holds: its time, else
-    ``None``. The digest is asked for only where the rest matches."""
+                          run: tuple[int, int, int], data: Callable[[], str],
+                          options: str | None = None) -> str | None:
+    """When one of the candidate's last :data:`PROGRAMS_KEPT` recorded runs of this model had
+    ``run``'s tuning steps, draws and chains, the sampler options of key ``options``
+    (:func:`program_options_key`; not compared when ``None``) and the data whose digest
+    ``data()`` gives, which a cache of whole compiled programs (JAX's: the data and the options
+    are constants of the program) then holds: its time, else ``None``. The digest is asked for
+    only where the rest matches."""
     entry = lookup(profile, candidate)
     if not (isinstance(entry, dict) and "wall_seconds" in entry):
         return None
-    if (entry.get("tune"), entry.get("draws"), entry.get("chains")) != tuple(run):
-        return None
-    if not entry.get("data") or entry["data"] != data():
-        return None
-    return str(entry.get("recorded", "an earlier run"))
+    digest = None
+    for program in reversed(_programs(entry)):
+        if (program.get("tune"), program.get("draws"), program.get("chains")) != tuple(run):
+            continue
+        if options is not None and program.get("options") != options:
+            continue
+        if not program.get("data"):
+            continue
+        digest = data() if digest is None else digest
+        if program["data"] == digest:
+            return str(program.get("recorded", "an earlier run"))
+    return None
+
+
+#: How many of a candidate's distinct compiled programs of a model (runs with other lengths,
+#: data or sampler options) the run history keeps for :func:`program_compiled_here`: JAX's
+#: cache on disk holds them all (up to its size limit), so a user going back to an earlier
+#: setting loads its program.
+PROGRAMS_KEPT = 8
+
+_PROGRAM_FIELDS = ("tune", "draws", "chains", "data", "options")
+
+
+def _programs(entry: dict[str, Any]) -> list[dict[str, Any]]:
+    """The programs an entry's runs compiled, oldest first; an entry recorded before the list
+    was kept stands for its own run's."""
+    kept = entry.get("programs")
+    if isinstance(kept, list):
+        return [p for p in kept if isinstance(p, dict)]
+    return [{k: entry.get(k) for k in (*_PROGRAM_FIELDS, "recorded")}]
+
+
+def program_options_key(target_accept: float, options: Mapping[str, Any] | None = None,
+                        var_names: Sequence[str] | None = None) -> str:
+    """A key of a run's sampler options, as a JAX sampler's compiled program holds them.
+
+    NumPyro's NUTS compiles the target acceptance and its keyword arguments (``dense_mass``,
+    ``max_tree_depth``, ...) into the program as constants, and the variables kept into the
+    transform of the draws, so a run with other values compiles anew (on this 2-core
+    machine, eight schools took 2.1 s at ``target_accept=0.95`` after 0.8 s at the default).
+    The random seed and the initial values are arguments of the program, not constants.
+
+    Parameters
+    ----------
+    target_accept : float
+    options : mapping, optional
+        The sampler's keyword arguments (``nuts={...}`` and ``pymc_accel.sample``'s extra
+        ones).
+    var_names : sequence of str, optional
+
+    Returns
+    -------
+    str
+        Sixteen hexadecimal digits; equal options give equal keys in any process.
+    """
+    text = json.dumps({"target_accept": float(target_accept),
+                       "options": {str(k): repr(v) for k, v in sorted((options or {}).items())},
+                       "var_names": list(var_names) if var_names else None}, sort_keys=True)
+    return hashlib.blake2b(text.encode(), digest_size=8).hexdigest()
 
 
 def _compiled(entry: Any) -> bool:

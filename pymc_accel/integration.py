@@ -513,13 +513,15 @@ def _run_backend(model, report: SelectionReport, request: SampleRequest, registr
     unsafe = report.precision_check is not None and not report.precision_check.get("safe", True)
     if (report.model_profile is not None and request.pymc_kwargs.get("step") is None
             and not (unsafe and candidate.precision == "float32")):
-        data = None
+        data = options = None
         if report.estimate is not None and report.estimate.whole_program_cached:
             from pymc_accel.profile import data_digest
 
             data = data_digest(model)  # the compiled program holds the data's values
+            options = history.program_options_key(  # and the sampler's options
+                request.target_accept, request.backend_kwargs, request.var_names)
         history.record(report.model_profile, candidate, report.estimate, request, wall, idata,
-                       data=data)
+                       data=data, options=options)
     _match_pm_sample_groups(idata)
     return idata
 
@@ -647,6 +649,7 @@ def _select_for(model: pm.Model, request: SampleRequest, *, options: dict | None
         var_names=request.var_names,
         options={**request.backend_kwargs, **(options or {})},
         arguments=arguments.given(request),
+        target_accept=request.target_accept,
         **choices,
     )
 

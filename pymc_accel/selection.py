@@ -269,6 +269,7 @@ def select(
     var_names: list[str] | None = None,
     options: dict[str, Any] | None = None,
     arguments: Sequence[str] = (),
+    target_accept: float = 0.8,
 ) -> SelectionReport:
     """Choose the backend, device and precision that should reach the draws soonest.
 
@@ -313,6 +314,10 @@ def select(
         ``pm.sample`` arguments the run was given that only some samplers honour
         (:data:`pymc_accel.arguments.ARGUMENTS`, e.g. ``("step",)``): a candidate that would
         drop a required one is refused, naming the fix.
+    target_accept : float, default 0.8
+        The run's target acceptance. A JAX sampler compiles it into its program with
+        ``options`` and ``var_names``, so the run history counts that program as cached only
+        after a run with the same values (:func:`pymc_accel.history.program_options_key`).
 
     Returns
     -------
@@ -376,6 +381,9 @@ def select(
         initvals = initvals[0] if initvals else None
     kept_check = _KeptCheck(model, initvals)  # a float32 check of this model and data, if any
 
+    # what a JAX sampler's program holds besides the data (the run history's cached-program check)
+    program_options = history.program_options_key(target_accept, options, var_names)
+
     @functools.cache
     def digest() -> str:  # the data's values, asked for by the history only where they matter
         return data_digest(model) if model is not None else ""  # a profile alone: not known
@@ -432,7 +440,8 @@ def select(
         try:
             est = registry.backends[c.backend].estimate(c, profile, machine)
             # what an earlier run of this model observed
-            est = history.apply(est, profile, c, run=(tune, draws, chains), data=digest)
+            est = history.apply(est, profile, c, run=(tune, draws, chains), data=digest,
+                                options=program_options)
             if memory is not None:
                 est = replace(est, memory_bytes=memory)
             check_seconds = 0.0  # a kept check costs nothing to read

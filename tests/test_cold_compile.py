@@ -45,6 +45,75 @@ class _Result:
     sample_stats = xr.Dataset({"n_steps": (("chain", "draw"), np.full((2, 50), 7.0))})
 
 
+def test_numpyros_program_is_cached_only_for_the_sampler_options_it_ran_with(ledger,
+                                                                              monkeypatch):
+    """NumPyro compiles target_accept and its keyword arguments into the program: eight
+    schools at target_accept=0.95 took 3.6-4.2 s after 0.9 s runs at the default, where the
+    history had counted its program cached. Going back to an earlier setting loads its
+    program, which JAX's cache kept."""
+    monkeypatch.setenv("PYMC_ACCEL_JAX_CACHE", "on")
+    profile, m = profile_model(eight_schools()), _machine()
+    est = JaxNutsBackend().estimate(NUMPYRO, profile, m)
+    default = history.program_options_key(0.8)
+    strict = history.program_options_key(0.95)
+    run, request = (100, 100, 2), SampleRequest(draws=100, tune=100, chains=2)
+
+    def cold(options):
+        return history.apply(est, profile, NUMPYRO, run=run, data=lambda: "d",
+                             options=options).cold_compile_seconds.value
+
+    history.record(profile, NUMPYRO, est, request, 5.0, _Result(), data="d", options=default)
+    assert cold(default) == 0 and cold(strict) > 0
+    history.record(profile, NUMPYRO, est, request, 5.0, _Result(), data="d", options=strict)
+    assert cold(strict) == 0 and cold(default) == 0  # both programs are on disk
+    assert cold(history.program_options_key(0.8, {"dense_mass": True})) > 0
+    assert cold(None) == 0  # a caller that does not know the options does not compare them
+    # the list keeps each program once, and the last PROGRAMS_KEPT of them
+    for accept in np.linspace(0.81, 0.9, history.PROGRAMS_KEPT):
+        history.record(profile, NUMPYRO, est, request, 5.0, _Result(), data="d",
+                       options=history.program_options_key(accept))
+    programs = history.lookup(profile, NUMPYRO)["programs"]
+    assert len(programs) == history.PROGRAMS_KEPT and cold(default) > 0
+
+
+def test_program_options_key_is_stable_and_tells_options_apart():
+    key = history.program_options_key
+    assert key(0.8) == key(0.8, {}, None) == key(0.8, None, [])
+    assert key(0.8, {"a": 1, "b": 2}) == key(0.8, {"b": 2, "a": 1})  # order of the keywords
+    assert len({key(0.8), key(0.9), key(0.8, {"dense_mass": True}), key(0.8, None, ["mu"]),
+                key(0.8, None, ["mu", "tau"])}) == 5
+    import os
+    import subprocess
+    import sys
+
+    code = "from pymc_accel.history import program_options_key as k; print(k(0.9, {'x': (1, 2)}))"
+    seen = {subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                           env={**os.environ, "PYTHONHASHSEED": seed}).stdout.strip()
+            for seed in ("1", "2")}
+    assert seen == {key(0.9, {"x": (1, 2)})}  # the same in any process
+
+
+def test_selection_charges_the_compile_of_a_run_with_other_sampler_options(ledger, monkeypatch):
+    """What ``pm.sample(target_accept=0.95)`` is estimated at after runs at the default."""
+    from pymc_accel.profile import data_digest
+
+    monkeypatch.setenv("PYMC_ACCEL_JAX_CACHE", "on")
+    model = eight_schools()
+    profile = profile_model(model)
+    est = JaxNutsBackend().estimate(NUMPYRO, profile, _machine())
+    history.record(profile, NUMPYRO, est, SampleRequest(draws=100, tune=100, chains=2), 5.0,
+                   _Result(), data=data_digest(model), options=history.program_options_key(0.8))
+
+    def charged(**kwargs):
+        report = pymc_accel.explain(model, nuts_sampler="numpyro", device="cpu",
+                                    precision="float64", draws=100, tune=100, chains=2, **kwargs)
+        return report.estimate.cold_compile_seconds.value
+
+    assert charged() == 0
+    assert charged(target_accept=0.95) > 0
+    assert charged(nuts={"max_treedepth": 8}) > 0
+
+
 def test_numba_candidates_are_charged_a_first_compile():
     profile, m = profile_model(eight_schools()), _machine()
     for candidate in (NUTPIE, PYMC_NUTS):
