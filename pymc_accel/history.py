@@ -502,8 +502,9 @@ def record(
         if entry["data"]:  # a whole compiled program (JAX's), which the cache on disk keeps
             program = {k: entry[k] for k in (*_PROGRAM_FIELDS, "recorded")}
             earlier = _programs(previous) if isinstance(previous, dict) else []
-            earlier = [p for p in earlier if p.get("data")
-                       and [p.get(k) for k in _PROGRAM_FIELDS] != [program[k] for k in _PROGRAM_FIELDS]]
+            same = tuple(program[k] for k in _PROGRAM_FIELDS)  # kept once, as the latest
+            earlier = [p for p in earlier
+                       if p.get("data") and tuple(p.get(k) for k in _PROGRAM_FIELDS) != same]
             entry["programs"] = (earlier + [program])[-PROGRAMS_KEPT:]
         data[key] = entry
         _write(data)
