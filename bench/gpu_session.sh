@@ -9,6 +9,9 @@
 #   bash bench/gpu_session.sh check deer tests          # default: check deer tests
 #   bash bench/gpu_session.sh seed_full                 # the 2.1M-parameter seed model (issue 7)
 #   bash bench/gpu_session.sh check tests regret_gpu    # issue 4's GPU regret, in one lease
+#   REGRET_GPU_LIMIT=330 bash bench/gpu_session.sh check numpyro_fixed regret_gpu
+#                                   # the next lease's plan: about 8 minutes of its 15 (wheels and
+#                                   # check 25 s, numpyro_fixed about 100 s, the regret 330 s)
 #
 # Steps: check, tests (pytest -m gpu), deer (bench/bench_deer.py), scan (bench/bench_scan.py),
 # seed_full, seed_full4 (bench/bench_seed_full.py, 1 and 4 chains), regret (bench/bench_regret.py
