@@ -16,9 +16,9 @@
 # Steps: check, tests (pytest -m gpu), deer (bench/bench_deer.py), scan (bench/bench_scan.py),
 # seed_full, seed_full4 (bench/bench_seed_full.py, 1 and 4 chains), regret (bench/bench_regret.py
 # --quick), numpyro_fixed (bench/fit_numpyro_fixed.py on the host's CPU and on the GPU),
-# regret_gpu (the quick zoo, the models where the GPU's case differs most first, so a
-# run cut by its limit keeps the most telling ones: bench_regret writes its JSON after each model;
-# `python bench/bench_regret.py --report-only FILE` rebuilds the table from a cut run's file).
+# regret_gpu (the quick zoo at 200 + 200 draws; bench_regret writes its JSON after each candidate,
+# so a run cut by its limit keeps what it measured, and `python bench/bench_regret.py
+# --report-only FILE` rebuilds the tables from a cut run's file).
 # REGRET_GPU_LIMIT (seconds, default 400) bounds that step, REGRET_GPU_MODELS names the models
 # (comma-separated) and REGRET_GPU_PART numbers its JSON (regret-gpu-PART.json), for a second call
 # on the still-warm machine. The H200 lease of 2026-11-26 (16 cores) finished eight_schools and
