@@ -23,9 +23,11 @@
 # (comma-separated) and REGRET_GPU_PART numbers its JSON (regret-gpu-PART.json), for a second call
 # on the still-warm machine. The H200 lease of 2026-11-26 (16 cores) finished eight_schools and
 # glm_poisson (about 3 minutes each with the history step, six candidates) and cut seed_large and
-# gp_200 (whose candidates take 10-40 s a run), so the default order now starts with the models
-# that lease did not finish; a cut model's choice and finished rows are kept (bench_regret's
-# "partial").
+# gp_200 (whose candidates take 10-40 s a run: six candidates' three runs each come to 6-8
+# minutes, more than a lease's regret step holds), so the default order now starts with the
+# small models that lease did not reach, which finish in about 3 minutes each, and leaves
+# gp_200 and seed_large for a call of their own (REGRET_GPU_MODELS=gp_200 or seed_large); a cut
+# model's choice and finished rows are kept (bench_regret's "partial").
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-gpu-out}
@@ -78,7 +80,7 @@ import numba, nutpie, scipy, numpy; print('numba', numba.__version__, 'nutpie', 
       [ -f bench/bench_regret.py ] && run regret 400 python3 bench/bench_regret.py --quick ;;
     regret_gpu)
       run regret_gpu "${REGRET_GPU_LIMIT:-400}" python3 bench/bench_regret.py --quick \
-        --models ${REGRET_GPU_MODELS:-seed_large,gp_200,seed_mid,pk_scan,glm_linear,funnel,seed_small,eight_schools,glm_poisson} \
+        --models ${REGRET_GPU_MODELS:-seed_mid,pk_scan,glm_linear,funnel,seed_small,gp_200,seed_large,eight_schools,glm_poisson} \
         --no-default-run --out "$OUT/regret-gpu-${REGRET_GPU_PART:-1}.json" ;;
     numpyro_fixed)  # NumPyro's fixed seconds on that host's CPU and on its GPU: on the H200 of
       # 2026-11-26 its CPU runs took 2-4x their estimates where nutpie's and PyMC's matched
