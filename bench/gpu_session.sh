@@ -11,7 +11,9 @@
 #   bash bench/gpu_session.sh check tests regret_gpu    # issue 4's GPU regret, in one lease
 #   REGRET_GPU_LIMIT=330 bash bench/gpu_session.sh check numpyro_fixed regret_gpu
 #                                   # the next lease's plan: about 8 minutes of its 15 (wheels and
-#                                   # check 25 s, numpyro_fixed about 100 s, the regret 330 s)
+#                                   # check 25 s, numpyro_fixed about 2 minutes, the regret 330 s;
+#                                   # it writes 7 files to $OUT, of the 8 that come back: do not
+#                                   # also tee the session's output there)
 #
 # Steps: check, tests (pytest -m gpu), deer (bench/bench_deer.py), scan (bench/bench_scan.py),
 # seed_full, seed_full4 (bench/bench_seed_full.py, 1 and 4 chains), regret (bench/bench_regret.py
@@ -83,12 +85,17 @@ import numba, nutpie, scipy, numpy; print('numba', numba.__version__, 'nutpie', 
         --models ${REGRET_GPU_MODELS:-seed_mid,pk_scan,glm_linear,funnel,seed_small,gp_200,seed_large,eight_schools,glm_poisson} \
         --no-default-run --out "$OUT/regret-gpu-${REGRET_GPU_PART:-1}.json" ;;
     numpyro_fixed)  # NumPyro's fixed seconds on that host's CPU and on its GPU: on the H200 of
-      # 2026-11-26 its CPU runs took 2-4x their estimates where nutpie's and PyMC's matched
+      # 2026-11-26 its CPU runs took 2-4x their estimates where nutpie's and PyMC's matched;
+      # then on its CPU with XLA's intra-op threads off (its 16 cores' thread pool is a suspect;
+      # on the 2-core machine one thread ran 0-20% faster, interleaved runs of 2026-11-27)
       run numpyro_fixed 240 bash -c "python3 bench/fit_numpyro_fixed.py --models eight_schools,glm_poisson \
           --jax-cache on --repeats 3 --primer glm_linear > $OUT/fit-numpyro-fixed-cpu.jsonl && \
         python3 bench/fit_numpyro_fixed.py --models eight_schools,glm_poisson --jax-cache on \
           --repeats 3 --candidate 'numpyro[gpu,float64,chain_method=vectorized]' \
-          > $OUT/fit-numpyro-fixed-gpu.jsonl" ;;
+          > $OUT/fit-numpyro-fixed-gpu.jsonl; \
+        XLA_FLAGS='--xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1' \
+        python3 bench/fit_numpyro_fixed.py --models eight_schools,glm_poisson --jax-cache on \
+          --repeats 3 --primer glm_linear > $OUT/fit-numpyro-fixed-cpu-one-thread.jsonl" ;;
     *) echo "unknown step $step" ;;
   esac
 done
