@@ -893,9 +893,22 @@ def program_options_key(target_accept: float, options: Mapping[str, Any] | None 
         Sixteen hexadecimal digits; equal options give equal keys in any process.
     """
     text = json.dumps({"target_accept": float(target_accept),
-                       "options": {str(k): repr(v) for k, v in sorted((options or {}).items())},
+                       "options": {str(k): _option_text(v)
+                                   for k, v in sorted((options or {}).items())},
                        "var_names": list(var_names) if var_names else None}, sort_keys=True)
     return hashlib.blake2b(text.encode(), digest_size=8).hexdigest()
+
+
+def _option_text(value: Any) -> str:
+    """An option's value as text for :func:`program_options_key`: an array by its dtype, shape
+    and bytes (NumPy's ``repr`` elides the middle of a large one, an inverse mass matrix say)."""
+    import numpy as np
+
+    if isinstance(value, np.ndarray) or hasattr(value, "__array__"):
+        array = np.asarray(value)
+        digest = hashlib.blake2b(np.ascontiguousarray(array).tobytes(), digest_size=8).hexdigest()
+        return f"array {array.dtype} {array.shape} {digest}"
+    return repr(value)
 
 
 def _compiled(entry: Any) -> bool:

@@ -82,6 +82,11 @@ def test_program_options_key_is_stable_and_tells_options_apart():
     assert key(0.8, {"a": 1, "b": 2}) == key(0.8, {"b": 2, "a": 1})  # order of the keywords
     assert len({key(0.8), key(0.9), key(0.8, {"dense_mass": True}), key(0.8, None, ["mu"]),
                 key(0.8, None, ["mu", "tau"])}) == 5
+    # large arrays differing where NumPy's repr elides them are other options
+    a, b = np.ones(5000), np.ones(5000)
+    b[2500] = 2.0
+    assert repr(a) == repr(b) and key(0.8, {"m": a}) != key(0.8, {"m": b})
+    assert key(0.8, {"m": a}) == key(0.8, {"m": a.copy()})
     import os
     import subprocess
     import sys
