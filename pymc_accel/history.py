@@ -370,11 +370,18 @@ def _trajectory_scale(entry: dict[str, Any]) -> float:
 
 def observed_leapfrogs_per_draw(idata: Any) -> float | None:
     """Mean leapfrog steps per kept draw (``sample_stats.n_steps``), or ``None`` when the
-    sampler does not report them."""
+    sampler does not report them.
+
+    The statistic is read into NumPy before it is averaged: PyMC's JAX samplers leave their
+    sample_stats as JAX arrays, whose ``mean`` JAX compiles first (about 0.1 s, the largest
+    part of recording eight schools' run, measured by ``bench/bench_overhead.py``).
+    """
+    import numpy as np
+
     stats = getattr(idata, "sample_stats", None)
     if stats is None or "n_steps" not in stats:
         return None
-    value = float(stats["n_steps"].mean())
+    value = float(np.mean(np.asarray(stats["n_steps"].values)))
     return value if math.isfinite(value) and value > 0 else None
 
 
