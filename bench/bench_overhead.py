@@ -15,6 +15,13 @@ NumPyro in float32 the choice, and the float32 accuracy check part of the overhe
 ``--backend NAME`` selects as ``nuts_sampler=NAME`` does (the overhead of a user who names the
 backend: the profile, and the start check where the sampler does not check its start itself).
 
+``--new-process`` also runs each model as a user's script does: in a new Python process, the
+first selection of the process (the registry's plugins, the machine figures, the profile;
+nothing in it warmed by an earlier selection), the start check where the sampler needs it, the
+chosen sampler's run at ``pm.sample``'s defaults (its first use in the process and, with
+``--history empty``, its first compile included) and the run's record, each timed. Imports of
+PyMC and pymc-accel are not timed: a script pays them whichever sampler it names.
+
     JAX_PLATFORMS=cpu python bench/bench_overhead.py --history empty --out docs/results/overhead-cpu-empty.json --markdown docs/results/overhead-cpu-empty.md
 """
 
@@ -44,6 +51,10 @@ def _parse(argv):
                    help="skip a model whose run is predicted longer")
     p.add_argument("--out", default=None, help="write the results as JSON here")
     p.add_argument("--markdown", default=None, help="write the table as Markdown here")
+    p.add_argument("--new-process", type=int, default=0, metavar="N",
+                   help="also time each model's first selection and run in N new processes "
+                        "(the medians are reported)")
+    p.add_argument("--child", default=None, help=argparse.SUPPRESS)  # one model, new process
     args = p.parse_args(argv)
     # what default_run scales its prediction from (no candidate rows here: unused)
     args.tune, args.draws, args.chains = 1000, 1000, 2
@@ -76,12 +87,123 @@ def markdown(results: dict) -> str:
         lines += ["", f"Overhead of the first selection: median {statistics.median(over):.1%}, "
                       f"max {max(over):.1%}, over {len(over)} models "
                       f"({sum(o <= 0.02 for o in over)} within 2%)."]
+    fresh = [m for m in results["models"] if "new_process" in m]
+    if fresh:
+        lines += ["", "In a new process per model (a script's run: the process's first selection, "
+                      "and the run with the sampler's first use; medians over the processes):", "",
+                  "| model | chosen | run | first selection | start check | record | "
+                  "overhead (each process) |",
+                  "|---|---|---|---|---|---|---|"]
+        for m in fresh:
+            n = m["new_process"]
+            if "wall" not in n:
+                lines.append(f"| {m['model']} | {n.get('chosen', '')} | {n.get('error')} | | | | |")
+                continue
+            spread = ", ".join(f"{o:.1%}" for o in n.get("overheads", []))
+            lines.append(
+                f"| {m['model']} | {n['chosen']} | {n['wall']:.1f} s | "
+                f"{n['selection_seconds'] * 1e3:.0f} ms | {n['check_seconds'] * 1e3:.0f} ms | "
+                f"{n['record_seconds'] * 1e3:.0f} ms | **{n['overhead']:.1%}** ({spread}) |")
+        over = [m["new_process"]["overhead"] for m in fresh if "wall" in m["new_process"]]
+        if over:
+            lines += ["", f"Overhead in a new process: median {statistics.median(over):.1%}, "
+                          f"max {max(over):.1%}, over {len(over)} models "
+                          f"({sum(o <= 0.02 for o in over)} within 2%)."]
     return "\n".join(lines) + "\n"
+
+
+def new_process_runs(name: str, history: str, seed: int, repeats: int) -> dict:
+    """:func:`new_process_run` ``repeats`` times: the medians of its seconds and overhead,
+    each process's overhead in ``overheads`` (or the first ``error``)."""
+    runs = [new_process_run(name, history, seed) for _ in range(repeats)]
+    good = [r for r in runs if "wall" in r]
+    if not good:
+        return runs[0]
+    out = {"chosen": good[0]["chosen"], "processes": len(good),
+           "chosen_all": sorted({r["chosen"] for r in good}),
+           "overheads": [r["overhead"] for r in good]}
+    for key in ("wall", "selection_seconds", "check_seconds", "record_seconds",
+                "precision_check_seconds", "overhead"):
+        out[key] = statistics.median(r[key] for r in good)
+    return out
+
+
+def new_process_run(name: str, history: str, seed: int) -> dict:
+    """Time ``name``'s first selection, start check, run and record in a new process (the
+    ``--child`` mode of this script), with the history as ``history`` says; the child's
+    record, or ``error``."""
+    import subprocess
+    import tempfile
+
+    from bench_regret import copy_machine_figures
+
+    env = dict(os.environ, PYMC_ACCEL_PROFILE_CACHE="off")  # a model new to the machine
+    env.pop("PYMC_ACCEL_FIRST_USE", None)  # a new process pays each sampler's first use
+    with tempfile.TemporaryDirectory(prefix="pymc-accel-bench-cache-") as path:
+        if history == "empty":
+            copy_machine_figures(path)
+            env.update(PYMC_ACCEL_CACHE_DIR=path, PYMC_ACCEL_HISTORY="on")
+        done = subprocess.run(
+            [sys.executable, __file__, "--child", name, "--seed", str(seed)],
+            env=env, capture_output=True, text=True)
+    lines = [line for line in done.stdout.splitlines() if line.startswith("{")]
+    if done.returncode != 0 or not lines:
+        return {"error": (done.stderr.strip().splitlines() or ["no output"])[-1][:300]}
+    return json.loads(lines[-1])
+
+
+def _child(name: str, seed: int) -> None:
+    """One model in this new process: first selection, start check, run, record (timed);
+    prints the record as one JSON line."""
+    warnings.filterwarnings("ignore")
+    from bench_regret import min_bulk_ess, private_history
+    from zoo import zoo
+
+    import pymc_accel
+    from pymc_accel import history
+    from pymc_accel.backend import SampleRequest
+    from pymc_accel.devices import cpu_cores
+    from pymc_accel.integration import check_initial_point, checks_its_own_start
+    from pymc_accel.registry import get_registry
+
+    model = zoo(quick=True)[name]()
+    cores = min(4, cpu_cores())
+    chains, tune, draws = max(2, cores), 1000, 1000  # pm.sample's defaults
+    out = {"tune": tune, "draws": draws, "chains": chains}
+    start = time.perf_counter()
+    report = pymc_accel.select(model, draws=draws, tune=tune, chains=chains)
+    out["selection_seconds"] = time.perf_counter() - start
+    out["chosen"] = report.chosen
+    out["precision_check_seconds"] = (report.precision_check or {}).get("seconds", 0.0)
+    out["check_seconds"] = 0.0
+    if not checks_its_own_start(report.candidate):  # as pymc_accel.sample does
+        start = time.perf_counter()
+        check_initial_point(model)
+        out["check_seconds"] = time.perf_counter() - start
+    request = SampleRequest(draws=draws, tune=tune, chains=chains, cores=cores,
+                            random_seed=seed, progressbar=False, quiet=True,
+                            compute_convergence_checks=False)
+    start = time.perf_counter()
+    idata = get_registry().backends[report.candidate.backend].sample(
+        model, report.candidate, request)
+    out["wall"] = time.perf_counter() - start
+    out["ess"] = min_bulk_ess(idata)
+    with private_history():  # the record's seconds, without touching the run history
+        start = time.perf_counter()
+        history.record(report.model_profile, report.candidate, report.estimate, request,
+                       out["wall"], idata)
+        out["record_seconds"] = time.perf_counter() - start
+    out["overhead"] = (out["selection_seconds"] + out["check_seconds"]
+                       + out["record_seconds"]) / out["wall"]
+    print(json.dumps(out), flush=True)
 
 
 def main(argv=None) -> dict:
     """Run the benchmark; return the results as a dict."""
     args = _parse(argv)
+    if args.child:
+        _child(args.child, args.seed)
+        return {}
     os.environ["PYMC_ACCEL_PROFILE_CACHE"] = "off"  # default_run times a reuse itself
     # the runs are in one process, which pays no sampler's first use after the first
     os.environ["PYMC_ACCEL_FIRST_USE"] = "off"
@@ -113,7 +235,18 @@ def main(argv=None) -> dict:
         else:
             os.environ["PYMC_ACCEL_HISTORY"] = "on"
             record = default_run(models[name], args, rows=[])
-        results["models"].append({"model": name, "default_run": record})
+        entry = {"model": name, "default_run": record}
+        if args.new_process:
+            entry["new_process"] = fresh = new_process_runs(
+                name, args.history, args.seed, args.new_process)
+            if "wall" in fresh:
+                print(f"  new process: {fresh['chosen']}, run {fresh['wall']:.1f} s, first "
+                      f"selection {fresh['selection_seconds']:.3f} s + start check "
+                      f"{fresh['check_seconds']:.3f} s + record {fresh['record_seconds']:.3f} s"
+                      f" = {fresh['overhead']:.1%}", flush=True)
+            else:
+                print(f"  new process: {fresh.get('error')}", flush=True)
+        results["models"].append(entry)
         results["seconds"] = time.perf_counter() - start
         if args.out:  # each model's record as it finishes
             Path(args.out).write_text(json.dumps(results, indent=1, default=str))

@@ -765,3 +765,24 @@ def test_a_cut_short_model_is_reported_with_its_choice_and_finished_rows():
     text = bench_regret.markdown(results)
     assert "#### seed_large: cut short" in text and "`auto` chose numba[cpu]" in text
     assert "| numba[cpu] (chosen) |" in text
+
+
+def test_overhead_bench_reports_new_processes_by_their_medians(monkeypatch):
+    import bench_overhead
+
+    runs = iter([
+        {"chosen": "numpyro[cpu]", "wall": 5.0, "selection_seconds": 0.2, "check_seconds": 0.0,
+         "record_seconds": 0.01, "precision_check_seconds": 0.0, "overhead": 0.042},
+        {"chosen": "numpyro[cpu]", "wall": 6.0, "selection_seconds": 0.1, "check_seconds": 0.0,
+         "record_seconds": 0.02, "precision_check_seconds": 0.0, "overhead": 0.02},
+        {"error": "RuntimeError: boom"},
+    ])
+    monkeypatch.setattr(bench_overhead, "new_process_run", lambda *a: next(runs))
+    fresh = bench_overhead.new_process_runs("eight_schools", "empty", 1, 3)
+    assert fresh["processes"] == 2 and fresh["overheads"] == [0.042, 0.02]
+    assert fresh["wall"] == 5.5 and fresh["overhead"] == pytest.approx(0.031)
+    results = {"command": "c", "machine": "m", "history": "empty", "models": [
+        {"model": "eight_schools", "default_run": {"skipped": "long"}, "new_process": fresh}]}
+    text = bench_overhead.markdown(results)
+    assert "| eight_schools | numpyro[cpu] | 5.5 s | 150 ms | 0 ms | 15 ms | **3.1%** (4.2%, 2.0%) |" in text
+    assert "Overhead in a new process: median 3.1%" in text
