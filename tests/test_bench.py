@@ -770,19 +770,31 @@ def test_a_cut_short_model_is_reported_with_its_choice_and_finished_rows():
 def test_overhead_bench_reports_new_processes_by_their_medians(monkeypatch):
     import bench_overhead
 
-    runs = iter([
-        {"chosen": "numpyro[cpu]", "wall": 5.0, "selection_seconds": 0.2, "check_seconds": 0.0,
-         "record_seconds": 0.01, "precision_check_seconds": 0.0, "overhead": 0.042},
-        {"chosen": "numpyro[cpu]", "wall": 6.0, "selection_seconds": 0.1, "check_seconds": 0.0,
-         "record_seconds": 0.02, "precision_check_seconds": 0.0, "overhead": 0.02},
-        {"error": "RuntimeError: boom"},
-    ])
-    monkeypatch.setattr(bench_overhead, "new_process_run", lambda *a: next(runs))
+    def run(wall, selection, overhead):
+        return {"chosen": "numpyro[cpu]", "wall": wall, "selection_seconds": selection,
+                "check_seconds": 0.0, "record_seconds": 0.015, "precision_check_seconds": 0.0,
+                "overhead": overhead}
+
+    runs = iter([run(5.0, 0.2, 0.042), run(5.0, 0.05, 0.012),  # as timed, then logp first
+                 run(6.0, 0.1, 0.02), run(6.0, 0.04, 0.010),
+                 {"error": "RuntimeError: boom"}, {"error": "RuntimeError: boom"}])
+    seen = []
+
+    def fake(name, history, seed, logp_first=False):
+        seen.append(logp_first)
+        return next(runs)
+
+    monkeypatch.setattr(bench_overhead, "new_process_run", fake)
     fresh = bench_overhead.new_process_runs("eight_schools", "empty", 1, 3)
+    assert seen == [False, True] * 3  # interleaved
     assert fresh["processes"] == 2 and fresh["overheads"] == [0.042, 0.02]
     assert fresh["wall"] == 5.5 and fresh["overhead"] == pytest.approx(0.031)
+    assert fresh["logp_first"]["selection_seconds"] == pytest.approx(0.045)
+    assert fresh["logp_first"]["overheads"] == [0.012, 0.010]
     results = {"command": "c", "machine": "m", "history": "empty", "models": [
         {"model": "eight_schools", "default_run": {"skipped": "long"}, "new_process": fresh}]}
     text = bench_overhead.markdown(results)
-    assert "| eight_schools | numpyro[cpu] | 5.5 s | 150 ms | 0 ms | 15 ms | **3.1%** (4.2%, 2.0%) |" in text
+    assert ("| eight_schools | numpyro[cpu] | 5.5 s | 150 ms | 0 ms | 15 ms | **3.1%** "
+            "(4.2%, 2.0%) | 45 ms | **1.1%** (1.2%, 1.0%) |") in text
     assert "Overhead in a new process: median 3.1%" in text
+    assert "(the model's log density built first): median 1.1%" in text
