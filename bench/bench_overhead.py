@@ -15,12 +15,14 @@ NumPyro in float32 the choice, and the float32 accuracy check part of the overhe
 ``--backend NAME`` selects as ``nuts_sampler=NAME`` does (the overhead of a user who names the
 backend: the profile, and the start check where the sampler does not check its start itself).
 
-``--new-process`` also runs each model as a user's script does: in a new Python process, the
-first selection of the process (the registry's plugins, the machine figures, the profile;
+``--new-process N`` also runs each model as a user's script does: in N new Python processes,
+the first selection of the process (the registry's plugins, the machine figures, the profile;
 nothing in it warmed by an earlier selection), the start check where the sampler needs it, the
 chosen sampler's run at ``pm.sample``'s defaults (its first use in the process and, with
-``--history empty``, its first compile included) and the run's record, each timed. Imports of
-PyMC and pymc-accel are not timed: a script pays them whichever sampler it names.
+``--history empty``, its first compile included) and the run's record, each timed; and N more
+processes that build the model's log density first (:func:`new_process_runs`). Imports of
+PyMC and pymc-accel are not timed: a script pays them whichever sampler it names. The
+package's bytecode is written first (:func:`compile_bytecode`).
 
     JAX_PLATFORMS=cpu python bench/bench_overhead.py --history empty --out docs/results/overhead-cpu-empty.json --markdown docs/results/overhead-cpu-empty.md
 """
@@ -124,6 +126,27 @@ def markdown(results: dict) -> str:
                           f", over {len(beyond)} models ({sum(o <= 0.02 for o in beyond)} "
                           "within 2%)."]
     return "\n".join(lines) + "\n"
+
+
+def compile_bytecode() -> None:
+    """Write the bytecode of pymc-accel and its installed plugins, as ``pip install`` does for a
+    regular install. Under ``PYTHONDONTWRITEBYTECODE`` (set on the development machines) an
+    editable install never gets any, so every new process compiled the modules a first
+    selection imports from source (about 40 ms); a user's machine does that once."""
+    import compileall
+    from importlib.metadata import entry_points
+
+    import pymc_accel
+
+    packages = {Path(pymc_accel.__file__).parent}
+    for ep in entry_points(group="pymc_accel"):
+        try:
+            module = __import__(ep.module.split(".")[0])
+        except Exception:  # a broken plugin is the registry's to report
+            continue
+        packages.add(Path(module.__file__).parent)
+    for package in sorted(packages):
+        compileall.compile_dir(str(package), quiet=1)
 
 
 def new_process_runs(name: str, history: str, seed: int, repeats: int) -> dict:
@@ -253,6 +276,8 @@ def main(argv=None) -> dict:
     models = zoo(quick=True)
     names = args.models.split(",") if args.models else list(models)
     pymc_accel.select(models["eight_schools"]())  # one-off costs of a process: imports, figures
+    if args.new_process:
+        compile_bytecode()
     results = {
         "command": "python bench/bench_overhead.py " + " ".join(argv if argv is not None else sys.argv[1:]),
         "machine": f"{platform.machine()}, {cpu_cores()} cores, {discover().summary()}, "
