@@ -381,7 +381,7 @@ def observed_leapfrogs_per_draw(idata: Any) -> float | None:
     stats = getattr(idata, "sample_stats", None)
     if stats is None or "n_steps" not in stats:
         return None
-    value = float(np.mean(np.asarray(stats["n_steps"].values)))
+    value = float(np.mean(np.asarray(stats["n_steps"])))
     return value if math.isfinite(value) and value > 0 else None
 
 
