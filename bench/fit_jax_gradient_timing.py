@@ -57,7 +57,10 @@ def one_model(name: str, lengths: tuple[int, int], warmup: int, repeats: int) ->
     dispatch = ((costmodel.JAX_CPU.per_kernel_seconds - sampler.per_kernel_seconds)
                 * profile.census.kernels * costmodel._machine_scale(machine))
     standalone = max(kernel - dispatch, 0.2 * kernel) + driver
-    compiled, per, passes, _ = _measure.time_jax_sampler_gradient(model, "float64", 2, 5.0)
+    looped = _measure.time_jax_sampler_gradient(model, "float64", 2, 5.0)
+    if looped is None:
+        raise RuntimeError(f"{name}: the compiled loop's gradient was not resolved in 5 s")
+    compiled, per, passes, _ = looped
     loop = per + driver
     modelled = costmodel.cpu_gradient_seconds(profile, machine, "float64", sampler, 2).value
     out = {"model": name, "n_free": profile.n_free, "kernels": profile.census.kernels,

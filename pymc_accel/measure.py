@@ -3,7 +3,8 @@
 :func:`measure_candidates` asks each candidate's backend, best modelled candidate first, to
 compile and time its gradient (the optional ``Backend.measure`` method), giving it the seconds
 left of the budget. A backend declines (returns ``None``) when its compile would not fit in what
-is left; a candidate not measured keeps its modelled figures, and the report says which is which.
+is left, or when what was left after compiling was too little to time the gradient; a candidate
+not measured keeps its modelled figures, and the report says which is which.
 
 The budget is the whole of ``select(measure=True)``: the selector passes what profiling and
 estimating already took (``spent_before``) and what it keeps for the float32 guard after
@@ -88,6 +89,12 @@ def measured_over(selected: Any, measured: Any) -> Any:
     return out
 
 
+#: Seconds under which a backend's ``measure`` returning ``None`` declined without compiling
+#: (it compares its modelled compile with the budget); over them, it compiled and could not time
+#: the gradient in what was left.
+DECLINE_SECONDS = 0.05
+
+
 def measure_candidates(
     scored: list[Any],
     model: Any,
@@ -165,6 +172,10 @@ def measure_candidates(
             took = _clock() - began
             if took > left:
                 log["overran_seconds"] = took - left
+            if est is None and took >= DECLINE_SECONDS:  # compiled, then left too little
+                skip(s, f"its gradient compiled, but the {left:.1f} s left of the budget "
+                        f"({took:.1f} s taken) were too few to time it")
+                continue
             if est is None:
                 skip(s, f"its compile would not fit in the {left:.1f} s left of the budget")
                 continue

@@ -91,6 +91,25 @@ def test_measurement_stops_when_the_budget_is_spent(monkeypatch):
     assert "2 measured, 2 modelled" in str(report)
 
 
+class _Unresolved(_Timed):
+    """Compiles (1.5 fake seconds) and then cannot time the gradient in what is left."""
+
+    def measure(self, candidate, model, profile, machine, budget_seconds):
+        self.budgets.append(budget_seconds)
+        self.clock.now += 1.5
+        return None
+
+
+def test_a_gradient_compiled_but_not_timed_is_not_called_a_compile_that_did_not_fit(monkeypatch):
+    _, report = _select_on_a_fake_clock(monkeypatch, _Unresolved, measure_budget=5.0)
+    m = report.measurement
+    assert not m["measured"]
+    whys = [n["why"] for n in m["not_measured"]]
+    assert whys[0] == ("its gradient compiled, but the 5.0 s left of the budget (1.5 s taken) "
+                       "were too few to time it")
+    assert not any("would not fit" in why for why in whys[:3])
+
+
 class _SlowEstimates(_Timed):
     """Estimating each candidate takes half a (fake) second: selection before measuring."""
 

@@ -261,7 +261,8 @@ def time_jax_gradient(model: Any, device: str, precision: str, budget_seconds: f
 
 
 def time_jax_sampler_gradient(model: Any, precision: str, chains: int, budget_seconds: float,
-                              modelled_compile: float = 0.0) -> tuple[float, float, int, int]:
+                              modelled_compile: float = 0.0
+                              ) -> tuple[float, float, int, int] | None:
     """Time the JAX gradient on the CPU the way a sampler compiled whole runs it: inside one
     compiled loop, on the flat position (:mod:`pymc_accel.backends.flat_position`), with
     ``chains`` copies side by side on the XLA CPU devices (``jax.pmap``, as NumPyro's
@@ -278,8 +279,9 @@ def time_jax_sampler_gradient(model: Any, precision: str, chains: int, budget_se
 
     Returns
     -------
-    tuple
-        ``(compile_seconds, seconds_per_gradient, passes, chains_side_by_side)``.
+    tuple or None
+        ``(compile_seconds, seconds_per_gradient, passes, chains_side_by_side)``; ``None``
+        when the budget left after compiling could not resolve a pass (:func:`seconds_per_pass`).
     """
     key = ("jax-loop", "cpu", precision, chains)
     hit = _cached(model, key)
@@ -337,9 +339,24 @@ def time_jax_sampler_gradient(model: Any, precision: str, chains: int, budget_se
             n *= 4
             took = wall(n)
         runs = [took] + [wall(n) for _ in range(2) if time.perf_counter() + took < deadline]
-        per = max((statistics.median(runs) - one) / (n - 1), 0.0)
+        per = seconds_per_pass(runs, one, n)
+    if per is None:  # not kept: a later call with more budget times it again
+        return None
     _store(model, key, (compiled, per, n, len(devices)))
     return compiled, per, n, len(devices)
+
+
+def seconds_per_pass(runs: list[float], one: float, passes: int) -> float | None:
+    """Seconds a pass of :func:`time_jax_sampler_gradient`'s loop takes: the median run of
+    ``passes`` passes less the run of one, over ``passes - 1``; ``None`` when the runs were no
+    longer than one pass's (the gradient unresolved: a budget spent compiling leaves the loop
+    at its first length, and a busy machine's noise is then larger than the passes).
+
+    Such a timing had been kept as 0 s a gradient, which priced the candidate at its modelled
+    driver alone.
+    """
+    gain = statistics.median(runs) - one
+    return gain / (passes - 1) if gain > 0 and passes > 1 else None
 
 
 def _side_by_side(parallel_chains: int) -> int:
@@ -362,7 +379,8 @@ def jax_measure(
     budget_seconds: float, modelled: Estimate, parallel_chains: int,
     runtime: costmodel.Runtime = costmodel.JAX_CPU,
 ) -> Estimate | None:
-    """Measured estimate for a JAX candidate, or ``None`` if its compile is over budget.
+    """Measured estimate for a JAX candidate, or ``None`` if its compile is over budget or the
+    budget left after it could not resolve the gradient (:func:`seconds_per_pass`).
 
     On the CPU, a ``runtime`` that compiles the sampler whole (no per-kernel dispatch,
     :data:`~pymc_accel.costmodel.JAX_CPU_SAMPLER`: NumPyro's, BlackJAX's) has its gradient
@@ -398,8 +416,11 @@ def jax_measure(
         return None
     in_float64 = " in float64" if from_float64 else ""
     if in_loop:
-        compiled, seconds, passes, chains = time_jax_sampler_gradient(
+        looped = time_jax_sampler_gradient(
             model, timed, parallel_chains, budget_seconds, modelled_compile)
+        if looped is None:  # unresolved in the budget: the modelled figures stay
+            return None
+        compiled, seconds, passes, chains = looped
         # the chains were timed side by side already: nothing is scaled for them (1)
         grad = costmodel.measured_cpu_gradient_seconds(
             seconds, profile, machine, timed, runtime, 1,
