@@ -284,8 +284,9 @@ _JAX_LIBRARIES = ("jax", "jaxlib")
 @functools.lru_cache(maxsize=None)
 def _installed_version(name: str) -> str:
     """``name``'s installed version (``"absent"``), looked up once per process: the machine,
-    profile and check keys of one selection asked for the same few versions again, 2.5 ms a
-    lookup, and a library imported in this process keeps its version while it lives."""
+    profile and check keys of one selection ask for the same few versions (their lookups took
+    6.5-7.9 ms in a new process, 2.8-4.5 ms kept), and a library imported in this process keeps
+    its version while the process lives."""
     try:
         return version(name)
     except PackageNotFoundError:
