@@ -798,3 +798,31 @@ def test_overhead_bench_reports_new_processes_by_their_medians(monkeypatch):
             "(4.2%, 2.0%) | 45 ms | **1.1%** (1.2%, 1.0%) |") in text
     assert "Overhead in a new process: median 3.1%" in text
     assert "(the model's log density built first): median 1.1%" in text
+
+
+def test_a_later_runs_choice_that_was_not_run_is_run_for_its_regret(monkeypatch):
+    """The history step's choice (a tried runner-up) is run when no row has it, so its regret
+    is judged rather than left out."""
+    from pymc_accel.backend import SampleRequest
+    from pymc_accel.models import eight_schools
+
+    ran = []
+
+    def fake_run(name, factory, candidates, request, args, report, on_row=None):
+        ran.append(set(candidates))
+        return [{"candidate": label, "cold_ess_per_s": 10.0} for label in candidates]
+
+    monkeypatch.setattr(bench_regret, "_run_candidates", fake_run)
+    args = bench_regret._parse(["--quick", "--draws", "50", "--tune", "50"])
+    result = {"model": "eight_schools",
+              "rows": [{"candidate": "numpyro[cpu,float64,chain_method=parallel]"}],
+              "chosen": {"auto": "numpyro[cpu,float64,chain_method=parallel]",
+                         "auto (second run, history)": "numba[cpu,float64,driver=nutpie]",
+                         "auto (third run, history)": "numba[cpu,float64,driver=nutpie]"}}
+    rows = bench_regret._run_later_choices(eight_schools, args,
+                                           SampleRequest(cores=2), result)
+    assert ran == [{"numba[cpu,float64,driver=nutpie]"}]
+    assert [r["candidate"] for r in rows] == ["numba[cpu,float64,driver=nutpie]"]
+    result["rows"] += rows  # nothing left to run
+    assert bench_regret._run_later_choices(eight_schools, args,
+                                           SampleRequest(cores=2), result) == []
