@@ -314,7 +314,7 @@ def bench_model(name, factory, args, progress=None):
         "after_measured_selection_seconds": after.selection_seconds,
         "measurement": measured.measurement, "chosen": chosen, "rows": rows,
     }
-    return _finish(factory, args, request, result)
+    return _finish(factory, args, request, result, report)
 
 
 def _run_candidates(name, factory, candidates, request, args, report, on_row=None) -> list[dict]:
@@ -353,25 +353,23 @@ def _run_candidates(name, factory, candidates, request, args, report, on_row=Non
     return rows
 
 
-def _run_later_choices(factory, args, request, result) -> list[dict]:
+def _run_later_choices(factory, args, request, result, report) -> list[dict]:
     """Rows for the candidates the later runs' selections chose (a close call's runner-up,
     tried once) that no row has yet: run as the others were, so that those choices have a
     regret. Before, a plugin's candidate chosen there was left unjudged (seed_small's second
-    and third runs chose BlackJAX on 2026-11-27 and were reported as "–")."""
-    import pymc_accel
-
+    and third runs chose BlackJAX on 2026-11-27 and were reported as "–"). ``report`` is the
+    model's first selection, whose rows name every candidate not refused."""
     have = {r["candidate"] for r in result["rows"]}
     later = {result["chosen"][key] for key in ("auto (second run, history)",
                                                 "auto (third run, history)")
              if key in result["chosen"]} - have
     if not later:
         return []
-    report = pymc_accel.select(factory(), draws=args.draws, tune=args.tune, chains=args.chains)
     extra = _candidates_for(report, report.model_profile, later, "chosen")
     return _run_candidates(result["model"], factory, extra, request, args, report)
 
 
-def _finish(factory, args, request, result) -> dict:
+def _finish(factory, args, request, result, report) -> dict:
     """The model's record completed: the second run's choice, each choice's regret, the run
     at ``pm.sample``'s defaults."""
     chosen, check_seconds = result["chosen"], result["start_check_seconds"]
@@ -382,7 +380,7 @@ def _finish(factory, args, request, result) -> dict:
             # without a runner-up tried, the third run's selection is the second's
             chosen["auto (third run, history)"] = result["history"].get(
                 "third", result["history"]["chosen"])
-            result["rows"] += _run_later_choices(factory, args, request, result)
+            result["rows"] += _run_later_choices(factory, args, request, result, report)
     ok = [r for r in result["rows"] if r["cold_ess_per_s"] is not None]
     for key, label in chosen.items():
         result[key] = _regret(ok, label, _own_seconds(result, key) + check_seconds)

@@ -803,6 +803,7 @@ def test_overhead_bench_reports_new_processes_by_their_medians(monkeypatch):
 def test_a_later_runs_choice_that_was_not_run_is_run_for_its_regret(monkeypatch):
     """The history step's choice (a tried runner-up) is run when no row has it, so its regret
     is judged rather than left out."""
+    import pymc_accel
     from pymc_accel.backend import SampleRequest
     from pymc_accel.models import eight_schools
 
@@ -819,10 +820,11 @@ def test_a_later_runs_choice_that_was_not_run_is_run_for_its_regret(monkeypatch)
               "chosen": {"auto": "numpyro[cpu,float64,chain_method=parallel]",
                          "auto (second run, history)": "numba[cpu,float64,driver=nutpie]",
                          "auto (third run, history)": "numba[cpu,float64,driver=nutpie]"}}
+    report = pymc_accel.select(eight_schools())
     rows = bench_regret._run_later_choices(eight_schools, args,
-                                           SampleRequest(cores=2), result)
+                                           SampleRequest(cores=2), result, report)
     assert ran == [{"numba[cpu,float64,driver=nutpie]"}]
     assert [r["candidate"] for r in rows] == ["numba[cpu,float64,driver=nutpie]"]
     result["rows"] += rows  # nothing left to run
     assert bench_regret._run_later_choices(eight_schools, args,
-                                           SampleRequest(cores=2), result) == []
+                                           SampleRequest(cores=2), result, report) == []
