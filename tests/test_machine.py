@@ -734,3 +734,21 @@ def test_a_loop_no_longer_than_one_pass_is_not_a_gradient_time():
     assert seconds_per_pass([0.010, 0.011, 0.009], 0.002, 5) == pytest.approx(0.002)
     assert seconds_per_pass([0.0019, 0.0021], 0.002, 4) is None
     assert seconds_per_pass([0.0010], 0.002, 4) is None
+
+
+def test_a_librarys_version_is_looked_up_once_per_process(monkeypatch):
+    # one selection's machine, profile and check keys asked for the same versions four times
+    asked = []
+
+    def counting(name):
+        asked.append(name)
+        return "1.0"
+
+    monkeypatch.setattr(machine, "version", counting)
+    machine._installed_version.cache_clear()
+    try:
+        assert machine.library_versions(("numpy", "pytensor")) == {"numpy": "1.0", "pytensor": "1.0"}
+        machine.library_versions(("pytensor", "numpy", "numba"))
+    finally:
+        machine._installed_version.cache_clear()  # the real versions for later tests
+    assert sorted(asked) == ["numba", "numpy", "pytensor"]
