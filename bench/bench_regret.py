@@ -302,9 +302,8 @@ def bench_model(name, factory, args, progress=None):
     # a candidate only measured mode chose (a plugin's, with --candidates builtin) is run too,
     # after the others, so that its choice has a regret (its first run is not cold: measured
     # mode compiled its gradient)
-    extra = _candidates_for(measured, report.model_profile,
-                            {measured.chosen, after.chosen} - set(candidates), "chosen")
-    rows += _run_candidates(name, factory, extra, request, args, report)
+    rows += _run_unrun(name, factory, {measured.chosen, after.chosen}, rows, request, args,
+                       report, offered=measured)
     chosen = {"auto": report.chosen, "auto (measure=True)": measured.chosen,
               "auto after measure=True": after.chosen}
     result = {
@@ -353,20 +352,25 @@ def _run_candidates(name, factory, candidates, request, args, report, on_row=Non
     return rows
 
 
+def _run_unrun(name, factory, labels, rows, request, args, report, offered=None) -> list[dict]:
+    """Rows for the candidates of ``labels`` that no row of ``rows`` has, run as the others
+    were, so that a choice made after the candidates ran has a regret. They are found among
+    the candidates ``offered`` accepted (default: ``report``, the model's first selection)."""
+    offered = offered or report
+    missing = set(labels) - {r["candidate"] for r in rows}
+    extra = _candidates_for(offered, report.model_profile, missing, "chosen")
+    return _run_candidates(name, factory, extra, request, args, report)
+
+
 def _run_later_choices(factory, args, request, result, report) -> list[dict]:
     """Rows for the candidates the later runs' selections chose (a close call's runner-up,
-    tried once) that no row has yet: run as the others were, so that those choices have a
-    regret. Before, a plugin's candidate chosen there was left unjudged (seed_small's second
-    and third runs chose BlackJAX on 2026-11-27 and were reported as "–"). ``report`` is the
-    model's first selection, whose rows name every candidate not refused."""
-    have = {r["candidate"] for r in result["rows"]}
+    tried once) that no row has yet (:func:`_run_unrun`). Before, a plugin's candidate chosen
+    there was left unjudged (seed_small's second and third runs chose BlackJAX on 2026-11-27
+    and were reported as "–")."""
     later = {result["chosen"][key] for key in ("auto (second run, history)",
                                                 "auto (third run, history)")
-             if key in result["chosen"]} - have
-    if not later:
-        return []
-    extra = _candidates_for(report, report.model_profile, later, "chosen")
-    return _run_candidates(result["model"], factory, extra, request, args, report)
+             if key in result["chosen"]}
+    return _run_unrun(result["model"], factory, later, result["rows"], request, args, report)
 
 
 def _finish(factory, args, request, result, report) -> dict:
