@@ -310,6 +310,10 @@ class Backend(Protocol):
             # estimate with the timed figures labelled "measured". Return None without
             # compiling when the compile would not fit in budget_seconds (the seconds left of
             # the whole measurement budget); the selector then keeps the modelled estimate.
+            # It is called in a worker thread (the model's context and JAX's thread-local
+            # settings are not the caller's; change no process-wide setting a run depends
+            # on), and a call still running at the budget's end is left to finish in the
+            # background while the selection returns without it.
 
     Optional method (device memory); a backend without it is never refused for memory::
 

@@ -227,7 +227,9 @@ class SelectionReport:
                 f"took {m['spent_seconds']:.2f} s, selection before it "
                 f"{m.get('spent_before_seconds', 0.0):.2f} s, of a {m['budget_seconds']:g} s "
                 "budget" + (f" (overran by {m['overran_seconds']:.2f} s)"
-                            if m.get("overran_seconds") else ""),
+                            if m.get("overran_seconds") else "")
+                + "".join(f"; {a['candidate']} still measuring at the budget's end, left to "
+                          "finish in the background" for a in m.get("abandoned", ())),
             )
         for note in self.notes:
             facts.add_row("[yellow]note[/yellow]", escape(note))

@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import threading
+
 import pytest
 
 import pymc_accel
@@ -153,6 +155,47 @@ def test_an_overrun_ends_measurement_and_is_reported(monkeypatch):
     assert m["overran_seconds"] == 3.0
     assert [n["why"] for n in m["not_measured"]] == ["an earlier measurement overran the budget"] * 2
     assert "overran by 3.00 s" in str(report)
+
+
+class _Stuck(_Timed):
+    """A backend whose measure() (a compile predicted to fit) runs until the test releases it."""
+
+    name = "stuck"
+
+    def __init__(self, clock=None):
+        super().__init__(clock)
+        self.release = threading.Event()
+        self.finished = threading.Event()
+
+    def measure(self, candidate, model, profile, machine, budget_seconds):
+        self.budgets.append(budget_seconds)
+        self.release.wait(30)
+        self.finished.set()
+        return Estimate(Figure(1e-6, "measured"), Figure(10.0), Figure(1.0))
+
+
+def test_a_measurement_running_past_the_budget_is_left_in_the_background():
+    """The selection returns at the deadline with the candidate modelled; the measurement
+    finishes afterwards, and the log says for how long it went on."""
+    backend = _Stuck()
+    try:
+        report = select(conjugate_normal().model, registry=_registry(backend), devices=CPU_ONLY,
+                        measure=True, measure_budget=0.5)
+        still_running = not backend.finished.is_set()  # select() did not wait for it
+    finally:
+        backend.release.set()
+    assert still_running
+    m = report.measurement
+    assert len(backend.budgets) == 1 and not m["measured"]
+    (abandoned,) = m["abandoned"]
+    assert abandoned["candidate"] == "stuck[cpu,float64,n=0]"
+    whys = [n["why"] for n in m["not_measured"]]
+    assert whys[0].startswith("its measurement was still running when the")
+    assert whys[1:] == ["an earlier measurement overran the budget"] * 3
+    assert "s/grad modelled" in {r.label: r for r in report.rows}["stuck[cpu,float64,n=0]"].sources
+    assert "left to finish in the background" in str(report)
+    measure.wait_for_background(timeout=30)
+    assert backend.finished.is_set() and abandoned["ran_on_seconds"] is not None
 
 
 def test_a_float32_candidate_keeps_a_share_of_the_budget_for_the_guard(monkeypatch):

@@ -236,7 +236,7 @@ def time_jax_gradient(model: Any, device: str, precision: str, budget_seconds: f
 
     dev = jax.devices(device)[0]
     load = load_factor()
-    with jax_precision(precision), jax.default_device(dev):
+    with jax_precision(precision, process_wide=False), jax.default_device(dev):
         start = time.perf_counter()
         vg = jax.jit(jax.value_and_grad(get_jaxified_logp(model)))
         args = [jnp.asarray(a) for a in _initial_args(model, jitter=True)]
@@ -296,7 +296,7 @@ def time_jax_sampler_gradient(model: Any, precision: str, chains: int, budget_se
 
     devices = jax.devices("cpu")[:_side_by_side(chains)]
     load = load_factor()
-    with jax_precision(precision):
+    with jax_precision(precision, process_wide=False):
         start = time.perf_counter()
         logp = get_jaxified_logp(model)
         flat, leaves = flatten_points(_initial_args(model, jitter=True), 1, precision)

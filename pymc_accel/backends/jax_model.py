@@ -24,21 +24,26 @@ from pymc_accel.devices import jax_device  # noqa: F401  (re-exported for the ba
 
 
 @contextlib.contextmanager
-def jax_precision(precision: str) -> Iterator[None]:
+def jax_precision(precision: str, *, process_wide: bool = True) -> Iterator[None]:
     """Run JAX in ``precision``: 64-bit types on for float64, off for float32.
 
     A float64 PyMC graph run in float32 asks JAX for float64 accumulators (PyTensor's JAX
     reductions cast to their float64 ``acc_dtype``); JAX truncates them to float32, which is what
     float32 means here, and warns each time. That warning is silenced inside this context only.
+
+    ``process_wide=False`` sets the precision for this thread alone: for work with no host
+    callbacks that may run beside a sampler, as measured mode's timings do (a timing left
+    running past its budget must not switch a run's precision under it).
     """
     with contextlib.ExitStack() as stack:
         stack.enter_context(jax.enable_x64(precision == "float64"))
         # and process-wide: the thread-local setting does not reach the threads JAX runs host
         # callbacks in, where NumPyro's progress bar returned an int64 to a float32 program
         # compiled for int32 ("Incorrect output dtype for return value #0") and the run failed
-        previous = jax.config.jax_enable_x64
-        jax.config.update("jax_enable_x64", precision == "float64")
-        stack.callback(jax.config.update, "jax_enable_x64", previous)
+        if process_wide:
+            previous = jax.config.jax_enable_x64
+            jax.config.update("jax_enable_x64", precision == "float64")
+            stack.callback(jax.config.update, "jax_enable_x64", previous)
         if precision == "float32":
             stack.enter_context(warnings.catch_warnings())
             warnings.filterwarnings(

@@ -22,6 +22,7 @@ from pymc_accel.backends import nutpie_compiled, pymc_compiled
 from pymc_accel.backends._common import missing_module, rename_nutpie_stats
 from pymc_accel.devices import cpu_cores
 from pymc_accel.first_use import first_use_figures
+from pymc_accel.measure import wait_for_background
 from pymc_accel.sampler_options import SamplerOptions, sampler_options
 
 if TYPE_CHECKING:
@@ -173,6 +174,7 @@ class NumbaBackend:
         continuous = any(not v.dtype.startswith(("int", "uint", "bool")) for v in model.value_vars)
         if (kwargs.get("step") is None and continuous) or request.target_accept_given:
             kwargs.setdefault("nuts", {}).setdefault("target_accept", request.target_accept)
+        wait_for_background()  # a measurement's compile left running: the run's own, or first
         reuse = (nutpie_compiled.reused_by_pm_sample(model) if driver == "nutpie"
                  else pymc_compiled.reused_by_pm_sample(model))
         with _blas_limit(kwargs.get("blas_cores", "auto"), request.cores, request.chains), reuse:

@@ -110,3 +110,32 @@ def test_the_sampler_sees_one_array_and_each_element_keeps_its_place(nuts_sample
         np.testing.assert_allclose(post[var].mean(("chain", "draw")), mean, atol=0.5)
     assert abs(float(post["s"].mean()) - np.sqrt(2 / np.pi)) < 0.15
     assert set(idata.sample_stats.data_vars) >= {"diverging", "n_steps", "lp"}
+
+
+def test_a_thread_local_precision_leaves_the_process_setting_alone():
+    """Measured mode times JAX gradients in a worker thread that may outlive its selection:
+    its precision must not switch a run's under it."""
+    import threading
+
+    import jax
+    import jax.numpy as jnp
+
+    from pymc_accel.backends.jax_model import jax_precision
+
+    before, seen = jax.config.jax_enable_x64, {}
+    inside, done = threading.Event(), threading.Event()
+
+    def timing():
+        with jax_precision("float32" if before else "float64", process_wide=False):
+            seen["dtype"] = jnp.zeros(1).dtype
+            inside.set()
+            done.wait(10)
+
+    worker = threading.Thread(target=timing)
+    worker.start()
+    inside.wait(10)
+    here = jnp.zeros(1).dtype, jax.config.jax_enable_x64  # this thread, while the worker is in
+    done.set()
+    worker.join()
+    assert seen["dtype"] == (jnp.float32 if before else jnp.float64)
+    assert here == (jnp.float64 if before else jnp.float32, before)
