@@ -28,7 +28,9 @@ the overrun.
 from __future__ import annotations
 
 import concurrent.futures
+import os
 import statistics
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import replace
@@ -101,14 +103,14 @@ def measured_over(selected: Any, measured: Any) -> Any:
 
 # Measurements left running past their deadline, until they end.
 _BACKGROUND: set[concurrent.futures.Future] = set()
+_THREAD_PREFIX = "pymc-accel-measure"
 
 
 def _start_measuring(fn: Callable[..., Any], *args: Any) -> concurrent.futures.Future:
     """``fn(*args)`` started in a worker thread of its own, so that the selector can stop
     waiting for it at its deadline (``concurrent.futures``: an abandoned call finishes in the
     background, and the interpreter waits for it at exit rather than killing a compile)."""
-    pool = concurrent.futures.ThreadPoolExecutor(max_workers=1,
-                                                 thread_name_prefix="pymc-accel-measure")
+    pool = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix=_THREAD_PREFIX)
     try:
         return pool.submit(fn, *args)
     finally:
@@ -127,6 +129,20 @@ def wait_for_background(timeout: float | None = None) -> float:
     began = time.perf_counter()
     concurrent.futures.wait(list(_BACKGROUND), timeout=timeout)
     return time.perf_counter() - began
+
+
+def _before_fork() -> None:
+    """Wait out measurements left running before this process forks (``os.fork``,
+    ``multiprocessing``'s fork start method: PyMC's NUTS's chains, whoever starts them): a child
+    gets a copy of every lock held at the fork, and a lock a measurement's compile held (numba's
+    compiler lock) would never be released there. Not from a measurement's own thread, which
+    would wait for itself."""
+    if not threading.current_thread().name.startswith(_THREAD_PREFIX):
+        wait_for_background()
+
+
+if hasattr(os, "register_at_fork"):  # POSIX; Windows has no fork
+    os.register_at_fork(before=_before_fork)
 
 
 def _abandon(log: dict[str, Any], label: str, offered: float, future: Any) -> None:

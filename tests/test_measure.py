@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import os
 import threading
 
 import pytest
@@ -180,7 +181,7 @@ def test_a_measurement_running_past_the_budget_is_left_in_the_background():
     backend = _Stuck()
     try:
         report = select(conjugate_normal().model, registry=_registry(backend), devices=CPU_ONLY,
-                        measure=True, measure_budget=0.5)
+                        measure=True, measure_budget=2.0)
         still_running = not backend.finished.is_set()  # select() did not wait for it
     finally:
         backend.release.set()
@@ -361,3 +362,25 @@ def test_a_jitter_outside_the_support_is_timed_at_the_initial_point(monkeypatch)
                             lambda m, jitter=False: asked.append(jitter) or real(m, jitter))
         _measure.time_numba_gradient(build(narrow), 0.2, machine_figures())
         assert asked == expected
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="no fork on this platform")
+def test_a_fork_waits_for_a_measurement_left_running():
+    """A child forked while a measurement's compile held numba's compiler lock would inherit
+    the lock held for ever (PyMC's NUTS forks its chains, and pm.sample may be called directly
+    after explain(measure=True))."""
+    release, order = threading.Event(), []
+
+    def compiling():
+        release.wait(10)
+        order.append("measurement ended")
+
+    running = measure._start_measuring(compiling)
+    measure._abandon({"abandoned": []}, "numba[cpu,float64]", 0.1, running)
+    threading.Timer(0.2, release.set).start()
+    pid = os.fork()
+    if pid == 0:  # the child exits at once, without running the interpreter's exit handlers
+        os._exit(0)
+    order.append("forked")
+    os.waitpid(pid, 0)
+    assert order == ["measurement ended", "forked"]
