@@ -82,6 +82,10 @@ def _parse(argv):
     p.add_argument("--history", action=argparse.BooleanOptionalAction, default=True,
                    help="also run auto's choice once through pymc_accel.sample, which records "
                         "the run history, and judge the next selection of the model (default: on)")
+    p.add_argument("--measured-runs", action=argparse.BooleanOptionalAction, default=True,
+                   help="run measured mode's choice right after each of --repeats measured "
+                        "selections, with what the measurement kept (its regret as a user of "
+                        "sample(measure=True) gets it)")
     p.add_argument("--out", default=None, help="write the results as JSON here")
     p.add_argument("--markdown", default=None, help="write the results as a Markdown section here")
     p.add_argument("--report-only", default=None, metavar="JSON",
@@ -303,6 +307,7 @@ def bench_model(name, factory, args, progress=None):
     # a measurement left running past the budget ends before anything else is timed: it
     # would share the CPU with the next runs
     background = wait_for_background()
+    measured_runs = _measured_runs(name, factory, request, args) if args.measured_runs else None
     # a candidate only measured mode chose (a plugin's, with --candidates builtin) is run too,
     # after the others, so that its choice has a regret (its first run is not cold: measured
     # mode compiled its gradient)
@@ -318,7 +323,62 @@ def bench_model(name, factory, args, progress=None):
         "measurement": measured.measurement, "chosen": chosen, "rows": rows,
         "waited_for_background_seconds": background,
     }
+    if measured_runs is not None:
+        result["measured_runs"] = measured_runs
     return _finish(factory, args, request, result, report)
+
+
+def _measured_runs(name, factory, request, args) -> list[dict]:
+    """What ``sample(nuts_sampler="auto", measure=True)`` gets: for each seed, a fresh model,
+    its measured selection, and the chosen candidate run at once on that model, with what the
+    measurement compiled and kept for it (nutpie's compiled model, PyMC's gradient function;
+    :mod:`pymc_accel.backends.kept`). The candidates' rows cannot show that: a warm row of nutpie
+    pays the compile measured mode has already paid. Selections as in :func:`bench_model`
+    (kernels cached, an empty history)."""
+    import pymc_accel
+    from pymc_accel.measure import wait_for_background
+    from pymc_accel.registry import get_registry
+
+    runs = []
+    for i in range(args.repeats):
+        model = factory()
+        with private_history(), kernels_cached():
+            t0 = time.perf_counter()
+            report = pymc_accel.select(model, draws=args.draws, tune=args.tune,
+                                       chains=args.chains, measure=True)
+            took = time.perf_counter() - t0
+        backend = get_registry().backends[report.candidate.backend]
+        t0 = time.perf_counter()
+        try:
+            idata = backend.sample(model, report.candidate,
+                                   replace(request, random_seed=args.seed + i))
+        except Exception as exc:  # a failing choice is a result, not a crash
+            runs.append({"chosen": report.chosen, "error": f"{type(exc).__name__}: {exc}"[:300]})
+            continue
+        wall = time.perf_counter() - t0
+        wait_for_background()
+        ess = min_bulk_ess(idata)
+        runs.append({"chosen": report.chosen, "selection_seconds": took, "wall": wall,
+                     "ess": ess, "ess_per_s": ess / wall, "seed": args.seed + i})
+        print(f"  {name:14s} measure=True chose {report.chosen}: selection {took:.1f} s, run "
+              f"{wall:.1f} s, min ESS {ess:.1f}, ESS/s {ess / wall:.2f}", flush=True)
+    return runs
+
+
+def measured_run_regret(result) -> dict | None:
+    """Regret of :func:`_measured_runs`: the best candidate's warm ESS/s (median of its
+    seeds) over the median ESS/s of the runs measured mode chose, those runs' walls without
+    and with their measured selections."""
+    runs = [r for r in result.get("measured_runs") or [] if "ess" in r]
+    rows = [r for r in result["rows"] if r.get("warm_ess_per_s")]
+    if not runs or not rows:
+        return None
+    best = max(r["warm_ess_per_s"] for r in rows)
+    return {"chosen": sorted({r["chosen"] for r in runs}),
+            "regret": best / statistics.median(r["ess_per_s"] for r in runs),
+            "regret_with_selection": best / statistics.median(
+                r["ess"] / (r["wall"] + r["selection_seconds"]) for r in runs),
+            "selection_seconds": [r["selection_seconds"] for r in runs]}
 
 
 def _run_candidates(name, factory, candidates, request, args, report, on_row=None) -> list[dict]:
@@ -741,6 +801,19 @@ def markdown(results) -> str:
             f"{f(h.get('regret_warm'))} / {f(h.get('regret_warm_pooled'))} | "
             f"{h3.get('chosen', '–')} | {f(h3.get('regret_warm'))} | "
             f"{am.get('chosen', '–')} | {f(am.get('regret_warm'))} |")
+    measured = [(m["model"], measured_run_regret(m)) for m in results["models"]]
+    if any(r for _, r in measured):
+        out += ["", "`measure=True`'s own runs: each seed's measured selection on a fresh model "
+                "and its choice run at once on that model (what the measurement kept used); "
+                "regret against the best candidate's warm median ESS/s, the run alone and with "
+                "its measured selection's seconds.", "",
+                "| model | chose | measured selections (s) | regret of the run | with the "
+                "selection |", "|---|---|---|---|---|"]
+        for name, r in measured:
+            if r:
+                out.append(f"| {name} | {', '.join(r['chosen'])} | "
+                           f"{' / '.join(f'{x:.1f}' for x in r['selection_seconds'])} | "
+                           f"{r['regret']:.2f} | {r['regret_with_selection']:.2f} |")
     for m in results["models"]:
         out += ["", f"#### {m['model']} (selection {m['selection_seconds']:.2f} s"
                 f" + start check {m.get('start_check_seconds', 0.0):.2f} s; with "

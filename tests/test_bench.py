@@ -61,6 +61,23 @@ def test_regret_uses_warm_medians_and_reports_cold_and_the_spread():
     assert bench_regret._regret([best, other], "a", 0.5)["regret_warm"] == 1.0
 
 
+def test_measured_modes_runs_are_judged_by_their_own_walls_with_and_without_the_selection():
+    """measure=True's choice is run with what its measurement kept (nutpie's compile paid
+    before the run), which no candidate's warm row shows."""
+    best = _row("a", [10.0, 2.0, 4.0, 3.0], 100.0)  # warm median 100 / 3 ESS/s
+    result = {"rows": [best, _row("b", [5.0, 5.0, 6.0, 4.0], 100.0)], "measured_runs": [
+        {"chosen": "b", "selection_seconds": 2.0, "wall": 1.0, "ess": 100.0,
+         "ess_per_s": 100.0},
+        {"chosen": "b", "selection_seconds": 2.0, "wall": 2.0, "ess": 100.0, "ess_per_s": 50.0},
+        {"chosen": "b", "error": "RuntimeError: failed"},
+    ]}
+    r = bench_regret.measured_run_regret(result)
+    assert r["chosen"] == ["b"]
+    assert r["regret"] == pytest.approx((100 / 3) / 75)  # median of 100 and 50 ESS/s
+    assert r["regret_with_selection"] == pytest.approx((100 / 3) / ((100 / 3 + 25) / 2))
+    assert bench_regret.measured_run_regret({"rows": [best]}) is None
+
+
 def test_pooled_regret_interval_spans_what_the_seeds_allow():
     chosen = _row("a", [9.0, 3.0, 3.0, 3.0], 100.0)  # 33.3 ESS/s in every warm run
     steady = _row("b", [9.0, 3.3, 3.3, 3.3], 100.0)  # always a little slower
