@@ -365,6 +365,8 @@ def test_a_jitter_outside_the_support_is_timed_at_the_initial_point(monkeypatch)
 
 
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="no fork on this platform")
+@pytest.mark.filterwarnings("ignore:.*fork.*:DeprecationWarning",
+                            "ignore:.*fork.*:RuntimeWarning")  # JAX's threads: the child exits
 def test_a_fork_waits_for_a_measurement_left_running():
     """A child forked while a measurement's compile held numba's compiler lock would inherit
     the lock held for ever (PyMC's NUTS forks its chains, and pm.sample may be called directly
