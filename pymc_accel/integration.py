@@ -193,6 +193,7 @@ def sample(
     device: str | None = None,
     precision: str | None = None,
     measure: bool = False,
+    measure_budget: float | None = None,
     **kwargs: Any,
 ):
     """Draw posterior samples with the best backend for this model and machine.
@@ -222,6 +223,9 @@ def sample(
     measure : bool, default False
         Compile and time the candidates' gradients (at most about 5 s) before choosing; the
         report marks each figure measured or modelled.
+    measure_budget : float, optional
+        Seconds the measured selection may take (default
+        :data:`pymc_accel.measure.DEFAULT_BUDGET_SECONDS`); needs ``measure=True``.
 
     Returns
     -------
@@ -237,6 +241,9 @@ def sample(
     pymc.exceptions.SamplingError
         The model has no free variables, as ``pm.sample`` raises.
     """
+    if measure_budget is not None and not measure:
+        raise ValueError(f"measure_budget={measure_budget!r} is the budget of measured "
+                         "selection: pass measure=True with it, or drop it")
     registry = get_registry()
     if nuts_sampler != "auto" and nuts_sampler not in registry.backends:
         if nuts_sampler is None or nuts_sampler in PYMC_SAMPLERS:
@@ -261,7 +268,8 @@ def sample(
     _check_var_names(model, request.var_names)
     starts = _check_initvals(model, request.initvals)
     report = _select_for(model, request, backend=nuts_sampler, device=device,
-                         precision=precision, registry=registry, measure=measure)
+                         precision=precision, registry=registry, measure=measure,
+                         **_budget(measure_budget))
     arguments.warn_ignored(registry.backends[report.candidate.backend], report.candidate, request)
     sampler_checks = checks_its_own_start(report.candidate)
     if not sampler_checks:
@@ -286,7 +294,7 @@ def sample(
                 raise
             report = _after_failed_trial(model, request, report, exc, starts, backend=nuts_sampler,
                                          device=device, precision=precision, registry=registry,
-                                         measure=measure)
+                                         measure=measure, **_budget(measure_budget))
             sampler_checks = checks_its_own_start(report.candidate)
             idata = _run_backend(model, report, request, registry)
     except Exception:
@@ -633,6 +641,11 @@ def explain(model: pm.Model | None = None, **kwargs: Any) -> SelectionReport:
         for start in starts:
             _check_start(model, start, kept=True)
     return _select_for(model, request, **chosen)
+
+
+def _budget(measure_budget: float | None) -> dict[str, float]:
+    """``measure_budget`` for :func:`select` when the caller gave one (its default otherwise)."""
+    return {} if measure_budget is None else {"measure_budget": measure_budget}
 
 
 def _select_for(model: pm.Model, request: SampleRequest, *, options: dict | None = None,

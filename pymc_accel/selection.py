@@ -250,6 +250,14 @@ def refuse_models_without_free_variables(model) -> None:
         )
 
 
+def _check_measure_budget(seconds: Any) -> None:
+    """Refuse a measured-mode budget that is not a number of seconds, before any work."""
+    number = isinstance(seconds, (int, float)) and not isinstance(seconds, bool)
+    if not number or not math.isfinite(seconds) or seconds < 0:
+        raise ValueError(f"measure_budget={seconds!r}: give the seconds measured selection may "
+                         f"take, a number of at least 0 (default {DEFAULT_BUDGET_SECONDS:g})")
+
+
 def select(
     model=None,
     *,
@@ -332,6 +340,7 @@ def select(
     """
     start = time.perf_counter()
     budget_start = _measure._clock()  # measured mode's budget covers the whole selection
+    _check_measure_budget(measure_budget)
     registry = registry or get_registry()
     if backend in (None, "auto"):
         names, backend = registry.names(), None

@@ -288,6 +288,30 @@ def test_sample_with_measure_records_it_in_the_report():
     assert report.request["measure"] is True and report.measurement is not None
 
 
+def test_sample_takes_the_measured_selections_budget():
+    """sample() runs the selection select() would, so it takes its budget too (it had been
+    refused by every candidate as an option they do not take)."""
+    idata = pymc_accel.sample(50, tune=50, chains=2, model=conjugate_normal().model,
+                              progressbar=False, quiet=True, measure=True, measure_budget=0.0,
+                              random_seed=1, compute_convergence_checks=False)
+    m = pymc_accel.SelectionReport.from_idata(idata).measurement
+    assert m["budget_seconds"] == 0.0 and not m["measured"]
+    assert all("budget was spent" in n["why"] or "has no measure" in n["why"]
+               for n in m["not_measured"])
+
+
+@pytest.mark.parametrize("budget", [-1.0, "5", float("nan"), True])
+def test_a_budget_that_is_not_seconds_is_refused_up_front(budget):
+    with pytest.raises(ValueError, match="measure_budget=.*a number of at least 0"):
+        select(conjugate_normal().model, measure=True, measure_budget=budget)
+
+
+def test_a_budget_without_measure_is_refused_by_sample():
+    with pytest.raises(ValueError, match="pass measure=True with it"):
+        pymc_accel.sample(50, tune=50, chains=2, model=conjugate_normal().model,
+                          measure_budget=3.0)
+
+
 def test_a_measurement_keeps_what_the_run_history_observed():
     from dataclasses import replace
 
