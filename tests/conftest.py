@@ -119,3 +119,25 @@ def preimported():
     from pymc_accel.testing import CPU_ONLY, reference_model
 
     select(reference_model(), registry=build_registry(autoload=False), devices=CPU_ONLY)
+
+
+@pytest.fixture
+def measurement_left_running():
+    """A measured-mode measurement left running past its deadline (``measure._abandon``) that
+    ends 0.2 s later, appending ``"measurement ended"`` to the list this yields."""
+    import threading
+
+    from pymc_accel import measure
+
+    release, order = threading.Event(), []
+
+    def compiling():
+        release.wait(10)
+        order.append("measurement ended")
+
+    running = measure._start_measuring(compiling)
+    measure._abandon({"abandoned": []}, "numba[cpu,float64]", 0.1, running)
+    threading.Timer(0.2, release.set).start()
+    yield order
+    release.set()
+    measure.wait_for_background(10)

@@ -391,19 +391,11 @@ def test_a_jitter_outside_the_support_is_timed_at_the_initial_point(monkeypatch)
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="no fork on this platform")
 @pytest.mark.filterwarnings("ignore:.*fork.*:DeprecationWarning",
                             "ignore:.*fork.*:RuntimeWarning")  # JAX's threads: the child exits
-def test_a_fork_waits_for_a_measurement_left_running():
+def test_a_fork_waits_for_a_measurement_left_running(measurement_left_running):
     """A child forked while a measurement's compile held numba's compiler lock would inherit
     the lock held for ever (PyMC's NUTS forks its chains, and pm.sample may be called directly
     after explain(measure=True))."""
-    release, order = threading.Event(), []
-
-    def compiling():
-        release.wait(10)
-        order.append("measurement ended")
-
-    running = measure._start_measuring(compiling)
-    measure._abandon({"abandoned": []}, "numba[cpu,float64]", 0.1, running)
-    threading.Timer(0.2, release.set).start()
+    order = measurement_left_running
     pid = os.fork()
     if pid == 0:  # the child exits at once, without running the interpreter's exit handlers
         os._exit(0)

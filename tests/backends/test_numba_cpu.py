@@ -41,22 +41,13 @@ def test_pm_sample_runs_under_the_limit_unless_the_user_sets_blas_cores(monkeypa
 
 
 @pytest.mark.parametrize("driver", ["pymc", "nutpie"])
-def test_a_run_starts_after_a_measurement_left_running_in_the_background(monkeypatch, driver):
+def test_a_run_starts_after_a_measurement_left_running_in_the_background(
+        monkeypatch, driver, measurement_left_running):
     """A measured-mode compile still running holds numba's compiler lock, and PyMC's NUTS
     forks its chains: the run waits for it first."""
-    import threading
-
     from pymc_accel import measure
 
-    release, order = threading.Event(), []
-
-    def compiling():
-        release.wait(10)
-        order.append("background compile ended")
-
-    running = measure._start_measuring(compiling)
-    measure._abandon({"abandoned": []}, "numba[cpu,float64]", 0.1, running)
-    threading.Timer(0.2, release.set).start()
+    order = measurement_left_running
 
     def fake_pm_sample(model, driver, request, pm_kwargs):
         order.append("run")
@@ -67,5 +58,5 @@ def test_a_run_starts_after_a_measurement_left_running_in_the_background(monkeyp
     request = SampleRequest(draws=10, tune=10, chains=2, cores=2)
     NumbaBackend().sample(dense_model(3), Candidate("numba", "cpu", "float64",
                                                     (("driver", driver),)), request)
-    assert order == ["background compile ended", "run"]
+    assert order == ["measurement ended", "run"]
     assert not measure._BACKGROUND
