@@ -17,12 +17,11 @@ The log records it under ``abandoned``, with the seconds it went on for once it 
 
 The budget is the whole of ``select(measure=True)``: the selector passes what profiling and
 estimating already took (``spent_before``) and what it keeps for the float32 guard after
-measuring (``reserve``), so measuring gets only the rest. A compile cannot be interrupted once
-started, so the built-in backends start one only when its predicted time (modelled, times the
-larger of a safety margin and the worst ratio of actual to modelled compile seen in this
-process, times the CPU's current load) fits in what is left. A backend that overruns what it was
-offered anyway ends measurement: no further candidate is offered anything, and the log records
-the overrun.
+measuring (``reserve``), so measuring gets only the rest. The built-in backends start a
+compile only when its predicted time (modelled, times the larger of a safety margin and the
+worst ratio of actual to modelled compile seen in this process, times the CPU's current load)
+fits in what is left, so that few are left running. A ``measure`` that returns after what it
+was offered (as ``_clock`` sees it) ends measurement too, and the log records the overrun.
 """
 
 from __future__ import annotations
