@@ -845,3 +845,22 @@ def test_a_later_runs_choice_that_was_not_run_is_run_for_its_regret(monkeypatch)
     result["rows"] += rows  # nothing left to run
     assert bench_regret._run_later_choices(eight_schools, args,
                                            SampleRequest(cores=2), result, report) == []
+
+
+def test_the_deadline_bench_marks_a_selection_over_its_budget_and_a_compile_left_running():
+    import bench_measure_deadline
+
+    base = {"chosen": "numpyro[cpu,float64]", "budget_seconds": 5.0, "run_seconds": 3.0,
+            "measured": ["a", "b"], "draws_returned": 2000, "draws_asked": 2000}
+    results = [
+        {**base, "model": "kept", "selection_seconds": 4.4, "abandoned": [
+            {"candidate": "numba[cpu,float64,driver=pymc]", "offered_seconds": 2.5,
+             "ran_on_seconds": 8.38}]},
+        {**base, "model": "over", "selection_seconds": 5.3, "abandoned": []},
+    ]
+    text = bench_measure_deadline.markdown(results, {"command": "c", "machine": "m",
+                                                     "budget": 5.0, "draws": 1000,
+                                                     "tune": 1000, "chains": 2})
+    kept, over = (line for line in text.splitlines() if line.startswith(("| kept", "| over")))
+    assert "| 4.40 | yes | 2 | numba[cpu,float64,driver=pymc] | 8.38 |" in kept
+    assert "| 5.30 | **no** | 2 | none | - |" in over
