@@ -864,3 +864,16 @@ def test_the_deadline_bench_marks_a_selection_over_its_budget_and_a_compile_left
     kept, over = (line for line in text.splitlines() if line.startswith(("| kept", "| over")))
     assert "| 4.40 | yes | 2 | numba[cpu,float64,driver=pymc] | 8.38 |" in kept
     assert "| 5.30 | **no** | 2 | none | - |" in over
+
+
+def test_the_float32_loop_tool_reads_numpyros_two_rows_from_a_regret_file(tmp_path):
+    import float32_loop
+
+    rows = [{"candidate": float32_loop.F64, "warm_median_wall": 1.5},
+            {"candidate": float32_loop.F32, "warm_median_wall": 1.0},
+            {"candidate": "numba[cpu,float64,driver=nutpie]", "warm_median_wall": 9.0}]
+    path = tmp_path / "regret.json"
+    path.write_text(json.dumps({"models": [{"model": "m", "rows": rows},
+                                           {"model": "no_f32", "rows": rows[:1]}]}))
+    assert float32_loop.sampler_ratios(str(path)) == {"m": 1.5}
+    assert float32_loop.sampler_ratios(None) == {}
