@@ -27,7 +27,6 @@ import os
 import platform
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
@@ -47,14 +46,6 @@ def _parse(argv):
     p.add_argument("--markdown", default=None, help="write the table as Markdown here")
     p.add_argument("--child", default=None, help=argparse.SUPPRESS)  # one model, new process
     return p.parse_args(argv)
-
-
-def _empty_compile_dir() -> str:
-    """An empty PyTensor (and numba) compile directory; must run before PyTensor is imported."""
-    path = tempfile.mkdtemp(prefix="pymc-accel-deadline-")
-    flags = os.environ.get("PYTENSOR_FLAGS", "")
-    os.environ["PYTENSOR_FLAGS"] = f"{flags},base_compiledir={path}".strip(",")
-    return path
 
 
 def run_model(name: str, factory, args) -> dict:
@@ -120,11 +111,12 @@ def markdown(results: list[dict], meta: dict) -> str:
 
 def child(name: str, args) -> dict:
     """One model in this (new) process, with an empty compile directory of its own."""
-    compile_dir = _empty_compile_dir()
+    from bench_regret import _fresh_compile_dir, kernels_cached, private_history
+
+    compile_dir = _fresh_compile_dir()  # before PyTensor is imported
     import warnings
 
     warnings.filterwarnings("ignore")
-    from bench_regret import kernels_cached, private_history
     from zoo import zoo
 
     with private_history(), kernels_cached():
