@@ -122,8 +122,8 @@ def wait_for_background(timeout: float | None = None) -> float:
 
     A backend whose run compiles with numba calls this first: a compile in the background holds
     numba's compiler lock, which the run's own compile would wait on anyway (and a measurement
-    of PyMC's gradient function compiles the very function PyMC's NUTS then reuses), and PyMC's
-    NUTS forks its chains' processes, which must not copy a lock another thread holds.
+    of PyMC's gradient function compiles the very function PyMC's NUTS then reuses). Every fork
+    of the process waits here too (:func:`_before_fork`).
     """
     began = time.perf_counter()
     concurrent.futures.wait(list(_BACKGROUND), timeout=timeout)
