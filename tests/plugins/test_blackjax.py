@@ -44,6 +44,23 @@ def test_blackjax_nuts_refuses_tune_0_naming_the_fix_instead_of_failing_in_black
                           chains=2, progressbar=False)
 
 
+def test_blackjax_nuts_samples_without_its_progress_bar_where_fastprogress_is_missing():
+    """BlackJAX draws its bar with fastprogress, which it does not depend on: with a progress
+    bar asked for, the run failed inside a JAX callback (`make demo`, 2026-11-27)."""
+    import importlib.util
+
+    import pymc_accel
+    from pymc_accel.models import eight_schools
+
+    if importlib.util.find_spec("fastprogress") is not None:
+        pytest.skip("fastprogress is installed here: BlackJAX draws its bar")
+    with pytest.warns(UserWarning, match="fastprogress, which is not installed"):
+        idata = pymc_accel.sample(model=eight_schools(), nuts_sampler="blackjax_nuts",
+                                  draws=50, tune=50, chains=2, progressbar=True,
+                                  compute_convergence_checks=False)
+    assert idata.posterior.sizes["draw"] == 50
+
+
 def test_pymc_s_max_treedepth_reaches_blackjax_as_max_num_doublings():
     import pymc_accel
     from pymc_accel.models import eight_schools

@@ -12,6 +12,9 @@ Two backends: ``blackjax_nuts`` (BlackJAX NUTS through PyMC's own JAX path) and
 
 from __future__ import annotations
 
+import importlib.util
+import warnings
+from dataclasses import replace
 from importlib.metadata import PackageNotFoundError, version
 
 from pymc_accel import (
@@ -28,6 +31,10 @@ from pymc_accel_blackjax.mclmc import GRADIENTS_PER_STEP, sample_mclmc
 # PyMC 6.4 passes progress_bar into blackjax.window_adaptation (it pops it a line too late),
 # which BlackJAX 1.6 and newer reject from inside a jitted kernel.
 FIRST_INCOMPATIBLE = (1, 6)
+
+
+def _has_fastprogress() -> bool:
+    return importlib.util.find_spec("fastprogress") is not None
 
 
 def _blackjax_version() -> tuple[int, ...] | None:
@@ -63,12 +70,20 @@ class BlackJaxNutsBackend(JaxNutsBackend):
         return True
 
     def sample(self, model, candidate, request):
-        """PyMC's BlackJAX NUTS, which needs at least one tuning step."""
+        """PyMC's BlackJAX NUTS, which needs at least one tuning step; without its progress
+        bar where ``fastprogress``, which draws it, is not installed."""
         if request.tune < 1:  # BlackJAX's window adaptation fails on zero steps
             raise UnsupportedArgumentError(
                 "blackjax_nuts adapts its step size in BlackJAX's window adaptation, which needs "
                 "at least one tuning step: pass tune >= 1, or use nuts_sampler='numpyro' or "
                 "'numba' to sample with tune=0")
+        if request.progressbar and not _has_fastprogress():
+            # BlackJAX does not depend on it, and the run failed inside a JAX callback
+            # ("fastprogress is required to use progress bars"): `make demo` did, 2026-11-27
+            warnings.warn("BlackJAX draws its progress bar with fastprogress, which is not "
+                          "installed: sampling without it (pip install fastprogress for one, "
+                          "or pass progressbar=False)", UserWarning, stacklevel=2)
+            request = replace(request, progressbar=False)
         return super().sample(model, candidate, request)
 
     def estimate(self, candidate, profile, machine):
