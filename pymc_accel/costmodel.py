@@ -1,11 +1,12 @@
 """Cost-model formulas shared by backends: seconds per gradient, gradients per draw, compile.
 
-Each figure is *modelled*: the machine's measured NumPy throughput (:mod:`pymc_accel.machine`)
-scaled by per-runtime efficiency factors. The factors were fitted to gradients timed on a 2-core
+Each figure is *modelled*: the machine's measured throughput (:mod:`pymc_accel.machine`: an
+``exp`` loop compiled by numba, NumPy's bandwidth and matrix product) scaled by per-runtime
+efficiency factors. The factors were fitted to gradients timed on a 2-core
 x86-64 CPU for the seed hierarchical logistic model at 1k to 105k parameters (see
 ``docs/benchmarks.md``, "cost model fit"): a numba-compiled PyTensor gradient streams about 2.7x
 NumPy's measured bandwidth (its loops are fused), a JAX-on-CPU gradient about 0.6x. These are
-priors, not promises; ``measure=True`` (a later release) replaces them with timings.
+priors, not promises; ``measure=True`` replaces them with timings.
 """
 
 from __future__ import annotations
@@ -22,11 +23,12 @@ from pymc_accel.profile import ModelProfile
 
 @dataclass(frozen=True)
 class Runtime:
-    """How one way of compiling a gradient uses a device, relative to NumPy on the same CPU."""
+    """How one way of compiling a gradient uses a device, relative to the CPU's calibrated
+    figures (:func:`pymc_accel.machine.calibrate`)."""
 
     name: str
     bandwidth_factor: float  # effective bytes/s as a multiple of NumPy's measured bandwidth
-    flops_factor: float  # effective elementwise flops/s as a multiple of NumPy's
+    flops_factor: float  # effective elementwise flops/s as a multiple of the calibrated rate
     per_gradient_seconds: float  # driver + call overhead per gradient evaluation
     per_dimension_seconds: float  # driver work per gradient per free dimension (vector ops)
     compile_seconds: float  # fixed compile and start-up cost of a run, compiled caches warm
@@ -66,7 +68,7 @@ class Runtime:
     # models (cold_compile_seconds), in place of cold_seconds_per_kernel there
     cold_seconds_by_rank_used: tuple[float, ...] = ()
     # seconds of one transcendental function's evaluation (census.transcendentals, in exps)
-    # against NumPy's exp timed by calibration; 0: priced as 10 flops each, as other flops
+    # against the exp loop timed by calibration; 0: priced as 10 flops each, as other flops
     transcendental_factor: float = 0.0
     # whether float32 halves the bytes the runtime streams even where its arithmetic is no
     # faster than float64's (float32_gain False)
@@ -426,7 +428,8 @@ def transcendental_seconds(profile: ModelProfile, machine: MachineFigures, preci
     them, for a runtime that prices them (``runtime.transcendental_factor``).
 
     ``census.transcendentals`` (evaluations, weighted in evaluations of ``exp``) times one
-    ``exp``'s seconds as machine calibration timed it (NumPy's, 10 flops at ``cpu_flops``)
+    ``exp``'s seconds as machine calibration timed it (a compiled loop's, 10 flops at
+    ``cpu_flops``: :func:`pymc_accel.machine.compiled_exp`)
     times the runtime's factor, less what the flops count charged them beyond an ordinary
     flop (``census.transcendental_flops``) at the runtime's flop rate. It is compute that does
     not overlap with itself: it joins the arithmetic, and the two together race the memory

@@ -2,9 +2,10 @@
 
 A short calibration times, per device and precision:
 
-- CPU (about 1.5 s): NumPy kernels, a transcendental elementwise op (compute throughput), an
-  addition over arrays larger than cache (bandwidth) and a matrix product (dense throughput), in
-  float32 and float64; and the call overhead of a compiled PyTensor function (numba mode);
+- CPU (about 2 s): a transcendental elementwise op in a numba-compiled loop (compute
+  throughput), a NumPy addition over arrays larger than cache (bandwidth) and a matrix product
+  (dense throughput), in float32 and float64; and the call overhead of a compiled PyTensor
+  function (numba mode);
 - each GPU JAX can see (a few seconds, :mod:`pymc_accel.calibration_jax`): the same throughputs
   under XLA, the per-launch latency of a kernel inside a compiled loop and the per-call
   round trip from Python.
@@ -146,11 +147,12 @@ def _best_of(fn, repeats: int = 5) -> float:
 
 #: Changes when calibration measures something differently, so figures cached by an earlier
 #: calibration are measured again (2: matmul timed in one BLAS thread; 3: the last-level cache size;
-#: 4: the best of rounds over CALIBRATION_SECONDS). It is part of the machine's key, which the run
+#: 4: the best of rounds over CALIBRATION_SECONDS; 5: exp timed in a
+#: compiled loop, :func:`compiled_exp`). It is part of the machine's key, which the run
 #: history's file is named by too, so a change forgets the history: figures cached before the
 #: calibration recorded the share of a core it got (``cpu_share``) are measured again by
 #: :func:`_cpu_figures` instead.
-CALIBRATION_VERSION = 4
+CALIBRATION_VERSION = 5
 #: Share of one core (CPU time over wall time) below which a calibration is taken to have run
 #: while other work shared the cores. Measured on the 2-core machine
 #: (``bench/fit_calibration_contention.py``, docs/results/fit-calibration-contention-cpu.json;
@@ -196,9 +198,52 @@ CALIBRATION_SECONDS = 2.0
 _cpu_clock = time.process_time
 
 
+@functools.lru_cache(maxsize=1)
+def compiled_exp():
+    """A numba-compiled loop ``out[i] = exp(a[i])``, compiled for float32 and float64: what the
+    calibration times as the CPU's elementwise throughput.
+
+    The compiled runtimes (PyTensor's numba kernels, XLA's fused loops) do not run NumPy's
+    kernels, and NumPy's ``exp`` is the wrong yardstick for them on a CPU where NumPy dispatches
+    it to hand-vectorised AVX-512 code: on the 2-core fit machine NumPy's float64 ``exp`` ran at
+    1.9 GFLOP/s (5.3 ns an element, the C library's scalar ``exp``, as a numba loop calls it),
+    and the runtimes' factors were fitted against that; on an AVX-512 machine (2026-11-27) it
+    ran at 18.7 GFLOP/s (0.57 ns) while a numba loop took 2.9 ns and the compiled gradients ran
+    as fast as on the fit machine or slower (numba's seed-model gradients 0.6x-1.4x the fit
+    machine's times). Priced from NumPy's figure, gradients there came out 1.6x-2.7x too cheap
+    (numba) and 1.4x-2.7x (NumPyro's compiled sampler), which made fixed costs decide the
+    5,522-parameter seed model (NumPyro chosen at 10.8 s estimated against 33-40 s runs, regret
+    1.33); priced from the compiled loop, 0.82x-1.03x on the seed models
+    (docs/benchmarks.md, "The CPU's elementwise rate timed in compiled code").
+
+    Returns ``None`` where numba cannot compile it; the calibration then times NumPy's ``exp``.
+    Written by hand: no library times a compiler's elementwise throughput.
+    """
+    try:
+        import numba
+
+        @numba.njit(["void(float64[::1], float64[::1])", "void(float32[::1], float32[::1])"],
+                    cache=False)
+        def exp_loop(a, out):  # pragma: no cover - compiled by numba
+            for i in range(a.size):
+                out[i] = np.exp(a[i])
+    except Exception:
+        return None
+    return exp_loop
+
+
+def _exp_timer(a: np.ndarray, out: np.ndarray):
+    """A callable evaluating ``exp`` over ``a`` into ``out`` in compiled code
+    (:func:`compiled_exp`), or with NumPy where numba is unavailable."""
+    loop = compiled_exp()
+    if loop is None:
+        return lambda: np.exp(a, out=out)
+    return lambda: loop(a, out)
+
+
 def calibrate() -> MachineFigures:
-    """Time NumPy kernels on this CPU (about 2 s: :data:`CALIBRATION_SECONDS`) and return the
-    figures."""
+    """Time compiled and NumPy kernels on this CPU (about 2 s: :data:`CALIBRATION_SECONDS`)
+    and return the figures."""
     start, cpu_start = time.perf_counter(), _cpu_clock()
     flops = dict.fromkeys(PRECISIONS, 0.0)
     bandwidth, matmul = dict(flops), dict(flops)
@@ -215,7 +260,7 @@ def calibrate() -> MachineFigures:
         rounds += 1
         for precision, (a, out, big, big_out, m) in arrays.items():
             flops[precision] = max(flops[precision],
-                                   10 * a.size / _best_of(lambda: np.exp(a, out=out)))
+                                   10 * a.size / _best_of(_exp_timer(a, out)))
             bandwidth[precision] = max(bandwidth[precision], 3 * big.nbytes / _best_of(
                 lambda: np.add(big, big, out=big_out), 3))
             with one_blas_thread():
