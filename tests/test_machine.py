@@ -120,6 +120,7 @@ def test_calibrate_command_refreshes_and_prints(fresh_cache, capsys):
     assert main(["calibrate", "--device", "cpu"]) == 0
     out = capsys.readouterr().out
     assert "GFLOP/s" in out and "call" in out and str(fresh_cache) in out.replace("\n", "")
+    assert "compiled by numba" in out  # what the elementwise figure times
     assert list(fresh_cache.glob("machine-*.json"))
 
 
