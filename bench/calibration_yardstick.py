@@ -105,6 +105,25 @@ def _rms_log(pairs: list[tuple[float, float]]) -> float:
     return math.sqrt(sum(math.log(a / b) ** 2 for a, b in pairs) / len(pairs))
 
 
+def _compare(title, timed, fit, runtime, chains, by_numpy, by_loop) -> None:
+    """Print each ``(name, seconds timed here, profile)`` against the fit machine's timing and
+    the cost model's figure for ``runtime`` from each yardstick, and their rms log errors."""
+    from pymc_accel import costmodel
+
+    print(f"\n{title}:\n\n| model | timed here (µs) | fit machine (µs) | modelled from NumPy's "
+          "exp (timed / modelled) | from the compiled loop (timed / modelled) |\n"
+          "|---|---|---|---|---|")
+    pairs_numpy, pairs_loop = [], []
+    for name, here, profile in timed:
+        a = costmodel.cpu_gradient_seconds(profile, by_numpy, "float64", runtime, chains).value
+        b = costmodel.cpu_gradient_seconds(profile, by_loop, "float64", runtime, chains).value
+        pairs_numpy.append((here, a))
+        pairs_loop.append((here, b))
+        print(_row(name, here, fit.get(name), a, b))
+    print(f"\nrms log error: NumPy's exp {_rms_log(pairs_numpy):.2f}, "
+          f"compiled loop {_rms_log(pairs_loop):.2f}")
+
+
 def main(argv=None) -> None:
     p = argparse.ArgumentParser(description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -134,44 +153,24 @@ def main(argv=None) -> None:
     names = [n for n in args.models.split(",") if n]
     profiles = {n: profile_model(factories[n]()) for n in names}
 
-    header = ("| model | timed here (µs) | fit machine (µs) | modelled from NumPy's exp "
-              "(timed / modelled) | from the compiled loop (timed / modelled) |\n|---|---|---|---|---|")
     fit = _fit_machine(RESULTS / "fit-gradients-cpu.jsonl", "numba", "timed_seconds")
-    print("\nnumba logp-and-gradient, one call (nutpie's runtime):\n\n" + header)
-    pairs_numpy, pairs_loop = [], []
-    for name in names:
-        here = numba_gradient_seconds(factories[name]())
-        a = costmodel.cpu_gradient_seconds(profiles[name], by_numpy, "float64",
-                                           costmodel.NUMBA_NUTPIE, 1).value
-        b = costmodel.cpu_gradient_seconds(profiles[name], by_loop, "float64",
-                                           costmodel.NUMBA_NUTPIE, 1).value
-        pairs_numpy.append((here, a))
-        pairs_loop.append((here, b))
-        print(_row(name, here, fit.get(name), a, b))
-    print(f"\nrms log error: NumPy's exp {_rms_log(pairs_numpy):.2f}, "
-          f"compiled loop {_rms_log(pairs_loop):.2f}")
+    timed = [(name, numba_gradient_seconds(factories[name]()), profiles[name]) for name in names]
+    _compare("numba logp-and-gradient, one call (nutpie's runtime)", timed, fit,
+             costmodel.NUMBA_NUTPIE, 1, by_numpy, by_loop)
 
     if args.numpyro:
         import fit_numpyro_leapfrog
 
         fit = _fit_machine(RESULTS / "fit-numpyro-leapfrog-cpu-2026-11-26.jsonl", "",
                            "per_leapfrog_seconds")
-        print("\nNumPyro's leapfrog in one compiled loop, two chains side by side:\n\n" + header)
-        pairs_numpy, pairs_loop = [], []
+        timed = []
         for text in Path(args.numpyro).read_text().splitlines():
             line = json.loads(text)
             name = line["model"]
             profile = profiles.get(name) or profile_model(factories[name]())
-            here = fit_numpyro_leapfrog.per_leapfrog(line)
-            a = costmodel.cpu_gradient_seconds(profile, by_numpy, "float64",
-                                               costmodel.JAX_CPU_SAMPLER, 2).value
-            b = costmodel.cpu_gradient_seconds(profile, by_loop, "float64",
-                                               costmodel.JAX_CPU_SAMPLER, 2).value
-            pairs_numpy.append((here, a))
-            pairs_loop.append((here, b))
-            print(_row(name, here, fit.get(name), a, b))
-        print(f"\nrms log error: NumPy's exp {_rms_log(pairs_numpy):.2f}, "
-              f"compiled loop {_rms_log(pairs_loop):.2f}")
+            timed.append((name, fit_numpyro_leapfrog.per_leapfrog(line), profile))
+        _compare("NumPyro's leapfrog in one compiled loop, two chains side by side", timed, fit,
+                 costmodel.JAX_CPU_SAMPLER, 2, by_numpy, by_loop)
 
 
 if __name__ == "__main__":
