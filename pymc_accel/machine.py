@@ -210,10 +210,10 @@ def compiled_exp():
     and the runtimes' factors were fitted against that; on an AVX-512 machine (2026-11-27) it
     ran at 18.7 GFLOP/s (0.57 ns) while a numba loop took 2.9 ns and the compiled gradients ran
     as fast as on the fit machine or slower (numba's seed-model gradients 0.6x-1.4x the fit
-    machine's times). Priced from NumPy's figure, gradients there came out 1.6x-2.7x too cheap
-    (numba) and 1.4x-2.7x (NumPyro's compiled sampler), which made fixed costs decide the
-    5,522-parameter seed model (NumPyro chosen at 10.8 s estimated against 33-40 s runs, regret
-    1.33); priced from the compiled loop, 0.82x-1.03x on the seed models
+    machine's times). Priced from NumPy's figure, the seed models' gradients there came out
+    1.5x-2.5x too cheap (numba) and 1.7x-2.6x (NumPyro's compiled sampler), which made fixed
+    costs decide the 5,522-parameter seed model (NumPyro chosen at 10.8 s estimated against
+    32-40 s runs, regret 1.33); priced from the compiled loop, 0.82x-1.05x
     (docs/benchmarks.md, "The CPU's elementwise rate timed in compiled code").
 
     Returns ``None`` where numba cannot compile it; the calibration then times NumPy's ``exp``.

@@ -158,11 +158,11 @@ def test_calibration_keeps_each_figures_best_round(monkeypatch):
     assert next(timings) == 2.0  # no third round
 
 
-
 def test_elementwise_throughput_is_timed_in_a_compiled_loop_not_numpys_kernel(monkeypatch):
     """NumPy runs float64 ``exp`` in AVX-512 code where the CPU has it (0.57 ns an element on
     the 2026-11-27 machine) while compiled gradients call the C library's (2.9 ns in a numba
-    loop): calibrated from NumPy's, that machine's gradients were priced 1.4x-2.7x too cheap.
+    loop): calibrated from NumPy's, that machine's seed-model gradients were priced 1.5x-2.6x
+    too cheap.
     The calibration times the compiled loop, in both precisions, every round."""
     loop = machine.compiled_exp()
     assert loop is not None
@@ -190,6 +190,7 @@ def test_calibration_times_numpys_exp_where_numba_cannot_compile(monkeypatch):
     monkeypatch.setattr(machine, "CALIBRATION_SECONDS", 0.0)
     figures = machine.calibrate()
     assert min(figures.cpu_flops.values()) > 0
+
 
 def test_last_level_cache_is_read_from_the_operating_system():
     size = machine.last_level_cache_bytes()
