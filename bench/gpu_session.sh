@@ -65,7 +65,14 @@ print('jax', jax.__version__, jax.devices(), 'numpyro', numpyro.__version__)
 print('pymc', pymc.__version__, 'pytensor', pytensor.__version__)
 print(pymc_accel.discover_devices().summary())
 import numba, nutpie, scipy, numpy; print('numba', numba.__version__, 'nutpie', nutpie.__version__,
-      'numpy', numpy.__version__, 'scipy', scipy.__version__)" ;;
+      'numpy', numpy.__version__, 'scipy', scipy.__version__)
+# the host CPU, and whether NumPy vectorises float64 exp on it (AVX-512): the calibration's
+# elementwise rate is a numba loop's since a1a6ee2 because NumPy's differs there
+cpu = [l.split(':', 1)[1].strip() for l in open('/proc/cpuinfo') if l.startswith('model name')]
+print('host cpu', cpu[:1], len(cpu), 'threads; numpy AVX512F',
+      numpy._core._multiarray_umath.__cpu_features__.get('AVX512F'))
+from pymc_accel.machine import machine_figures; f = machine_figures()
+print('calibrated elementwise', {k: round(v / 1e9, 2) for k, v in f.cpu_flops.items()}, 'GFLOP/s')" ;;
     tests)
       run tests 300 python3 -m pytest -q -p no:cacheprovider -m gpu tests ;;
     deer)
