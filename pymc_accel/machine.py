@@ -216,11 +216,15 @@ def compiled_exp():
     32-40 s runs, regret 1.33); priced from the compiled loop, 0.82x-1.05x
     (docs/benchmarks.md, "The CPU's elementwise rate timed in compiled code").
 
-    Returns ``None`` where numba cannot compile it; the calibration then times NumPy's ``exp``.
-    Written by hand: no library times a compiler's elementwise throughput.
+    Returns ``None`` where numba cannot compile it, or compiles nothing (``NUMBA_DISABLE_JIT``,
+    where the loop would run in Python for seconds a round); the calibration then times NumPy's
+    ``exp``. Written by hand: no library times a compiler's elementwise throughput.
     """
     try:
         import numba
+
+        if numba.config.DISABLE_JIT:
+            return None
 
         @numba.njit(["void(float64[::1], float64[::1])", "void(float32[::1], float32[::1])"],
                     cache=False)
