@@ -20,6 +20,7 @@ from pymc_accel.errors import (
     PymcAccelError,
 )
 from pymc_accel.graph_building import evaluating_mode, quietly
+from pymc_accel.measure import DEFAULT_BUDGET_SECONDS
 from pymc_accel.registry import BUILTIN_PLUGIN_NAME, get_registry
 from pymc_accel.report import ATTRS_KEY, SelectionReport
 from pymc_accel.selection import TRYING_RUNNER_UP, refuse_models_without_free_variables, select
@@ -244,6 +245,8 @@ def sample(
     if measure_budget is not None and not measure:
         raise ValueError(f"measure_budget={measure_budget!r} is the budget of measured "
                          "selection: pass measure=True with it, or drop it")
+    if measure_budget is None:
+        measure_budget = DEFAULT_BUDGET_SECONDS
     registry = get_registry()
     if nuts_sampler != "auto" and nuts_sampler not in registry.backends:
         if nuts_sampler is None or nuts_sampler in PYMC_SAMPLERS:
@@ -269,7 +272,7 @@ def sample(
     starts = _check_initvals(model, request.initvals)
     report = _select_for(model, request, backend=nuts_sampler, device=device,
                          precision=precision, registry=registry, measure=measure,
-                         **_budget(measure_budget))
+                         measure_budget=measure_budget)
     arguments.warn_ignored(registry.backends[report.candidate.backend], report.candidate, request)
     sampler_checks = checks_its_own_start(report.candidate)
     if not sampler_checks:
@@ -294,7 +297,7 @@ def sample(
                 raise
             report = _after_failed_trial(model, request, report, exc, starts, backend=nuts_sampler,
                                          device=device, precision=precision, registry=registry,
-                                         measure=measure, **_budget(measure_budget))
+                                         measure=measure, measure_budget=measure_budget)
             sampler_checks = checks_its_own_start(report.candidate)
             idata = _run_backend(model, report, request, registry)
     except Exception:
@@ -641,11 +644,6 @@ def explain(model: pm.Model | None = None, **kwargs: Any) -> SelectionReport:
         for start in starts:
             _check_start(model, start, kept=True)
     return _select_for(model, request, **chosen)
-
-
-def _budget(measure_budget: float | None) -> dict[str, float]:
-    """``measure_budget`` for :func:`select` when the caller gave one (its default otherwise)."""
-    return {} if measure_budget is None else {"measure_budget": measure_budget}
 
 
 def _select_for(model: pm.Model, request: SampleRequest, *, options: dict | None = None,
