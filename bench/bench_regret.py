@@ -761,7 +761,9 @@ def markdown(results) -> str:
            f"{results['repeats']} runs per candidate"
            + (f" (seeds {results['seed']} to {results['seed'] + results['repeats'] - 1}, the same "
               "for every candidate)" if "seed" in results else "") + "; "
-           f"total {results['seconds'] / 60:.0f} min. The first selection in a process also "
+           + (f"total {results['seconds'] / 60:.0f} min" if "seconds" in results
+              else "cut before its first model finished")  # a run stopped by its time limit
+           + ". The first selection in a process also "
            f"pays one-off imports: {results.get('first_selection_in_process_seconds', 0):.2f} s "
            "here (not in the overheads below).", "",
            "| model | free dim | `auto` chose | regret warm [range] | regret warm, pooled "
