@@ -16,7 +16,8 @@ walls, the seconds XLA spent compiling (``jax.monitoring``'s ``backend_compile_d
 events), PyMC's ``sampling_time`` (the sampler's call, compile included), the profile's
 kernels and the fixed seconds of the candidate's estimate when it was measured. ``--candidate``
 times another candidate the same way (nutpie: ``numba[cpu,float64,driver=nutpie]``, whose
-leapfrogs in so short a run are not subtracted). ``--long N`` also times ``--repeats`` runs of
+leapfrogs in so short a run are not subtracted); ``--chains-at-once 1`` lays its chains out
+one a device through pymc-accel's chain map, as a NumPyro CPU run is laid out on a GPU machine. ``--long N`` also times ``--repeats`` runs of
 N + N draws in the same hour: their median wall less the fixed cost is the sampling, set
 against the estimate's sampling seconds at the leapfrogs per draw those runs took.
 ``--fit FILE``
@@ -51,7 +52,7 @@ DEFAULT_CANDIDATE = "numpyro[cpu,float64,chain_method=parallel]"
 
 
 def measure(name: str, repeats: int, per_leapfrog: dict[str, float],
-            label: str = DEFAULT_CANDIDATE, long: int = 0) -> dict:
+            label: str = DEFAULT_CANDIDATE, long: int = 0, chains_at_once: int = 0) -> dict:
     """One model's line: ``repeats`` warm 10 + 10 runs of candidate ``label``, timed end to
     end as ``bench_regret.py`` times a candidate's run (``backend.sample``: the selection and
     ``pymc_accel.sample``'s own checks are not in it)."""
@@ -78,6 +79,9 @@ def measure(name: str, repeats: int, per_leapfrog: dict[str, float],
         raise SystemExit(f"--candidate {label}: not offered for {name} on this machine; "
                          f"offered: {', '.join(offered)}")
     candidate = offered[label]
+    if chains_at_once:  # pymc-accel's chain map: the layout of a CPU run on a GPU machine
+        candidate = replace(candidate, options=(*candidate.options,
+                                                ("chains_at_once", chains_at_once)))
     backend = get_registry().backends[candidate.backend]
     runs = []
     first = None
@@ -163,6 +167,10 @@ def main(argv=None) -> None:
                         "estimate's sampling seconds against what the fixed cost leaves of them")
     p.add_argument("--candidate", default=DEFAULT_CANDIDATE,
                    help="the candidate to time (another's fixed cost, measured the same way)")
+    p.add_argument("--chains-at-once", type=int, default=0,
+                   help="run the candidate's chains this many at a time on a device, through "
+                        "pymc-accel's chain map (1: the layout a NumPyro CPU run takes on a "
+                        "machine whose default JAX backend is a GPU)")
     p.add_argument("--leapfrogs", default="docs/results/fit-numpyro-leapfrog-cpu-2026-11-26.jsonl",
                    help="fit_numpyro_leapfrog.py lines: per-leapfrog seconds to subtract")
     p.add_argument("--fit", nargs="*")
@@ -182,7 +190,7 @@ def main(argv=None) -> None:
 
         os.environ["PYMC_ACCEL_CACHE_DIR"] = tempfile.mkdtemp(prefix="fit-jax-cache-")
     if args.primer:
-        measure(args.primer, 1, {}, args.candidate)
+        measure(args.primer, 1, {}, args.candidate, chains_at_once=args.chains_at_once)
     per_leapfrog = {}
     if args.leapfrogs and Path(args.leapfrogs).exists():
         for x in Path(args.leapfrogs).read_text().splitlines():
@@ -190,7 +198,7 @@ def main(argv=None) -> None:
                 per_leapfrog[line["model"]] = line["per_leapfrog_seconds"]
     for name in [m for m in args.models.split(",") if m]:
         print(json.dumps(measure(name, args.repeats, per_leapfrog, args.candidate,
-                                    args.long)), flush=True)
+                                    args.long, args.chains_at_once)), flush=True)
 
 
 if __name__ == "__main__":

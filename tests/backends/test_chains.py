@@ -127,3 +127,32 @@ def test_draws_streamed_to_the_host_one_chain_at_a_time():
     assert float(mu.sel(chain=0).mean()) != float(mu.sel(chain=1).mean())
     assert abs(float(mu.mean()) - ref.post_mean) < 4 * ref.post_sd / (600 / 4) ** 0.5
     assert set(idata.sample_stats) >= {"diverging", "step_size", "lp"}
+
+
+def test_a_device_with_one_chain_runs_it_without_vmap(monkeypatch):
+    """A device's lone chain is not batched: vmap's batching of NUTS's nested while loops made
+    a short NumPyro run's trace 10-20x slower (the layout of a CPU run on a GPU machine). Two
+    chains at once on a device are still vectorized."""
+    import jax
+    import jax.numpy as jnp
+    import numpy as np
+
+    from pymc_accel.backends.chains import chain_map
+
+    batched = []
+    vmap = jax.vmap
+    monkeypatch.setattr(jax, "vmap", lambda fn, *a, **kw: batched.append(fn) or vmap(fn, *a, **kw))
+
+    def one_chain(x):
+        halve = jax.lax.while_loop(lambda v: jnp.sum(v) > 1.0, lambda v: v * 0.5, x)
+        return halve, jnp.sum(x)
+
+    xs = jnp.arange(1.0, 7.0).reshape(2, 3)
+    halved, sums = chain_map(jax.devices("cpu")[:1], 1)(one_chain)(xs)
+    assert batched == []
+    assert np.allclose(sums, xs.sum(1))
+    for row, out in zip(np.asarray(xs), np.asarray(halved)):
+        assert out.sum() <= 1.0 and np.allclose(out / row, out[0] / row[0])
+    together, _ = chain_map(jax.devices("cpu")[:1], 2)(one_chain)(xs)
+    assert len(batched) == 1
+    assert np.allclose(together, halved)
