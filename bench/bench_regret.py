@@ -45,6 +45,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import dataclasses
 import json
 import os
 import statistics
@@ -880,6 +881,7 @@ def main(argv=None):
     warnings.filterwarnings("ignore")
 
     from pymc_accel.devices import cpu_cores, discover
+    from pymc_accel.machine import machine_figures
 
     models = zoo(quick=args.quick)
     import pymc_accel
@@ -898,6 +900,9 @@ def main(argv=None):
         "compile_dir": compile_dir, "draws": args.draws, "tune": args.tune, "chains": args.chains,
         "repeats": args.repeats, "seed": args.seed, "candidates": args.candidates, "models": [],
         "first_selection_in_process_seconds": first,
+        # the calibration the estimates were made with (a GPU's launch latency among them), so
+        # a lent machine's estimates can be taken apart after it is gone
+        "machine_figures": dataclasses.asdict(machine_figures(devices=discover())),
     }
     def keep_partial(record):  # a model cut short keeps its choice and finished candidates
         results["partial"] = record

@@ -9,11 +9,17 @@
 #   bash bench/gpu_session.sh check deer tests          # default: check deer tests
 #   bash bench/gpu_session.sh seed_full                 # the 2.1M-parameter seed model (issue 7)
 #   bash bench/gpu_session.sh check tests regret_gpu    # issue 4's GPU regret, in one lease
-#   REGRET_GPU_LIMIT=330 bash bench/gpu_session.sh check numpyro_fixed regret_gpu
-#                                   # the next lease's plan: about 8 minutes of its 15 (wheels and
-#                                   # check 25 s, numpyro_fixed about 2 minutes, the regret 330 s;
-#                                   # it writes 7 files to $OUT, of the 8 that come back: do not
-#                                   # also tee the session's output there)
+#   REGRET_GPU_LIMIT=380 bash bench/gpu_session.sh check numpyro_fixed regret_gpu
+#                                   # the H200 lease of 2026-11-27: 528 s of a call (wheels and
+#                                   # check 33 s, numpyro_fixed 133 s, the regret 380 s: seed_mid
+#                                   # whole, pk_scan cut); it writes 7 files to $OUT, of the 8
+#                                   # that come back: do not also tee the session's output there.
+#                                   # Then, on the warm machine, a second call of 270 s:
+#   REGRET_GPU_MODELS=pk_scan,glm_linear REGRET_GPU_PART=2 REGRET_GPU_LIMIT=215 \
+#       bash bench/gpu_session.sh tests regret_gpu
+#   The next lease's plan: the same first call with REGRET_GPU_MODELS=seed_mid,glm_linear,...
+#   (numpyro_fixed checks chain_map's fix of 6aacde7 on that host: NumPyro's CPU runs there
+#   took 1.7-2.3 s a 10 + 10 draw run, 1.3-1.6 s of it tracing vmapped while loops)
 #
 # Steps: check, tests (pytest -m gpu), deer (bench/bench_deer.py), scan (bench/bench_scan.py),
 # seed_full, seed_full4 (bench/bench_seed_full.py, 1 and 4 chains), regret (bench/bench_regret.py
@@ -71,8 +77,14 @@ import numba, nutpie, scipy, numpy; print('numba', numba.__version__, 'nutpie', 
 cpu = [l.split(':', 1)[1].strip() for l in open('/proc/cpuinfo') if l.startswith('model name')]
 print('host cpu', cpu[:1], len(cpu), 'threads; numpy AVX512F',
       numpy._core._multiarray_umath.__cpu_features__.get('AVX512F'))
-from pymc_accel.machine import machine_figures; f = machine_figures()
-print('calibrated elementwise', {k: round(v / 1e9, 2) for k, v in f.cpu_flops.items()}, 'GFLOP/s')" ;;
+from pymc_accel.machine import machine_figures; f = machine_figures(devices=pymc_accel.discover_devices())
+print('calibrated elementwise', {k: round(v / 1e9, 2) for k, v in f.cpu_flops.items()}, 'GFLOP/s')
+# the GPU's calibration, which its candidates' estimates are made of (not recorded before 2026-11-27)
+for name, d in f.accelerators.items():
+    print(name, d.kind, 'launch', round(d.launch_seconds * 1e6, 2), 'us, call',
+          round(d.call_seconds * 1e6, 1), 'us; GB/s', {k: round(v / 1e9) for k, v in d.bandwidth.items()},
+          'elementwise GFLOP/s', {k: round(v / 1e9) for k, v in d.flops.items()},
+          'matmul GFLOP/s', {k: round(v / 1e9) for k, v in d.matmul_flops.items()})" ;;
     tests)
       run tests 300 python3 -m pytest -q -p no:cacheprovider -m gpu tests ;;
     deer)
