@@ -16,8 +16,9 @@ walls, the seconds XLA spent compiling (``jax.monitoring``'s ``backend_compile_d
 events), PyMC's ``sampling_time`` (the sampler's call, compile included), the profile's
 kernels and the fixed seconds of the candidate's estimate when it was measured. ``--candidate``
 times another candidate the same way (nutpie: ``numba[cpu,float64,driver=nutpie]``, whose
-leapfrogs in so short a run are not subtracted); ``--chains-at-once 1`` lays its chains out
-one a device through pymc-accel's chain map, as a NumPyro CPU run is laid out on a GPU machine. ``--long N`` also times ``--repeats`` runs of
+leapfrogs in so short a run are not subtracted); ``--option chains_at_once=1`` lays its
+chains out one a device through pymc-accel's chain map, as a NumPyro CPU run is laid out on a
+GPU machine, and ``--option chain_method=vectorized`` vmaps them, as on one GPU. ``--long N`` also times ``--repeats`` runs of
 N + N draws in the same hour: their median wall less the fixed cost is the sampling, set
 against the estimate's sampling seconds at the leapfrogs per draw those runs took.
 ``--fit FILE``
@@ -52,7 +53,7 @@ DEFAULT_CANDIDATE = "numpyro[cpu,float64,chain_method=parallel]"
 
 
 def measure(name: str, repeats: int, per_leapfrog: dict[str, float],
-            label: str = DEFAULT_CANDIDATE, long: int = 0, chains_at_once: int = 0) -> dict:
+            label: str = DEFAULT_CANDIDATE, long: int = 0, options: dict | None = None) -> dict:
     """One model's line: ``repeats`` warm 10 + 10 runs of candidate ``label``, timed end to
     end as ``bench_regret.py`` times a candidate's run (``backend.sample``: the selection and
     ``pymc_accel.sample``'s own checks are not in it)."""
@@ -79,9 +80,8 @@ def measure(name: str, repeats: int, per_leapfrog: dict[str, float],
         raise SystemExit(f"--candidate {label}: not offered for {name} on this machine; "
                          f"offered: {', '.join(offered)}")
     candidate = offered[label]
-    if chains_at_once:  # pymc-accel's chain map: the layout of a CPU run on a GPU machine
-        candidate = replace(candidate, options=(*candidate.options,
-                                                ("chains_at_once", chains_at_once)))
+    if options:  # chains_at_once=1: pymc-accel's chain map, the layout of a CPU run on a GPU
+        candidate = replace(candidate, options=tuple({**dict(candidate.options), **options}.items()))
     backend = get_registry().backends[candidate.backend]
     runs = []
     first = None
@@ -167,10 +167,11 @@ def main(argv=None) -> None:
                         "estimate's sampling seconds against what the fixed cost leaves of them")
     p.add_argument("--candidate", default=DEFAULT_CANDIDATE,
                    help="the candidate to time (another's fixed cost, measured the same way)")
-    p.add_argument("--chains-at-once", type=int, default=0,
-                   help="run the candidate's chains this many at a time on a device, through "
-                        "pymc-accel's chain map (1: the layout a NumPyro CPU run takes on a "
-                        "machine whose default JAX backend is a GPU)")
+    p.add_argument("--option", action="append", default=[], metavar="KEY=VALUE",
+                   help="set one of the candidate's options (chains_at_once=1: its chains one "
+                        "a device through pymc-accel's chain map, the layout a NumPyro CPU run "
+                        "takes on a machine whose default JAX backend is a GPU; "
+                        "chain_method=vectorized: NumPyro's vmap over the chains)")
     p.add_argument("--leapfrogs", default="docs/results/fit-numpyro-leapfrog-cpu-2026-11-26.jsonl",
                    help="fit_numpyro_leapfrog.py lines: per-leapfrog seconds to subtract")
     p.add_argument("--fit", nargs="*")
@@ -189,8 +190,10 @@ def main(argv=None) -> None:
         import tempfile
 
         os.environ["PYMC_ACCEL_CACHE_DIR"] = tempfile.mkdtemp(prefix="fit-jax-cache-")
+    options = {k: int(v) if v.isdigit() else v
+               for k, v in (o.split("=", 1) for o in args.option)}
     if args.primer:
-        measure(args.primer, 1, {}, args.candidate, chains_at_once=args.chains_at_once)
+        measure(args.primer, 1, {}, args.candidate, options=options)
     per_leapfrog = {}
     if args.leapfrogs and Path(args.leapfrogs).exists():
         for x in Path(args.leapfrogs).read_text().splitlines():
@@ -198,7 +201,7 @@ def main(argv=None) -> None:
                 per_leapfrog[line["model"]] = line["per_leapfrog_seconds"]
     for name in [m for m in args.models.split(",") if m]:
         print(json.dumps(measure(name, args.repeats, per_leapfrog, args.candidate,
-                                    args.long, args.chains_at_once)), flush=True)
+                                    args.long, options)), flush=True)
 
 
 if __name__ == "__main__":
