@@ -17,9 +17,11 @@
 #                                   # Then, on the warm machine, a second call of 270 s:
 #   REGRET_GPU_MODELS=pk_scan,glm_linear REGRET_GPU_PART=2 REGRET_GPU_LIMIT=215 \
 #       bash bench/gpu_session.sh tests regret_gpu
-#   The next lease's plan: the same first call with REGRET_GPU_MODELS=seed_mid,glm_linear,...
-#   (numpyro_fixed checks chain_map's fix of 6aacde7 on that host: NumPyro's CPU runs there
-#   took 1.7-2.3 s a 10 + 10 draw run, 1.3-1.6 s of it tracing vmapped while loops)
+#   The next lease's plan, about 9.5 minutes of its 15 in one call (timeout_s 590), then
+#   `tests` and a second regret part on the warm machine with what is left:
+#   REGRET_GPU_LIMIT=330 bash bench/gpu_session.sh check numpyro_fixed regret_gpu
+#   (numpyro_fixed checks chain_map's fix of 6aacde7 on that host and times the GPU's sampling
+#   against its estimate; the regret starts with seed_mid again, the model that fix should move)
 #
 # Steps: check, tests (pytest -m gpu), deer (bench/bench_deer.py), scan (bench/bench_scan.py),
 # seed_full, seed_full4 (bench/bench_seed_full.py, 1 and 4 chains), regret (bench/bench_regret.py
@@ -103,18 +105,18 @@ for name, d in f.accelerators.items():
       run regret_gpu "${REGRET_GPU_LIMIT:-400}" python3 bench/bench_regret.py --quick \
         --models ${REGRET_GPU_MODELS:-seed_mid,pk_scan,glm_linear,funnel,seed_small,gp_200,seed_large,eight_schools,glm_poisson} \
         --no-default-run --out "$OUT/regret-gpu-${REGRET_GPU_PART:-1}.json" ;;
-    numpyro_fixed)  # NumPyro's fixed seconds on that host's CPU and on its GPU: on the H200 of
-      # 2026-11-26 its CPU runs took 2-4x their estimates where nutpie's and PyMC's matched;
-      # then on its CPU with XLA's intra-op threads off (its 16 cores' thread pool is a suspect;
-      # on the 2-core machine one thread ran 0-20% faster, interleaved runs of 2026-11-27)
-      run numpyro_fixed 240 bash -c "python3 bench/fit_numpyro_fixed.py --models eight_schools,glm_poisson \
-          --jax-cache on --repeats 3 --primer glm_linear > $OUT/fit-numpyro-fixed-cpu.jsonl && \
-        python3 bench/fit_numpyro_fixed.py --models eight_schools,glm_poisson --jax-cache on \
-          --repeats 3 --candidate 'numpyro[gpu,float64,chain_method=vectorized]' \
-          > $OUT/fit-numpyro-fixed-gpu.jsonl; \
-        XLA_FLAGS='--xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1' \
-        python3 bench/fit_numpyro_fixed.py --models eight_schools,glm_poisson --jax-cache on \
-          --repeats 3 --primer glm_linear > $OUT/fit-numpyro-fixed-cpu-one-thread.jsonl" ;;
+    numpyro_fixed)  # NumPyro's fixed seconds on that host's CPU, and on its GPU with the
+      # sampling of 200 + 200 draws set against its estimate (--long). On the H200 of 2026-11-27
+      # the CPU's runs took 1.8-2.3 s a 10 + 10 draw run against 0.55 s modelled, 1.3-1.6 s of it
+      # tracing chain_map's vmap (fixed in 6aacde7: this checks the fix there), and the GPU's
+      # leapfrogs on seed_mid looked over-priced about 5x, its fixed seconds under-priced 3x
+      run numpyro_fixed 300 bash -c "python3 bench/fit_numpyro_fixed.py \
+          --models eight_schools,glm_poisson,seed_mid --jax-cache on --repeats 3 \
+          --primer glm_linear > $OUT/fit-numpyro-fixed-cpu.jsonl; \
+        python3 bench/fit_numpyro_fixed.py --models eight_schools,glm_poisson,seed_mid \
+          --jax-cache on --repeats 2 --long 200 \
+          --candidate 'numpyro[gpu,float64,chain_method=vectorized]' \
+          > $OUT/fit-numpyro-fixed-gpu.jsonl" ;;
     *) echo "unknown step $step" ;;
   esac
 done
