@@ -19,11 +19,11 @@
 #       bash bench/gpu_session.sh tests regret_gpu
 #   The next lease's plan, about 9.5 minutes of its 15 in one call (timeout_s 590), then
 #   `tests` and a second regret part on the warm machine with what is left:
-#   REGRET_GPU_LIMIT=330 bash bench/gpu_session.sh check numpyro_fixed regret_gpu
-#   (numpyro_fixed checks chain_map's fix of 6aacde7 on that host and times the GPU's sampling
+#   REGRET_GPU_LIMIT=330 bash bench/gpu_session.sh check launch_probe numpyro_fixed regret_gpu
+#   (launch_probe times a kernel inside a loop iteration against the iteration; numpyro_fixed checks chain_map's fix of 6aacde7 on that host and times the GPU's sampling
 #   against its estimate; the regret starts with seed_mid again, the model that fix should move)
 #
-# Steps: check, tests (pytest -m gpu), deer (bench/bench_deer.py), scan (bench/bench_scan.py),
+# Steps: check, launch_probe (bench/gpu_launch_probe.py), tests (pytest -m gpu), deer (bench/bench_deer.py), scan (bench/bench_scan.py),
 # seed_full, seed_full4 (bench/bench_seed_full.py, 1 and 4 chains), regret (bench/bench_regret.py
 # --quick), numpyro_fixed (bench/fit_numpyro_fixed.py on the host's CPU and on the GPU),
 # regret_gpu (the quick zoo at 200 + 200 draws; bench_regret writes its JSON after each candidate,
@@ -87,6 +87,9 @@ for name, d in f.accelerators.items():
           round(d.call_seconds * 1e6, 1), 'us; GB/s', {k: round(v / 1e9) for k, v in d.bandwidth.items()},
           'elementwise GFLOP/s', {k: round(v / 1e9) for k, v in d.flops.items()},
           'matmul GFLOP/s', {k: round(v / 1e9) for k, v in d.matmul_flops.items()})" ;;
+    launch_probe)  # a kernel's cost inside a loop iteration against the iteration's own; its
+      # JSON lines are the log (bench/gpu_launch_probe.py)
+      run launch_probe 90 python3 bench/gpu_launch_probe.py ;;
     tests)
       run tests 300 python3 -m pytest -q -p no:cacheprovider -m gpu tests ;;
     deer)

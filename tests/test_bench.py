@@ -784,6 +784,30 @@ def test_a_cut_short_model_is_reported_with_its_choice_and_finished_rows():
     assert "| numba[cpu] (chosen) |" in text
 
 
+def test_a_run_cut_before_its_first_model_finished_is_reported():
+    """A lease's call cut by its limit during the first model has no total seconds: the report
+    says so instead of failing (the H200 lease of 2026-11-27's second call)."""
+    row = _row("numba[cpu]", [2.0, 1.0, 1.0], 100.0)
+    results = {"command": "c", "machine": "m", "tune": 200, "draws": 200, "chains": 2,
+               "repeats": 3, "models": [],
+               "partial": {"model": "pk_scan", "selection_seconds": 0.1,
+                           "chosen": {"auto": "numba[cpu]"}, "rows": [row]}}
+    text = bench_regret.markdown(results)
+    assert "cut before its first model finished" in text and "#### pk_scan: cut short" in text
+
+
+def test_launch_probe_fits_an_iteration_and_a_kernel_and_runs_on_the_cpu():
+    import gpu_launch_probe
+
+    made = [{"k": k, "per_iteration_seconds": 9e-6 + 2.5e-6 * k} for k in gpu_launch_probe.STEPS]
+    iteration, kernel = gpu_launch_probe.fit(made)
+    assert iteration == pytest.approx(9e-6) and kernel == pytest.approx(2.5e-6)
+    lines = gpu_launch_probe.probe("cpu", size=64, iterations=20, repeats=1)
+    assert [x["k"] for x in lines] == list(gpu_launch_probe.STEPS)
+    assert all(x["per_iteration_seconds"] > 0 for x in lines)
+    assert lines[-1]["fusions"] > lines[0]["fusions"]  # more steps, more kernels
+
+
 def test_overhead_bench_reports_new_processes_by_their_medians(monkeypatch):
     import bench_overhead
 
