@@ -105,7 +105,8 @@ class Estimate:
     ``fixed_seconds + first_use_seconds + cold_compile_seconds + (steps * (gradients_per_draw
     + draw_start_gradients) + extra_gradients) * seconds_per_gradient * chain_rounds`` where
     ``steps = tune + draws`` and ``chain_rounds`` is how many times the chains must run one after another given the
-    device's parallelism. ``relative_efficiency`` scales effective
+    device's parallelism; chains vectorized on one device (two or more at once) multiply the
+    sampling by ``vectorized_trees``. ``relative_efficiency`` scales effective
     draws per draw against nutpie's NUTS (1.0); a NUTS whose adaptation takes longer trees
     reports more (:func:`pymc_accel.costmodel.nuts_trajectory`), samplers with worse mixing less.
 
@@ -119,6 +120,12 @@ class Estimate:
         Compile and start-up time paid once.
     chain_parallelism : int
         How many chains run at the same time.
+    vectorized_trees : Figure
+        Leapfrogs that chains run side by side under ``jax.vmap`` pay over those they use: a
+        batched tree-building loop runs until every chain's tree is done, so each draw costs
+        the largest of the group's trees (:data:`pymc_accel.costmodel.VECTORIZED_TREE_FACTOR`).
+        1.0 for chains that run on devices of their own, or one after another; applied when
+        two or more chains share the device.
     memory_bytes : Figure
         Memory needed on the device.
     relative_efficiency : Figure
@@ -193,6 +200,7 @@ class Estimate:
     later_runs_sharing_compile: Figure = field(default_factory=lambda: Figure(0.0))
     gradient_efficiency_before_runs: float | None = None
     whole_program_cached: bool = False
+    vectorized_trees: Figure = field(default_factory=lambda: Figure(1.0))
 
     def gradients_per_chain(self, steps: int) -> float:
         """Gradient evaluations one chain makes in ``steps`` iterations."""
@@ -202,7 +210,9 @@ class Estimate:
     def sampling_seconds(self, steps: int, chains: int) -> float:
         """Seconds spent sampling ``steps`` iterations of ``chains`` chains, compile excluded."""
         rounds = math.ceil(chains / max(1, self.chain_parallelism))
-        return rounds * self.gradients_per_chain(steps) * self.seconds_per_gradient.value
+        side_by_side = min(chains, self.chain_parallelism) > 1
+        trees = self.vectorized_trees.value if side_by_side else 1.0
+        return rounds * self.gradients_per_chain(steps) * self.seconds_per_gradient.value * trees
 
     def total_seconds(self, steps: int, chains: int) -> float:
         """Estimated wall time: fixed costs, first use in this process, a first compile of the

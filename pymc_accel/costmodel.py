@@ -337,6 +337,23 @@ REFERENCE_CALL_SECONDS = 2.5e-6  # measured: 2.55 µs median on the 2-core fit m
 GPU_LAUNCH_SECONDS = 8e-6
 GPU_BANDWIDTH = 1.5e12
 GPU_FLOPS = {"float32": 3e13, "float64": 1e12}
+#: Leapfrogs that chains vectorized on one device pay over those they use
+#: (``Estimate.vectorized_trees``; one GPU runs NumPyro's chains so). Under ``jax.vmap`` NUTS's
+#: tree-building loops run until every chain's tree is done, so each draw costs the group's
+#: largest tree. A chain's trees do not depend on the layout, so a CPU run's ``n_steps`` per
+#: chain and draw gives the factor (``bench/fit_vectorized_trees.py``,
+#: docs/results/fit-vectorized-trees-cpu-2026-11-27.jsonl; 500 + 500 draws, 2 seeds). The
+#: geometric mean over fifteen models with 4 chains is 1.21 (1.00 to 1.45; the funnel 2.78),
+#: and over seven with 2 chains 1.18 (1.00 to 1.35; the funnel 1.65).
+VECTORIZED_TREE_FACTOR = 1.2
+#: Seconds JAX spends tracing NumPyro's sampler batched over vectorized chains beyond tracing
+#: it for one chain: batching NUTS's nested while loops traces each loop body again until it
+#: knows which carries the batch reaches. Timed on the CPU against NumPyro's pmap
+#: (``bench/fit_numpyro_fixed.py --option chain_method=vectorized``, 10 + 10 draws x 2 chains,
+#: eight schools, glm_poisson, pk_scan, seed_mid), the trace took 0.26 to 0.69 s longer
+#: (docs/results/fit-numpyro-fixed-{vectorized,pmap}-cpu-2026-11-27.jsonl). The H200 host's GPU
+#: runs of eight schools and glm_poisson traced for 0.68 and 0.93 s.
+VMAP_TRACE_SECONDS = 0.5
 #: Last-level cache assumed when the operating system does not report one.
 DEFAULT_CACHE_BYTES = 8 * 2**20
 

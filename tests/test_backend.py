@@ -27,3 +27,18 @@ def test_jax_device_names_the_backend_and_the_fix_when_the_platform_is_missing()
     assert pymc_accel.jax_device("mine", "cpu").platform == "cpu"
     with pytest.raises(pymc_accel.DeviceUnavailableError, match="mine was asked to run on gpu"):
         pymc_accel.jax_device("mine", "gpu")
+
+
+def test_vectorized_trees_count_only_for_chains_side_by_side_on_a_device():
+    from pymc_accel.backend import Estimate, Figure
+
+    est = Estimate(seconds_per_gradient=Figure(1e-3), gradients_per_draw=Figure(10.0),
+                   fixed_seconds=Figure(0.0), chain_parallelism=4,
+                   vectorized_trees=Figure(1.5))
+    assert est.sampling_seconds(100, 4) == pytest.approx(1.5)  # one round, largest trees
+    assert est.sampling_seconds(100, 8) == pytest.approx(3.0)  # two rounds
+    assert est.sampling_seconds(100, 1) == pytest.approx(1.0)  # one chain: nothing batched
+    alone = Estimate(seconds_per_gradient=Figure(1e-3), gradients_per_draw=Figure(10.0),
+                     fixed_seconds=Figure(0.0), chain_parallelism=1,
+                     vectorized_trees=Figure(1.5))
+    assert alone.sampling_seconds(100, 4) == pytest.approx(4.0)  # one after another

@@ -119,6 +119,13 @@ class JaxNutsBackend:
                 parallel_chains=parallel,
             )
         fixed, cold = _fixed_and_cold_seconds(profile)
+        trees = Figure(1.0)
+        if candidate.device == "gpu" and parallel > 1:  # chains side by side under jax.vmap
+            trees = Figure(costmodel.VECTORIZED_TREE_FACTOR, "modelled",
+                           "vectorized chains: each draw costs the largest of their trees")
+            fixed = Figure(fixed.value + costmodel.VMAP_TRACE_SECONDS, fixed.source,
+                           f"{fixed.note}; + {costmodel.VMAP_TRACE_SECONDS:.1f} s tracing the "
+                           "sampler batched over the chains")
         return Estimate(
             seconds_per_gradient=grad,
             **costmodel.nuts_trajectory(profile, self.adaptation),
@@ -128,6 +135,7 @@ class JaxNutsBackend:
             extra_gradients=(costmodel.stan_tuning_extra_gradients(profile)
                              if self.jax_sampler == "numpyro" else Figure(0.0)),
             chain_parallelism=parallel,
+            vectorized_trees=trees,
             memory_bytes=costmodel.state_memory_bytes(profile, candidate.precision, 4, 1000),
             **first_use_figures(*costmodel.JAX_CPU_SAMPLER.first_use, self.jax_sampler),
         )

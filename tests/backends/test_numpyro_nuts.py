@@ -50,6 +50,35 @@ def test_gpu_estimate_counts_nuts_bookkeeping_per_dimension():
         assert "NUTS steps" in est.seconds_per_gradient.note
 
 
+def test_vectorized_gpu_chains_pay_their_largest_tree_and_a_batched_trace():
+    """One GPU runs NumPyro's chains under vmap: each draw costs the largest of their trees
+    and the sampler is traced batched; chains one at a time (memory short) pay neither."""
+    from pymc_accel import costmodel
+    from pymc_accel.backend import Candidate
+    from pymc_accel.machine import machine_figures
+    from pymc_accel.models import eight_schools
+    from pymc_accel.profile import profile_model
+    from pymc_accel.registry import build_registry
+
+    profile = profile_model(eight_schools())
+    backend = build_registry(autoload=False).backends["numpyro"]
+    machine = machine_figures()
+    cpu = backend.estimate(Candidate("numpyro", "cpu", "float64",
+                                     (("chain_method", "parallel"),)), profile, machine)
+    gpu = backend.estimate(Candidate("numpyro", "gpu", "float64",
+                                     (("chain_method", "vectorized"),)), profile, machine)
+    one = backend.estimate(Candidate("numpyro", "gpu", "float64", (
+        ("chain_method", "sequential"), ("chains_at_once", 1))), profile, machine)
+    assert cpu.vectorized_trees.value == 1.0 and one.vectorized_trees.value == 1.0
+    assert gpu.vectorized_trees.value == costmodel.VECTORIZED_TREE_FACTOR > 1.0
+    assert gpu.fixed_seconds.value == pytest.approx(
+        one.fixed_seconds.value + costmodel.VMAP_TRACE_SECONDS)
+    assert one.fixed_seconds.value == pytest.approx(cpu.fixed_seconds.value)
+    per_chain = gpu.gradients_per_chain(400) * gpu.seconds_per_gradient.value
+    assert gpu.sampling_seconds(400, 4) == pytest.approx(per_chain * gpu.vectorized_trees.value)
+    assert gpu.sampling_seconds(400, 1) == pytest.approx(per_chain)  # one chain: no vmap
+
+
 def test_float32_run_of_a_float64_model_does_not_warn_about_truncation():
     # PyTensor's JAX reductions ask for float64 accumulators; in float32 JAX truncates them,
     # which is the point, and must not warn on every run.

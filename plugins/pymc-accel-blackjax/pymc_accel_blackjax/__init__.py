@@ -101,6 +101,7 @@ class BlackJaxNutsBackend(JaxNutsBackend):
             cold_compile_seconds=cold,
             whole_program_cached=base.whole_program_cached,
             chain_parallelism=base.chain_parallelism,
+            vectorized_trees=base.vectorized_trees,  # its vmapped trees wait for the longest too
             memory_bytes=base.memory_bytes,
             relative_efficiency=base.relative_efficiency,  # Stan's window adaptation, as NumPyro
             trajectory_scale=base.trajectory_scale,
