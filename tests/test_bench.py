@@ -808,6 +808,20 @@ def test_launch_probe_fits_an_iteration_and_a_kernel_and_runs_on_the_cpu():
     assert lines[-1]["fusions"] > lines[0]["fusions"]  # more steps, more kernels
 
 
+def test_vectorized_tree_factor_is_the_largest_tree_over_the_mean(tmp_path):
+    import fit_vectorized_trees as fvt
+
+    assert fvt.vectorized_factor([[1, 3, 7], [3, 1, 7]]) == pytest.approx((3 + 3 + 7) / (2 + 2 + 7))
+    assert fvt.vectorized_factor([[7, 7], [7, 7]]) == 1.0
+    path = tmp_path / "trees.jsonl"
+    path.write_text("\n".join(json.dumps({"model": "m", "n_free": 3, "chains": 4, "draws": 10,
+                                           "seed": s, "mean_leapfrogs_per_draw": 5.0,
+                                           "vectorized_factor": f})
+                              for s, f in ((1, 1.1), (2, 1.4))))
+    table = "\n".join(fvt.summary([str(path)]))
+    assert f"| m | 3 | 4 | 5.0 | {(1.1 * 1.4) ** 0.5:.2f} (1.10, 1.40) |" in table
+
+
 def test_overhead_bench_reports_new_processes_by_their_medians(monkeypatch):
     import bench_overhead
 
