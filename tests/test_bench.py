@@ -822,6 +822,24 @@ def test_vectorized_tree_factor_is_the_largest_tree_over_the_mean(tmp_path):
     assert f"| m | 3 | 4 | 5.0 | {(1.1 * 1.4) ** 0.5:.2f} (1.10, 1.40) |" in table
 
 
+def test_gpu_cold_compile_fit_reads_both_result_files_and_recovers_a_line(tmp_path):
+    import fit_gpu_cold_compile as fit
+
+    regret = tmp_path / "regret.json"
+    regret.write_text(json.dumps({"models": [{"model": "m", "rows": [
+        {"candidate": "numpyro[gpu,float64]", "runs": [{"wall": 12.0}, {"wall": 2.0},
+                                                       {"wall": 2.2}, {"wall": 1.8}]},
+        {"candidate": "numpyro[cpu,float64]", "runs": [{"wall": 5.0}, {"wall": 1.0}]}]}]}))
+    fixed = tmp_path / "fixed.jsonl"
+    fixed.write_text(json.dumps({"model": "n", "candidate": "numpyro[gpu,float64]",
+                                 "runs": [{"wall": 1.5}, {"wall": 2.5}, {"wall": 2.0}],
+                                 "first_run": {"wall": 16.0}}))
+    assert fit.first_compiles(str(regret)) == [("m", "numpyro[gpu,float64]", 10.0)]
+    assert fit.first_compiles(str(fixed)) == [("n", "numpyro[gpu,float64]", 14.0)]
+    a, b = fit.fit([(100, 1.5 + 10.0), (200, 1.5 + 20.0), (400, 1.5 + 40.0)])
+    assert a == pytest.approx(1.5) and b == pytest.approx(0.1)
+
+
 def test_overhead_bench_reports_new_processes_by_their_medians(monkeypatch):
     import bench_overhead
 
