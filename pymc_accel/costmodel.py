@@ -354,6 +354,15 @@ VECTORIZED_TREE_FACTOR = 1.2
 #: (docs/results/fit-numpyro-fixed-{vectorized,pmap}-cpu-2026-11-27.jsonl). The H200 host's GPU
 #: runs of eight schools and glm_poisson traced for 0.68 and 0.93 s.
 VMAP_TRACE_SECONDS = 0.5
+#: The first compile of NumPyro's sampler for a GPU (a model's first GPU run, before JAX's disk
+#: cache holds its programs): ``GPU_COLD_SECONDS + GPU_COLD_SECONDS_PER_KERNEL * kernels``.
+#: Fitted on the two H200 leases' first runs less their warm runs (9 runs of 4 models,
+#: ``bench/fit_gpu_cold_compile.py``): eight schools 9.9-14.2 s, glm_poisson 11.9-14.0,
+#: seed_mid 21.9-22.8, pk_scan 51.9 (478 kernels with its scan as a parallel prefix); the fit is
+#: 0.76-1.36x of each run. The CPU's figure (:func:`cold_compile_seconds`) gives 2.3-4.2 s for
+#: these models, and the GPU was priced at it until 2026-11-27.
+GPU_COLD_SECONDS = 1.5
+GPU_COLD_SECONDS_PER_KERNEL = 0.103
 #: Last-level cache assumed when the operating system does not report one.
 DEFAULT_CACHE_BYTES = 8 * 2**20
 
@@ -797,6 +806,17 @@ def compile_seconds(profile: ModelProfile, runtime: Runtime) -> Figure:
         return Figure(seconds, "modelled", f"{runtime.name}: fixed + compile by the kernels' loop ranks")
     seconds = runtime.compile_seconds + runtime.compile_seconds_per_kernel * c.kernels
     return Figure(seconds, "modelled", f"{runtime.name}: fixed + per-kernel compile")
+
+
+def gpu_cold_compile_seconds(profile: ModelProfile) -> Figure:
+    """Modelled seconds of the first compile of NumPyro's sampler for a GPU
+    (:data:`GPU_COLD_SECONDS`, :data:`GPU_COLD_SECONDS_PER_KERNEL`): XLA's GPU compile of the
+    whole sampler, about five to twelve times its CPU compile on the leased H200."""
+    seconds = GPU_COLD_SECONDS + GPU_COLD_SECONDS_PER_KERNEL * profile.census.kernels
+    return Figure(seconds, "modelled",
+                  "not yet in the compile cache: XLA compiles the sampler for the GPU "
+                  f"({GPU_COLD_SECONDS:.1f} s + {GPU_COLD_SECONDS_PER_KERNEL * 1e3:.0f} ms x "
+                  f"{profile.census.kernels} kernels)")
 
 
 def cold_compile_seconds(profile: ModelProfile, runtime: Runtime,

@@ -118,7 +118,7 @@ class JaxNutsBackend:
                 profile, machine, candidate.precision, costmodel.JAX_CPU_SAMPLER,
                 parallel_chains=parallel,
             )
-        fixed, cold = _fixed_and_cold_seconds(profile)
+        fixed, cold = _fixed_and_cold_seconds(profile, candidate.device)
         trees = Figure(1.0)
         if candidate.device == "gpu" and parallel > 1:  # chains side by side under jax.vmap
             trees = Figure(costmodel.VECTORIZED_TREE_FACTOR, "modelled",
@@ -350,16 +350,18 @@ class NumpyroBackend(JaxNutsBackend):
         super().__init__("numpyro", "numpyro")
 
 
-def _fixed_and_cold_seconds(profile: ModelProfile) -> tuple[Figure, Figure]:
+def _fixed_and_cold_seconds(profile: ModelProfile, device: str = "cpu") -> tuple[Figure, Figure]:
     """The sampler's fixed seconds with its XLA programs in JAX's disk cache, and what compiling
-    them adds (:func:`pymc_accel.costmodel.cold_compile_seconds`), which the run history leaves
+    them adds (:func:`pymc_accel.costmodel.cold_compile_seconds`; on a GPU
+    :func:`~pymc_accel.costmodel.gpu_cold_compile_seconds`), which the run history leaves
     out once this run's program ran here (:func:`pymc_accel.history.apply`). Without a cache on
     disk (``PYMC_ACCEL_JAX_CACHE=off`` and none of the user's own) every run compiles: the
     compile is in the fixed seconds."""
     from pymc_accel import jax_cache
 
     fixed = costmodel.compile_seconds(profile, costmodel.JAX_CPU_SAMPLER)
-    cold = costmodel.cold_compile_seconds(profile, costmodel.JAX_CPU_SAMPLER)
+    cold = (costmodel.gpu_cold_compile_seconds(profile) if device == "gpu"
+            else costmodel.cold_compile_seconds(profile, costmodel.JAX_CPU_SAMPLER))
     if jax_cache.will_cache():
         return fixed, Figure(cold.value, cold.source,
                              "XLA compiles the sampler's program: not yet in JAX's compile cache")

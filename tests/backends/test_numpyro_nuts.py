@@ -79,6 +79,29 @@ def test_vectorized_gpu_chains_pay_their_largest_tree_and_a_batched_trace():
     assert gpu.sampling_seconds(400, 1) == pytest.approx(per_chain)  # one chain: no vmap
 
 
+def test_a_gpus_first_compile_is_priced_by_its_own_fit():
+    """XLA's first compile of the sampler for a GPU took 10-52 s on the leased H200 where the
+    CPU's figure gives 2-4 s: a GPU candidate's cold compile is the GPU fit's."""
+    from pymc_accel import costmodel, jax_cache
+    from pymc_accel.backend import Candidate
+    from pymc_accel.machine import machine_figures
+    from pymc_accel.models import eight_schools
+    from pymc_accel.profile import profile_model
+    from pymc_accel.registry import build_registry
+
+    profile = profile_model(eight_schools())
+    backend = build_registry(autoload=False).backends["numpyro"]
+    cpu = backend.estimate(Candidate("numpyro", "cpu", "float64"), profile, machine_figures())
+    gpu = backend.estimate(Candidate("numpyro", "gpu", "float64"), profile, machine_figures())
+    expected = costmodel.GPU_COLD_SECONDS + costmodel.GPU_COLD_SECONDS_PER_KERNEL * \
+        profile.census.kernels
+    if jax_cache.will_cache():
+        assert gpu.cold_compile_seconds.value == pytest.approx(expected)
+        assert cpu.cold_compile_seconds.value < gpu.cold_compile_seconds.value / 3
+    else:  # every run compiles: the compile is in the fixed seconds
+        assert gpu.fixed_seconds.value > expected
+
+
 def test_float32_run_of_a_float64_model_does_not_warn_about_truncation():
     # PyTensor's JAX reductions ask for float64 accumulators; in float32 JAX truncates them,
     # which is the point, and must not warn on every run.
