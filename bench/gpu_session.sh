@@ -80,7 +80,9 @@ cpu = [l.split(':', 1)[1].strip() for l in open('/proc/cpuinfo') if l.startswith
 print('host cpu', cpu[:1], len(cpu), 'threads; numpy AVX512F',
       numpy._core._multiarray_umath.__cpu_features__.get('AVX512F'))
 from pymc_accel.machine import machine_figures; f = machine_figures(devices=pymc_accel.discover_devices())
-print('calibrated elementwise', {k: round(v / 1e9, 2) for k, v in f.cpu_flops.items()}, 'GFLOP/s')
+print('calibrated elementwise', {k: round(v / 1e9, 2) for k, v in f.cpu_flops.items()}, 'GFLOP/s;',
+      'call', round(f.cpu_call_seconds * 1e6, 2), 'us; bandwidth',
+      {k: round(v / 1e9, 1) for k, v in f.cpu_bandwidth.items()}, 'GB/s')
 # the GPU's calibration, which its candidates' estimates are made of (not recorded before 2026-11-27)
 for name, d in f.accelerators.items():
     print(name, d.kind, 'launch', round(d.launch_seconds * 1e6, 2), 'us, call',
