@@ -43,11 +43,13 @@ def first_compiles(path: str) -> list[tuple[str, str, float]]:
                 out.append((line["model"], line["candidate"], line["first_run"]["wall"] - warm))
         return out
     results = json.loads(text)
-    for model in [*results.get("models", []), *([results["partial"]] if "partial" in results else [])]:
+    partial = [results["partial"]] if "partial" in results else []
+    for model in [*results.get("models", []), *partial]:
         for row in model.get("rows", []):
             walls = [r["wall"] for r in row["runs"]]
             if "gpu" in row["candidate"] and len(walls) > 1:
-                out.append((model["model"], row["candidate"], walls[0] - statistics.median(walls[1:])))
+                first = walls[0] - statistics.median(walls[1:])
+                out.append((model["model"], row["candidate"], first))
     return out
 
 

@@ -18,9 +18,10 @@ kernels and the fixed seconds of the candidate's estimate when it was measured. 
 times another candidate the same way (nutpie: ``numba[cpu,float64,driver=nutpie]``, whose
 leapfrogs in so short a run are not subtracted); ``--option chains_at_once=1`` lays its
 chains out one a device through pymc-accel's chain map, as a NumPyro CPU run is laid out on a
-GPU machine, and ``--option chain_method=vectorized`` vmaps them, as on one GPU. ``--long N`` also times ``--repeats`` runs of
-N + N draws in the same hour: their median wall less the fixed cost is the sampling, set
-against the estimate's sampling seconds at the leapfrogs per draw those runs took.
+GPU machine, and ``--option chain_method=vectorized`` vmaps them, as on one GPU (neither has
+its leapfrogs subtracted). ``--long N`` also times ``--repeats`` runs of N + N draws in the
+same hour: their median wall less the fixed cost is the sampling, set against the estimate's
+sampling seconds at the leapfrogs per draw those runs took.
 ``--fit FILE``
 fits ``a + b kernels`` to the median fixed seconds by least squares. ``--jax-cache on`` runs
 with JAX's compile cache on disk in a new directory, so each model's first run (kept in the
@@ -81,7 +82,8 @@ def measure(name: str, repeats: int, per_leapfrog: dict[str, float],
                          f"offered: {', '.join(offered)}")
     candidate = offered[label]
     if options:  # chains_at_once=1: pymc-accel's chain map, the layout of a CPU run on a GPU
-        candidate = replace(candidate, options=tuple({**dict(candidate.options), **options}.items()))
+        merged = {**dict(candidate.options), **options}
+        candidate = replace(candidate, options=tuple(merged.items()))
     backend = get_registry().backends[candidate.backend]
     runs = []
     first = None
@@ -104,7 +106,7 @@ def measure(name: str, repeats: int, per_leapfrog: dict[str, float],
                 "jaxpr_to_mlir_module_duration", 0.0), "sampling_leapfrogs": leapfrogs})
     # tuning's leapfrogs are not kept by sample_jax_nuts: counted at the sampling draws' rate,
     # the two chains side by side (NumPyro's timed leapfrog; none subtracted for others)
-    lf = per_leapfrog.get(name) if label == DEFAULT_CANDIDATE else None
+    lf = per_leapfrog.get(name) if label == DEFAULT_CANDIDATE and not options else None
     for run in [*runs, *([first] if first else [])]:
         run["fixed"] = run["wall"] - (run["sampling_leapfrogs"] * lf if lf else 0.0)
     estimate = backend.estimate(candidate, profile, machine_figures())

@@ -80,7 +80,8 @@ def summary(paths: list[str]) -> list[str]:
                    f"{statistics.fmean(r['mean_leapfrogs_per_draw'] for r in runs):.1f} | "
                    f"{f:.2f} ({', '.join(f'{r['vectorized_factor']:.2f}' for r in runs)}) |")
     if factors:
-        out.append(f"| geometric mean | | | | {math.exp(statistics.fmean(map(math.log, factors))):.2f} |")
+        mean = math.exp(statistics.fmean(map(math.log, factors)))
+        out.append(f"| geometric mean | | | | {mean:.2f} |")
     return out
 
 

@@ -70,8 +70,8 @@ def probe(platform: str, size: int, iterations: int, repeats: int) -> list[dict]
                 start = time.perf_counter()
                 program(x).block_until_ready()
                 times.append(time.perf_counter() - start)
-            lines.append({"platform": platform, "device": getattr(device, "device_kind", str(device)),
-                          "k": k, "size": size, "iterations": iterations,
+            kind = getattr(device, "device_kind", str(device))
+            lines.append({"platform": platform, "device": kind, "k": k, "size": size, "iterations": iterations,
                           "per_iteration_seconds": statistics.median(times) / iterations,
                           "fusions": fusions(text)})
     return lines
