@@ -156,3 +156,24 @@ def test_a_device_with_one_chain_runs_it_without_vmap(monkeypatch):
     together, _ = chain_map(jax.devices("cpu")[:1], 2)(one_chain)(xs)
     assert len(batched) == 1
     assert np.allclose(together, halved)
+
+
+def test_a_cpu_run_on_a_gpu_machine_maps_its_chains_unbatched():
+    """Where JAX's default backend is a GPU, NumPyro's own "parallel" would map over the GPU, so
+    a CPU candidate's chains go through the chain map, one a CPU device and not vmapped: on the
+    H200 host its vmap made each run trace for 1.3-1.6 s."""
+    result = _run(SPY + """
+import jax.numpy as jnp
+from pymc_accel.backends.numpyro_nuts import numpyro_chain_method
+jax.default_backend = lambda: "gpu"  # as on a machine with a GPU
+method = numpyro_chain_method("parallel", platform="cpu", chains=2)
+batched = []
+_vmap = jax.vmap
+jax.vmap = lambda fn, *a, **kw: batched.append(fn) or _vmap(fn, *a, **kw)
+out = method(lambda x: x * 2.0)(jnp.arange(6.0).reshape(2, 3))
+print(json.dumps({"callable": callable(method), "batched": len(batched), "used": used,
+                  "ok": bool(np.allclose(out, np.arange(6.0).reshape(2, 3) * 2.0))}))
+""")
+    assert result["callable"] and result["ok"]
+    assert result["batched"] == 0
+    assert result["used"] == [[0, 1]]  # one chain on each of two CPU devices
