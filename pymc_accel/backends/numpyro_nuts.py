@@ -294,6 +294,8 @@ def numpyro_chain_method(
     there is a device per chain); otherwise :func:`~pymc_accel.backends.chains.chain_map` over
     ``jax.devices(platform)``: chains spread over the devices, vectorized in groups of
     ``chains_at_once``, draws moved to the host after each group when ``draws_to_host``.
+    A CPU never vectorizes chains unless asked to: a CPU device's extra chains run one after
+    another (:func:`runnable_chain_method`).
 
     Parameters
     ----------
@@ -301,7 +303,8 @@ def numpyro_chain_method(
     platform : {"cpu", "gpu"}
     chains : int
     chains_at_once : int, optional
-        Chains a device runs at the same time (all of its share by default; 1 for sequential).
+        Chains a device runs at the same time (by default all of its share on a GPU, one on a
+        CPU; 1 for sequential).
     draws_to_host : bool, default False
 
     Returns
@@ -317,7 +320,8 @@ def numpyro_chain_method(
             f"chain_method must be 'parallel', 'vectorized' or 'sequential', not {requested!r}"
         )
     devices = jax.devices(platform)
-    method = runnable_chain_method(requested, n_devices=len(devices), chains=chains)
+    method = runnable_chain_method(requested, n_devices=len(devices), chains=chains,
+                                   platform=platform)
     if chains == 1:
         return "sequential"
     if not draws_to_host and chains_at_once is None:
@@ -326,7 +330,7 @@ def numpyro_chain_method(
         if len(devices) >= chains and jax.default_backend() == platform:
             return "parallel"  # NumPyro's pmap over the default backend's devices
     if method == "parallel":
-        at_once = chains_at_once or -(-chains // len(devices))
+        at_once = chains_at_once or (1 if platform == "cpu" else -(-chains // len(devices)))
         return chain_map(devices, at_once, draws_to_host=draws_to_host)
     if method == "sequential" and chains_at_once in (None, 1) and not draws_to_host:
         return "sequential"
@@ -334,12 +338,22 @@ def numpyro_chain_method(
     return chain_map(devices[:1], at_once, draws_to_host=draws_to_host)
 
 
-def runnable_chain_method(requested: str, *, n_devices: int, chains: int) -> str:
-    """``"parallel"`` needs several devices: with one, chains are vectorized on it. With
-    fewer devices than chains (but more than one) it stays ``"parallel"``: the chains are split
-    into groups, one per device, vectorized within each (:func:`numpyro_chain_method`)."""
+def runnable_chain_method(requested: str, *, n_devices: int, chains: int,
+                          platform: str = "gpu") -> str:
+    """``"parallel"`` needs several devices: with one, chains are vectorized on a GPU and run
+    one after another on a CPU. With fewer devices than chains (but more than one) it stays
+    ``"parallel"``: the chains are split into groups, one per device, vectorized within each on
+    a GPU and run in turn on a CPU (:func:`numpyro_chain_method`).
+
+    A CPU runs vmapped NUTS chains slower than the same chains one after another: at 500 + 500
+    draws, 1.7-1.8x slower for two chains on JAX's one CPU device and 1.7-3.4x for four chains
+    on two devices in vectorized pairs against rounds of one a device (seed_mid, eight schools,
+    glm_poisson; ``bench/bench_cpu_chain_layout.py``, docs/benchmarks.md): the batched trees
+    wait for the longest, the batched loops select over the whole state, and a chain alone has
+    XLA's intra-op threads to itself. JAX has one CPU device where it started before pymc-accel
+    could ask for one per core."""
     if requested == "parallel" and chains > 1 and n_devices < 2:
-        return "vectorized"
+        return "sequential" if platform == "cpu" else "vectorized"
     return requested
 
 
