@@ -840,6 +840,18 @@ def test_gpu_cold_compile_fit_reads_both_result_files_and_recovers_a_line(tmp_pa
     assert a == pytest.approx(1.5) and b == pytest.approx(0.1)
 
 
+def test_chain_layout_table_sets_each_layout_against_the_vectorized_one():
+    import bench_cpu_chain_layout as layout
+
+    rows = [{"model": "m", "devices": 1, "chains": 2, "layout": "vectorized",
+             "walls": [9.0, 8.0, 8.4]},
+            {"model": "m", "devices": 1, "chains": 2, "layout": "one after another",
+             "walls": [6.0, 4.0, 4.4]}]
+    text = "\n".join(layout.table(rows))
+    assert "| m | 1 | 2 | vectorized | 9.00 | 8.20 | 1.00 |" in text
+    assert "| m | 1 | 2 | one after another | 6.00 | 4.20 | 1.95 |" in text
+
+
 def test_overhead_bench_reports_new_processes_by_their_medians(monkeypatch):
     import bench_overhead
 
