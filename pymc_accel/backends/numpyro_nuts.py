@@ -7,6 +7,8 @@ the chain method and a flat position (:mod:`pymc_accel.backends.flat_position`) 
 
 from __future__ import annotations
 
+import warnings
+
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
@@ -324,6 +326,13 @@ def numpyro_chain_method(
                                    platform=platform)
     if chains == 1:
         return "sequential"
+    if platform == "cpu" and requested == "parallel" and len(devices) < 2:
+        warnings.warn(
+            f"JAX has one CPU device, so the {chains} chains run one after another: JAX started "
+            "before pymc-accel could ask XLA for a device per core. Import pymc_accel (or "
+            "pymc.sampling.jax) before anything uses JAX, or set XLA_FLAGS="
+            f"--xla_force_host_platform_device_count={chains} before Python starts JAX.",
+            UserWarning, stacklevel=3)
     if not draws_to_host and chains_at_once is None:
         if method in ("vectorized", "sequential"):
             return method

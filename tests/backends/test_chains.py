@@ -191,3 +191,18 @@ print(json.dumps({"devices": len(jax.devices("cpu")),
                   "method": numpyro_chain_method("parallel", platform="cpu", chains=2)}))
 """, devices=1)
     assert result == {"devices": 1, "method": "sequential"}
+
+
+def test_one_cpu_device_warns_and_names_the_fix():
+    result = _run("""
+import json, warnings
+from pymc_accel.backends.numpyro_nuts import numpyro_chain_method
+with warnings.catch_warnings(record=True) as caught:
+    warnings.simplefilter("always")
+    numpyro_chain_method("parallel", platform="cpu", chains=4)
+    numpyro_chain_method("sequential", platform="cpu", chains=4)  # asked for: no warning
+print(json.dumps([str(w.message) for w in caught]))
+""", devices=1)
+    assert len(result) == 1
+    assert "one CPU device" in result[0] and "Import pymc_accel" in result[0]
+    assert "xla_force_host_platform_device_count=4" in result[0]
