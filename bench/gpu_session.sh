@@ -17,9 +17,10 @@
 #                                   # Then, on the warm machine, a second call of 270 s:
 #   REGRET_GPU_MODELS=pk_scan,glm_linear REGRET_GPU_PART=2 REGRET_GPU_LIMIT=215 \
 #       bash bench/gpu_session.sh tests regret_gpu
-#   The next lease's plan, about 9.5 minutes of its 15 in one call (timeout_s 590), then
-#   `tests` and a second regret part on the warm machine with what is left:
-#   REGRET_GPU_LIMIT=330 bash bench/gpu_session.sh check launch_probe numpyro_fixed regret_gpu
+#   The next lease's plan, about 9.5 minutes of its 15 in one call (timeout_s 590; expected:
+#   wheels and check 15 s, launch_probe 30 s, numpyro_fixed about 200 s of its 300, the regret
+#   300 s), then `tests` and a second regret part on the warm machine with what is left:
+#   REGRET_GPU_LIMIT=300 bash bench/gpu_session.sh check launch_probe numpyro_fixed regret_gpu
 #   (launch_probe times a kernel inside a loop iteration against the iteration; numpyro_fixed checks chain_map's fix of 6aacde7 on that host and times the GPU's sampling
 #   against its estimate; the regret starts with seed_mid again, the model that fix should move)
 #
