@@ -122,7 +122,12 @@ class JaxNutsBackend:
             )
         fixed, cold = _fixed_and_cold_seconds(profile, candidate.device)
         trees = Figure(1.0)
-        if candidate.device == "gpu" and parallel > 1:  # chains side by side under jax.vmap
+        # chains side by side under jax.vmap: one GPU's (several GPUs seat one chain each, unless
+        # the memory plan puts more than one at once on a device)
+        at_once = candidate.option("chains_at_once")
+        vmapped = (candidate.option("chain_method") == "vectorized"
+                   or (at_once is not None and int(at_once) > 1))
+        if candidate.device == "gpu" and parallel > 1 and vmapped:
             trees = Figure(costmodel.VECTORIZED_TREE_FACTOR, "modelled",
                            "vectorized chains: each draw costs the largest of their trees")
             fixed = Figure(fixed.value + costmodel.VMAP_TRACE_SECONDS, fixed.source,

@@ -74,7 +74,11 @@ def test_vectorized_gpu_chains_pay_their_largest_tree_and_a_batched_trace():
                                      (("chain_method", "vectorized"),)), profile, machine)
     one = backend.estimate(Candidate("numpyro", "gpu", "float64", (
         ("chain_method", "sequential"), ("chains_at_once", 1))), profile, machine)
+    several = backend.estimate(Candidate("numpyro", "gpu", "float64",
+                                         (("chain_method", "parallel"),)), profile, machine)
     assert cpu.vectorized_trees.value == 1.0 and one.vectorized_trees.value == 1.0
+    assert several.vectorized_trees.value == 1.0  # a chain a GPU: nothing batched
+    assert several.fixed_seconds.value == pytest.approx(one.fixed_seconds.value)
     assert gpu.vectorized_trees.value == costmodel.VECTORIZED_TREE_FACTOR > 1.0
     assert gpu.fixed_seconds.value == pytest.approx(
         one.fixed_seconds.value + costmodel.VMAP_TRACE_SECONDS)
