@@ -226,6 +226,9 @@ class JaxNutsBackend:
         else:  # PyMC's BlackJAX path takes "parallel" (a device per chain) or "vectorized"
             n_devices = len(jax.devices(platform))
             chain_method = "vectorized" if n_devices < request.chains else requested
+            if (platform == "cpu" and requested == "parallel" and n_devices < 2
+                    and request.chains > 1):
+                warn_one_cpu_device(request.chains, "are vectorized on it")
             to_host = False
         idata_kwargs = dict(request.idata_kwargs or {})
         # pm.sample's idata_kwargs name for what sample_jax_nuts calls keep_untransformed
@@ -332,12 +335,7 @@ def numpyro_chain_method(
     if chains == 1:
         return "sequential"
     if platform == "cpu" and requested == "parallel" and len(devices) < 2:
-        warnings.warn(
-            f"JAX has one CPU device, so the {chains} chains run one after another: JAX started "
-            "before pymc-accel could ask XLA for a device per core. Import pymc_accel (or "
-            "pymc.sampling.jax) before anything uses JAX, or set XLA_FLAGS="
-            f"--xla_force_host_platform_device_count={chains} before Python starts JAX.",
-            UserWarning, stacklevel=3)
+        warn_one_cpu_device(chains, "run one after another")
     if not draws_to_host and chains_at_once is None:
         if method in ("vectorized", "sequential"):
             return method
@@ -350,6 +348,18 @@ def numpyro_chain_method(
         return "sequential"
     at_once = chains_at_once or (chains if method == "vectorized" else 1)
     return chain_map(devices[:1], at_once, draws_to_host=draws_to_host)
+
+
+def warn_one_cpu_device(chains: int, how: str) -> None:
+    """Warn that JAX's one CPU device keeps a run's ``chains`` from running side by side, and
+    name the fix: JAX started before pymc-accel could ask XLA for a device per core
+    (:func:`pymc_accel.devices.discover`)."""
+    warnings.warn(
+        f"JAX has one CPU device, so the {chains} chains {how}: JAX started before pymc-accel "
+        "could ask XLA for a device per core. Import pymc_accel (or pymc.sampling.jax) before "
+        "anything uses JAX, or set XLA_FLAGS="
+        f"--xla_force_host_platform_device_count={chains} before Python starts JAX.",
+        UserWarning, stacklevel=4)
 
 
 def runnable_chain_method(requested: str, *, n_devices: int, chains: int,

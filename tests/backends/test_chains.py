@@ -206,3 +206,23 @@ print(json.dumps([str(w.message) for w in caught]))
     assert len(result) == 1
     assert "one CPU device" in result[0] and "Import pymc_accel" in result[0]
     assert "xla_force_host_platform_device_count=4" in result[0]
+
+
+def test_blackjax_on_one_cpu_device_warns_too():
+    """PyMC's BlackJAX path can only vectorize a run's chains on one device: it warns as
+    NumPyro's does."""
+    pytest.importorskip("blackjax")
+    result = _run("""
+import json, warnings
+from pymc_accel.backend import Candidate, SampleRequest
+from pymc_accel.backends.numpyro_nuts import JaxNutsBackend
+from pymc_accel.models import conjugate_normal
+backend = JaxNutsBackend("blackjax_nuts", "blackjax")
+with warnings.catch_warnings(record=True) as caught:
+    warnings.simplefilter("always")
+    backend.sample(conjugate_normal().model, Candidate("blackjax_nuts", "cpu", "float64"),
+                   SampleRequest(draws=20, tune=20, chains=2, random_seed=1, progressbar=False,
+                                 quiet=True, compute_convergence_checks=False))
+print(json.dumps([str(w.message) for w in caught if "one CPU device" in str(w.message)]))
+""", devices=1)
+    assert len(result) == 1 and "are vectorized on it" in result[0]
