@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import sys
 from dataclasses import dataclass, field
 from importlib.util import find_spec
@@ -61,12 +62,49 @@ def cpu_cores() -> int:
         return os.cpu_count() or 1
 
 
+def _host_devices_to_ask() -> int:
+    """The CPU devices pymc-accel asks XLA for: one a core, and at least four."""
+    return max(4, cpu_cores())
+
+
+def jax_cpu_devices() -> int:
+    """The CPU devices JAX has, or will have when it starts, without starting it.
+
+    Once JAX has started, its own count. Before, the count that ``XLA_FLAGS`` asks for
+    (``--xla_force_host_platform_device_count``, which :func:`discover` sets for whenever JAX
+    starts, as ``pymc.sampling.jax`` does on import). JAX reads the flag only when it starts,
+    so a process that started JAX before either set it has one CPU device, and a JAX
+    sampler's chains cannot run side by side there.
+
+    Returns
+    -------
+    int
+    """
+    # JAX imported, not only registered lazily (ArviZ registers it with lazy_loader, and
+    # touching such a module imports JAX: module_installed)
+    bridge = sys.modules.get("jax._src.xla_bridge")
+    if bridge is not None:
+        # a JAX without the check: ask JAX, which starts it with the flags set by now
+        started = getattr(bridge, "backends_are_initialized", lambda: True)()
+        if started:
+            import jax
+
+            try:
+                return len(jax.devices("cpu"))
+            except RuntimeError:  # JAX_PLATFORMS without cpu
+                return 1
+    flags = os.environ.get("XLA_FLAGS", "")
+    match = re.search(r"--xla_force_host_platform_device_count=(\d+)", flags)
+    # without the flag, whatever starts JAX asks for it first: discover() or pymc.sampling.jax
+    return max(1, int(match.group(1))) if match else _host_devices_to_ask()
+
+
 def _ask_for_host_devices() -> None:
     """Before JAX starts, ask XLA for one CPU device per core (as ``pymc.sampling.jax`` does on
     import), so parallel chains can be spread over the CPU. No effect once JAX has started."""
     flags = os.environ.get("XLA_FLAGS", "")
     if "xla_force_host_platform_device_count" not in flags:
-        count = f"--xla_force_host_platform_device_count={max(4, cpu_cores())}"
+        count = f"--xla_force_host_platform_device_count={_host_devices_to_ask()}"
         os.environ["XLA_FLAGS"] = f"{flags} {count}".strip()
 
 

@@ -60,15 +60,44 @@ def test_discovery_still_asks_xla_for_a_cpu_device_per_core(monkeypatch):
     devices.discover(refresh=True)
 
 
+def _jax_cpu_devices_in_fresh_process(code: str, xla_flags: str | None) -> list[str]:
+    env = {k: v for k, v in os.environ.items() if k != "XLA_FLAGS"}
+    env["JAX_PLATFORMS"] = "cpu"
+    if xla_flags is not None:
+        env["XLA_FLAGS"] = xla_flags
+    return subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                          check=True).stdout.split()
+
+
+def test_jax_cpu_devices_reads_the_flag_before_jax_starts_and_jax_after():
+    code = ("import sys; from pymc_accel.devices import jax_cpu_devices; "
+            "before = jax_cpu_devices(); started = 'jax' in sys.modules; "
+            "import jax; imported = jax_cpu_devices(); jax.devices(); "
+            "print(before, started, imported, jax_cpu_devices())")
+    flags = "--xla_force_host_platform_device_count=3"
+    assert _jax_cpu_devices_in_fresh_process(code, flags) == ["3", "False", "3", "3"]
+
+
+def test_jax_started_before_pymc_accel_has_one_cpu_device():
+    """JAX reads XLA's host device count when it starts: started first, it has one CPU
+    device whatever pymc-accel asks for afterwards, and its chains run one after another."""
+    code = ("import jax; jax.devices(); from pymc_accel.devices import discover, "
+            "jax_cpu_devices; discover(refresh=True); print(jax_cpu_devices())")
+    assert _jax_cpu_devices_in_fresh_process(code, None) == ["1"]
+    code = ("from pymc_accel.devices import jax_cpu_devices, cpu_cores; "
+            "print(jax_cpu_devices() >= cpu_cores())")  # JAX not started: discovery's count
+    assert _jax_cpu_devices_in_fresh_process(code, None) == ["True"]
+
+
 def test_a_module_registered_lazily_counts_as_installed_without_being_imported():
     """ArviZ's NumPyro converter registers jax and numpyro with lazy_loader; asking
     importlib.util.find_spec about such a module imports it (0.8 s for JAX in the demo's
     selection, whatever the run then chose). Neither discovery nor the backends' install checks
-    may do that."""
+    may do that, nor counting JAX's CPU devices for an estimate."""
     code = ("import sys, arviz; assert type(sys.modules['jax']).__name__ == '_LazyModule'; "
-            "from pymc_accel.devices import discover, module_installed; "
+            "from pymc_accel.devices import discover, module_installed, jax_cpu_devices; "
             "from pymc_accel.backends._common import missing_module; "
-            "d = discover(); "
+            "d = discover(); jax_cpu_devices(); "
             "print(d.jax_installed, module_installed('numpyro'), missing_module('jax', 'numpyro'), "
             "'jax.numpy' in sys.modules, 'numpyro.infer' in sys.modules)")
     env = {**os.environ, "JAX_PLATFORMS": "cpu"}

@@ -22,7 +22,7 @@ from pymc_accel.backends._common import (
     pymc_chain_seed,
     run_precisions,
 )
-from pymc_accel.devices import cpu_cores
+from pymc_accel.devices import cpu_cores, jax_cpu_devices
 from pymc_accel.first_use import first_use_figures
 from pymc_accel.memory import out_of_memory_error, plan_chains
 from pymc_accel.sampler_options import SamplerOptions, sampler_options
@@ -93,6 +93,16 @@ class JaxNutsBackend:
             out.append(no_gpu_refusal(self.name, devices))
         return out
 
+    def cpu_chains_at_once(self) -> int:
+        """Chains that run side by side on the CPU: one a JAX CPU device, at most one a core.
+
+        A CPU device runs one chain at a time (:func:`runnable_chain_method`): with fewer JAX
+        CPU devices than cores (JAX started before pymc-accel could ask for one a core) the
+        chains run in rounds of one a device (:func:`pymc_accel.devices.jax_cpu_devices`).
+        A subclass whose sampler runs its chains in threads of its own overrides this.
+        """
+        return min(cpu_cores(), jax_cpu_devices())
+
     def estimate(
         self, candidate: Candidate, profile: ModelProfile, machine: MachineFigures
     ) -> Estimate:
@@ -115,11 +125,15 @@ class JaxNutsBackend:
             if candidate.option("chain_method") == "sequential":  # memory allows fewer at once
                 parallel = int(candidate.option("chains_at_once", 1))
         else:
-            parallel = cpu_cores()
+            parallel = self.cpu_chains_at_once()
             grad = costmodel.cpu_gradient_seconds(
                 profile, machine, candidate.precision, costmodel.JAX_CPU_SAMPLER,
                 parallel_chains=parallel,
             )
+            if parallel < cpu_cores():
+                grad = Figure(grad.value, grad.source,
+                              f"{grad.note}; JAX has {jax_cpu_devices()} CPU device(s) for "
+                              f"{cpu_cores()} cores: {parallel} chain(s) at a time")
         fixed, cold = _fixed_and_cold_seconds(profile, candidate.device)
         trees = Figure(1.0)
         # chains side by side under jax.vmap: one GPU's (several GPUs seat one chain each, unless

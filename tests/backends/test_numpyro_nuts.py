@@ -88,6 +88,34 @@ def test_vectorized_gpu_chains_pay_their_largest_tree_and_a_batched_trace():
     assert gpu.sampling_seconds(400, 1) == pytest.approx(per_chain)  # one chain: no vmap
 
 
+def test_one_jax_cpu_device_prices_the_chains_in_turn(monkeypatch):
+    """Where JAX started before pymc-accel could ask for a CPU device a core, NumPyro's chains
+    run one after another (runnable_chain_method): the estimate takes them in rounds, not side
+    by side, and says why. seed_mid's runs took 1.34x, glm_poisson's 1.72x those with a device
+    a chain (bench/bench_one_device_estimate.py), which the estimate had put equal."""
+    from pymc_accel.backend import Candidate
+    from pymc_accel.backends import numpyro_nuts
+    from pymc_accel.machine import machine_figures
+    from pymc_accel.models import eight_schools
+    from pymc_accel.profile import profile_model
+    from pymc_accel.registry import build_registry
+
+    profile = profile_model(eight_schools())
+    backend = build_registry(autoload=False).backends["numpyro"]
+    candidate = Candidate("numpyro", "cpu", "float64", (("chain_method", "parallel"),))
+    monkeypatch.setattr(numpyro_nuts, "cpu_cores", lambda: 2)
+    monkeypatch.setattr(numpyro_nuts, "jax_cpu_devices", lambda: 4)
+    spread = backend.estimate(candidate, profile, machine_figures())
+    monkeypatch.setattr(numpyro_nuts, "jax_cpu_devices", lambda: 1)
+    in_turn = backend.estimate(candidate, profile, machine_figures())
+    assert spread.chain_parallelism == 2 and in_turn.chain_parallelism == 1
+    assert "1 CPU device" in in_turn.seconds_per_gradient.note
+    assert "CPU device" not in spread.seconds_per_gradient.note
+    assert in_turn.sampling_seconds(1000, 2) == pytest.approx(
+        2 * spread.sampling_seconds(1000, 2))
+    assert in_turn.sampling_seconds(1000, 1) == pytest.approx(spread.sampling_seconds(1000, 1))
+
+
 def test_a_gpus_first_compile_is_priced_by_its_own_fit():
     """XLA's first compile of the sampler for a GPU took 10-52 s on the leased H200 where the
     CPU's figure gives 2-4 s: a GPU candidate's cold compile is the GPU fit's."""

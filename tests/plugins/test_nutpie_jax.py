@@ -104,3 +104,22 @@ def test_per_chain_initvals_refuse_it_before_its_sampler_would_raise():
                     initvals=[{"mu": 0.1}, {"mu": -0.1}])
     rows = [r for r in report.rows if r.backend == "nutpie_jax" and r.precision == "float64"]
     assert rows and all(r.status == "refused" and "per chain" in r.reason for r in rows)
+
+
+def test_its_chains_run_side_by_side_whatever_jaxs_cpu_device_count(monkeypatch):
+    """nutpie runs its chains in threads of its own that share one jitted gradient: JAX's one
+    CPU device (JAX started early) does not put them in turn, as it does NumPyro's."""
+    from pymc_accel.backends import numpyro_nuts
+    from pymc_accel.devices import cpu_cores
+    from pymc_accel.machine import machine_figures
+    from pymc_accel.models import eight_schools
+    from pymc_accel.profile import profile_model
+
+    monkeypatch.setattr(numpyro_nuts, "jax_cpu_devices", lambda: 1)
+    profile = profile_model(eight_schools())
+    nutpie = NutpieJaxBackend().estimate(Candidate("nutpie_jax", "cpu", "float64"), profile,
+                                         machine_figures())
+    numpyro = build_registry(autoload=False).backends["numpyro"].estimate(
+        Candidate("numpyro", "cpu", "float64"), profile, machine_figures())
+    assert nutpie.chain_parallelism == cpu_cores()
+    assert numpyro.chain_parallelism == 1

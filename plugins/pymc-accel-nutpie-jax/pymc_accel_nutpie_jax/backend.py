@@ -6,8 +6,8 @@ import sys
 from importlib.util import find_spec
 
 from pymc_accel import (
-    Candidate, Estimate, Figure, JaxNutsBackend, Refusal, first_use_figures, rename_nutpie_stats,
-    sampler_options,
+    Candidate, Estimate, Figure, JaxNutsBackend, Refusal, discover_devices, first_use_figures,
+    rename_nutpie_stats, sampler_options,
 )
 
 #: Seconds nutpie's JAX path pays the first time it runs in a Python process, beyond JAX's own
@@ -88,6 +88,11 @@ class NutpieJaxBackend(JaxNutsBackend):
         """nutpie keeps the tuning draws when asked; ``pm.sample`` warns that it ignores
         ``init``. It runs no step method, trace backend or callback."""
         return name in ("discard_tuned_samples", "init")
+
+    def cpu_chains_at_once(self):
+        """One chain a core: nutpie runs its chains in threads of its own, which share the
+        JAX gradient whatever JAX's CPU device count."""
+        return discover_devices().cpu_cores
 
     def estimate(self, candidate, profile, machine):
         """JAX gradient plus nutpie's callback; one gradient to compile."""
