@@ -1,0 +1,106 @@
+"""NumPyro's CPU estimate where JAX has one CPU device, against its runs.
+
+JAX has one CPU device when it started before pymc-accel could ask XLA for one per core (a
+notebook that used JAX first). NumPyro's chains then run one after another
+(``runnable_chain_method``), where with a device a core they run side by side. Each layout
+here runs in a fresh process with XLA's host device count set: the selection's estimate for
+NumPyro's default CPU candidate (float64, ``chain_method="parallel"``), then ``--repeats``
+runs of ``--draws`` + ``--draws`` draws. The table sets each layout's later runs (JAX's
+programs cached: the estimate's fixed seconds and sampling, no compile) against its estimate,
+and the one-device layout's against the side-by-side layout's:
+
+    JAX_PLATFORMS=cpu python bench/bench_one_device_estimate.py --models seed_mid,glm_poisson
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+from pathlib import Path
+
+_CHILD = r"""
+import json, os, sys, time
+sys.path.insert(0, "bench")
+os.environ["PYMC_ACCEL_HISTORY"] = "off"
+from zoo import zoo, held_out
+from pymc_accel.backend import Candidate, SampleRequest
+from pymc_accel.machine import machine_figures
+from pymc_accel.profile import profile_model
+from pymc_accel.registry import get_registry
+name, chains, draws, repeats = json.loads(sys.argv[1])
+factory = (zoo(quick=True) | held_out())[name]
+candidate = Candidate("numpyro", "cpu", "float64", (("chain_method", "parallel"),))
+backend = get_registry().backends["numpyro"]
+estimate = backend.estimate(candidate, profile_model(factory()), machine_figures())
+walls = []
+for i in range(repeats):
+    t = time.perf_counter()
+    backend.sample(factory(), candidate, SampleRequest(draws=draws, tune=draws, chains=chains,
+                   cores=chains, random_seed=i + 1, progressbar=False))
+    walls.append(time.perf_counter() - t)
+import jax
+print(json.dumps({"walls": walls, "jax_cpu_devices": len(jax.devices("cpu")),
+                  "chain_parallelism": estimate.chain_parallelism,
+                  "fixed": estimate.fixed_seconds.value,
+                  "sampling": estimate.sampling_seconds(2 * draws, chains)}))
+"""
+
+
+def run_layout(name: str, devices: int, chains: int, draws: int, repeats: int) -> dict:
+    """The estimate and the walls of ``repeats`` runs in one fresh process with ``devices``
+    CPU devices."""
+    env = {k: v for k, v in os.environ.items() if k != "XLA_FLAGS"}
+    env.update(JAX_PLATFORMS="cpu", XLA_FLAGS=f"--xla_force_host_platform_device_count={devices}")
+    out = subprocess.run(
+        [sys.executable, "-c", _CHILD, json.dumps([name, chains, draws, repeats])],
+        capture_output=True, text=True, env=env, cwd=Path(__file__).resolve().parents[1],
+        timeout=1800)
+    if out.returncode:
+        raise SystemExit(out.stderr[-3000:])
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def table(rows: list[dict]) -> list[str]:
+    """A Markdown table: each layout's later runs against its estimate (fixed seconds and
+    sampling), and the one-device layout's runs and estimate against the side-by-side one's."""
+    out = ["| model | CPU devices | chains | chains at a time (estimate) | estimate (s) | "
+           "later runs, median (s) | run / estimate | runs, against side by side | "
+           "estimates, against side by side |", "|---|---|---|---|---|---|---|---|---|"]
+    base = {}
+    for r in sorted(rows, key=lambda r: (r["model"], -r["devices"])):
+        later = statistics.median(r["walls"][1:])
+        estimate = r["fixed"] + r["sampling"]
+        base.setdefault(r["model"], (later, estimate))
+        run0, est0 = base[r["model"]]
+        out.append(f"| {r['model']} | {r['jax_cpu_devices']} | {r['chains']} | "
+                   f"{r['chain_parallelism']} | {estimate:.2f} | {later:.2f} | "
+                   f"{later / estimate:.2f} | {later / run0:.2f} | {estimate / est0:.2f} |")
+    return out
+
+
+def main(argv=None) -> None:
+    p = argparse.ArgumentParser(description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--models", default="seed_mid,glm_poisson")
+    p.add_argument("--draws", type=int, default=500)
+    p.add_argument("--repeats", type=int, default=4)
+    p.add_argument("--chains", type=int, default=2)
+    p.add_argument("--out", default=None, help="also write the rows as JSON here")
+    args = p.parse_args(argv)
+    rows = []
+    for name in args.models.split(","):
+        for devices in (args.chains, 1):
+            row = run_layout(name, devices, args.chains, args.draws, args.repeats)
+            rows.append({"model": name, "devices": devices, "chains": args.chains, **row})
+            print(json.dumps(rows[-1]), flush=True)
+    if args.out:
+        Path(args.out).write_text(json.dumps(rows, indent=1))
+    print("\n".join(table(rows)))
+
+
+if __name__ == "__main__":
+    main()
