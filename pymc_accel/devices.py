@@ -99,6 +99,13 @@ def jax_cpu_devices() -> int:
     return max(1, int(match.group(1))) if match else _host_devices_to_ask()
 
 
+def host_devices_fix(chains: int) -> str:
+    """How to give JAX a CPU device a chain, for warnings and the selection report."""
+    return ("JAX started before pymc-accel could ask XLA for a device per core. Import "
+            "pymc_accel (or pymc.sampling.jax) before anything uses JAX, or set XLA_FLAGS="
+            f"--xla_force_host_platform_device_count={chains} before Python starts JAX.")
+
+
 def _ask_for_host_devices() -> None:
     """Before JAX starts, ask XLA for one CPU device per core (as ``pymc.sampling.jax`` does on
     import), so parallel chains can be spread over the CPU. No effect once JAX has started."""

@@ -21,7 +21,7 @@ from pymc_accel import measure as _measure
 from pymc_accel.arguments import REQUIRED, refusal_reason, takes_argument
 from pymc_accel.backend import Candidate, Estimate, Refusal, SampleRequest, ask_backend
 from pymc_accel.costmodel import guard_seconds
-from pymc_accel.devices import Devices, discover
+from pymc_accel.devices import Devices, discover, host_devices_fix, jax_cpu_devices
 from pymc_accel.errors import (
     BackendUnavailableError,
     DeviceUnavailableError,
@@ -575,6 +575,7 @@ def select(
         measurement=measurement,
         notes=(_scan_notes(registry.backends[chosen.candidate.backend], chosen.candidate, profile)
                + _geometry_notes(profile)
+               + _jax_device_notes(scored, devices, chains)
                + (_trial_notes(tried, scored[0]) if tried else
                   _close_call_notes(scored, chosen, measure and measurement is not None))),
         process=_process_line(),
@@ -666,6 +667,23 @@ def _trial_notes(tried: _Scored, leader: _Scored) -> list[str]:
             f"{leader.candidate.label} has, and recorded its effective draws. This run records "
             f"{tried.candidate.label}'s, and later runs of the model choose between observed "
             f"figures ({TRY_RUNNER_UP}=off always runs the lowest estimate)"]
+
+
+def _jax_device_notes(scored: list[_Scored], devices: Devices, chains: int) -> list[str]:
+    """A note, with the fix, where JAX has fewer CPU devices than the run has chains side by
+    side, and so a JAX sampler's CPU chains are priced (and will run) in turn."""
+    side_by_side = min(chains, devices.cpu_cores)
+    if not devices.jax_installed or side_by_side < 2:
+        return []
+    held = list(dict.fromkeys(  # backends, in rank order, once each
+        s.candidate.backend for s in scored
+        if s.candidate.device == "cpu" and s.estimate.chain_parallelism < side_by_side))
+    count = jax_cpu_devices()
+    if not held or count >= side_by_side:
+        return []
+    return [f"JAX has {count} CPU device{'s' if count > 1 else ''} for {devices.cpu_cores} "
+            f"cores, so the {chains} chains of {', '.join(held)} on the CPU are priced to run "
+            f"{count} at a time, as they will: {host_devices_fix(chains)}"]
 
 
 def _geometry_notes(profile: ModelProfile) -> list[str]:

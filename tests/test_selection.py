@@ -572,3 +572,22 @@ def test_without_the_run_history_the_leader_always_runs(monkeypatch):
     for _ in range(2):
         assert _auto(reg).chosen_by == "cost model"
     assert rival.runs == 0
+
+
+def test_one_jax_cpu_device_is_a_note_naming_the_fix(monkeypatch):
+    """JAX started before pymc-accel has one CPU device: the report says the JAX samplers'
+    chains are priced (and will run) in turn, and how to give JAX a device a chain."""
+    from pymc_accel import selection
+    from pymc_accel.backends import numpyro_nuts
+
+    monkeypatch.setattr(numpyro_nuts, "cpu_cores", lambda: 2)
+    for count, noted in ((1, True), (4, False)):
+        monkeypatch.setattr(numpyro_nuts, "jax_cpu_devices", lambda count=count: count)
+        monkeypatch.setattr(selection, "jax_cpu_devices", lambda count=count: count)
+        report = select(eight_schools(), registry=build_registry(autoload=False),
+                        devices=CPU_ONLY, chains=2)
+        notes = [n for n in report.notes if "CPU device" in n]
+        assert bool(notes) is noted
+        if noted:
+            assert "numpyro" in notes[0] and "numba" not in notes[0]
+            assert "xla_force_host_platform_device_count=2" in notes[0]

@@ -22,7 +22,7 @@ from pymc_accel.backends._common import (
     pymc_chain_seed,
     run_precisions,
 )
-from pymc_accel.devices import cpu_cores, jax_cpu_devices
+from pymc_accel.devices import cpu_cores, host_devices_fix, jax_cpu_devices
 from pymc_accel.first_use import first_use_figures
 from pymc_accel.memory import out_of_memory_error, plan_chains
 from pymc_accel.sampler_options import SamplerOptions, sampler_options
@@ -368,12 +368,8 @@ def warn_one_cpu_device(chains: int, how: str) -> None:
     """Warn that JAX's one CPU device keeps a run's ``chains`` from running side by side, and
     name the fix: JAX started before pymc-accel could ask XLA for a device per core
     (:func:`pymc_accel.devices.discover`)."""
-    warnings.warn(
-        f"JAX has one CPU device, so the {chains} chains {how}: JAX started before pymc-accel "
-        "could ask XLA for a device per core. Import pymc_accel (or pymc.sampling.jax) before "
-        "anything uses JAX, or set XLA_FLAGS="
-        f"--xla_force_host_platform_device_count={chains} before Python starts JAX.",
-        UserWarning, stacklevel=4)
+    warnings.warn(f"JAX has one CPU device, so the {chains} chains {how}: "
+                  f"{host_devices_fix(chains)}", UserWarning, stacklevel=4)
 
 
 def runnable_chain_method(requested: str, *, n_devices: int, chains: int,
