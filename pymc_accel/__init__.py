@@ -22,6 +22,7 @@ from pymc_accel.backend import (
 )
 from pymc_accel.backends._common import rename_nutpie_stats
 from pymc_accel.backends.numpyro_nuts import JaxNutsBackend
+from pymc_accel import devices as _devices
 from pymc_accel.devices import Devices, discover as discover_devices, jax_device
 from pymc_accel.errors import (
     BackendUnavailableError,
@@ -46,6 +47,11 @@ from pymc_accel.registry import Registry, build_registry, get_registry
 from pymc_accel.report import SelectionReport
 from pymc_accel.sampler_options import sampler_options
 from pymc_accel.selection import select
+
+# Before anything starts JAX, ask XLA for a CPU device per core (pymc.sampling.jax asks on its
+# import too): JAX reads the count once, when it starts, and NumPyro's chains on the CPU run
+# side by side only with a device each.
+_devices.ask_for_host_devices()
 
 __all__ = [
     "Backend", "BackendUnavailableError", "Candidate", "DeviceOutOfMemoryError",

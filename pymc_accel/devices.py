@@ -106,9 +106,11 @@ def host_devices_fix(chains: int) -> str:
             f"--xla_force_host_platform_device_count={chains} before Python starts JAX.")
 
 
-def _ask_for_host_devices() -> None:
+def ask_for_host_devices() -> None:
     """Before JAX starts, ask XLA for one CPU device per core (as ``pymc.sampling.jax`` does on
-    import), so parallel chains can be spread over the CPU. No effect once JAX has started."""
+    import), so parallel chains can be spread over the CPU. No effect once JAX has started;
+    ``XLA_FLAGS`` that already set the count are kept. Called when pymc_accel is imported and
+    at device discovery."""
     flags = os.environ.get("XLA_FLAGS", "")
     if "xla_force_host_platform_device_count" not in flags:
         count = f"--xla_force_host_platform_device_count={_host_devices_to_ask()}"
@@ -116,7 +118,7 @@ def _ask_for_host_devices() -> None:
 
 
 def _jax_gpus() -> tuple[tuple[Gpu, ...], str]:
-    _ask_for_host_devices()
+    ask_for_host_devices()
     import jax
 
     try:
@@ -192,7 +194,7 @@ def discover(*, refresh: bool = False) -> Devices:
     gpus: tuple[Gpu, ...] = ()
     note = "JAX is not installed" if not jax_installed else ""
     if jax_installed:
-        _ask_for_host_devices()  # for whenever JAX starts, here or in a backend
+        ask_for_host_devices()  # for whenever JAX starts, here or in a backend
         note = _no_accelerator_reason()
         if not note:
             gpus, note = _jax_gpus()

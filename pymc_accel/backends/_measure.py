@@ -361,7 +361,7 @@ def seconds_per_pass(runs: list[float], one: float, passes: int) -> float | None
 
 def _side_by_side(parallel_chains: int) -> int:
     """How many chains a JAX sampler runs side by side on the CPU: one an XLA CPU device, at
-    most as many as there are devices (:func:`pymc_accel.devices._ask_for_host_devices`)."""
+    most as many as there are devices (:func:`pymc_accel.devices.ask_for_host_devices`)."""
     import jax
 
     return max(1, min(parallel_chains, len(jax.devices("cpu"))))

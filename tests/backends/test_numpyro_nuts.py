@@ -33,6 +33,17 @@ def test_device_discovery_gives_jax_a_cpu_device_per_core():
     assert int(out.stdout.split()[-1]) >= 2
 
 
+def test_importing_pymc_accel_gives_jax_a_cpu_device_per_core():
+    # What the one-device warning and report note advise: import pymc_accel before anything
+    # starts JAX, with no selection yet.
+    code = "import pymc_accel, jax; print(len(jax.devices('cpu')))"
+    env = {k: v for k, v in os.environ.items() if k != "XLA_FLAGS"}
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env,
+                         timeout=300)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert int(out.stdout.split()[-1]) >= 2
+
+
 def test_gpu_estimate_counts_nuts_bookkeeping_per_dimension():
     # Measured on an H100: at 2.1M parameters NUTS's own vector work per leapfrog (0.27 ms)
     # was comparable to the gradient (0.35 ms); the estimate must carry it.
