@@ -180,6 +180,12 @@ class Estimate:
         from the disk cache, and why (:func:`pymc_accel.history.expected_later_runs`): the
         ranking charges this run ``1 / (1 + later)`` of that compile (:meth:`charged_seconds`),
         while ``total_seconds`` stays the run's predicted wall time.
+    start_up_pace : float
+        The factor the selection put on the modelled start-up figures (fixed seconds, first
+        use, a CPU's first compile) for this machine's pace at start-up work
+        (:func:`pymc_accel.costmodel.start_up_pace`); 1.0 where it put none. The run history
+        records it, so that fixed seconds observed against paced figures compare with later
+        ones.
     """
 
     seconds_per_gradient: Figure
@@ -198,6 +204,7 @@ class Estimate:
     precompiled_seconds: float = 0.0
     seconds_per_gradient_before_runs: float | None = None
     later_runs_sharing_compile: Figure = field(default_factory=lambda: Figure(0.0))
+    start_up_pace: float = 1.0
     gradient_efficiency_before_runs: float | None = None
     whole_program_cached: bool = False
     vectorized_trees: Figure = field(default_factory=lambda: Figure(1.0))

@@ -12,10 +12,10 @@ priors, not promises; ``measure=True`` replaces them with timings.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
-from pymc_accel.backend import Figure
+from pymc_accel.backend import Estimate, Figure
 from pymc_accel.census import RANKS
 from pymc_accel.machine import MachineFigures
 from pymc_accel.profile import ModelProfile
@@ -550,6 +550,60 @@ def _machine_scale(machine: MachineFigures) -> float:
     if call > 0:
         return min(10.0, max(0.1, call / REFERENCE_CALL_SECONDS))
     return 1.0
+
+
+#: The pure-Python loop of :func:`pymc_accel.machine.python_loop_seconds` on the machine every
+#: fixed-seconds figure here was fitted on (the 2-core fit machine: numba's drivers on
+#: 2026-11-23/24, NumPyro's scaled to that hour, first use on 2026-11-25): best of ten fresh
+#: processes on 2026-11-26 at 11:42, 119.8-154.7 ms, median 125.9 ms
+#: (bench/fit_process_speed.py, docs/results/fit-process-speed-cpu.json).
+FIT_MACHINE_PYTHON_SECONDS = 0.1198
+#: A start-up pace outside these bounds is taken as a bad timing, not as the machine.
+START_UP_PACE_BOUNDS = (0.25, 4.0)
+
+
+def start_up_pace(machine: MachineFigures) -> float:
+    """How long this machine takes over start-up and compile work against the machine the fixed
+    seconds were fitted on: its pure-Python loop (``machine.cpu_python_seconds``) over the fit
+    machine's (:data:`FIT_MACHINE_PYTHON_SECONDS`); 1.0 where it was not timed.
+
+    A run's fixed seconds are one core's interpreted and compile work (PyMC building the log
+    density, PyTensor's rewrites, numba's and XLA's cached code loaded, imports), which the
+    throughput figures do not time. On an AMD EPYC (2026-11-27) whose loop ran at 0.50x the
+    fit machine's, the warm fixed seconds of 16 models ran at 0.56x the modelled for nutpie
+    (0.40-0.79), 0.53x for PyMC's NUTS (0.41-0.64) and 0.51x for NumPyro (five models,
+    0.48-0.53), and first use at 0.48x-0.70x (docs/benchmarks.md, "Start-up work at the
+    machine's pace"); the run history's :func:`pymc_accel.history.machine_pace` corrects what
+    is left once the machine has run other models.
+    """
+    loop = getattr(machine, "cpu_python_seconds", None)
+    if not loop or loop <= 0:
+        return 1.0
+    low, high = START_UP_PACE_BOUNDS
+    return min(high, max(low, loop / FIT_MACHINE_PYTHON_SECONDS))
+
+
+def at_start_up_pace(estimate: Estimate, machine: MachineFigures, device: str) -> Estimate:
+    """``estimate`` with its modelled start-up figures at this machine's pace
+    (:func:`start_up_pace`): the fixed seconds and first use, and on the CPU the first compile
+    (a GPU's was fitted on the GPU's own host). Measured and observed figures are kept as
+    they are. The pace is kept in ``estimate.start_up_pace`` for the run history."""
+    pace = start_up_pace(machine)
+    if pace == 1.0:
+        return estimate
+
+    def paced(figure: Figure) -> Figure:
+        if figure.source != "modelled" or figure.value <= 0:
+            return figure
+        return Figure(figure.value * pace, figure.source,
+                      f"{figure.note}; x {pace:.2f}, this machine's start-up pace")
+
+    changes: dict[str, Any] = {"fixed_seconds": paced(estimate.fixed_seconds),
+                               "first_use_seconds": paced(estimate.first_use_seconds),
+                               "start_up_pace": pace}
+    if device == "cpu":
+        changes["cold_compile_seconds"] = paced(estimate.cold_compile_seconds)
+    return replace(estimate, **changes)
 
 
 def measured_cpu_gradient_seconds(

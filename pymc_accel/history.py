@@ -480,6 +480,8 @@ def record(
         if modelled > 0 and entry["fixed_seconds"] > 0:  # this machine's pace, for other models
             entry["modelled_fixed_seconds"] = modelled
             entry["fixed_ratio"] = entry["fixed_seconds"] / modelled
+            # the start-up pace the modelled figure carries (fixed_ratio_now reads it)
+            entry["start_up_pace"] = estimate.start_up_pace
         ratio = observed_gradient_ratio(entry, seen)
         if ratio is not None:  # for the twin in the other precision (_gradient_from_runs)
             entry["gradient_ratio"] = ratio
@@ -718,8 +720,7 @@ def apply(estimate: Estimate, profile: ModelProfile, candidate: Candidate,
             modelled_fixed_seconds=estimate.fixed_seconds.value)
     elif (estimate.fixed_seconds.source == "modelled" and twin_entry is not None
           and fixed_seconds_usable(twin_entry)
-          and isinstance(twin_ratio := twin_entry.get("fixed_ratio"), (int, float))
-          and twin_ratio > 0):
+          and (twin_ratio := fixed_ratio_now(twin_entry, estimate.start_up_pace)) is not None):
         out = replace(out, fixed_seconds=Figure(
             estimate.fixed_seconds.value * float(twin_ratio), "observed",
             f"{estimate.fixed_seconds.value:.1f} s modelled x {twin_ratio:.2f}, what this "
@@ -727,7 +728,7 @@ def apply(estimate: Estimate, profile: ModelProfile, candidate: Candidate,
             f"{twin_entry.get('recorded', 'an earlier run')} took against its modelled fixed "
             "seconds"),
             modelled_fixed_seconds=estimate.fixed_seconds.value)
-    elif (pace := machine_pace(profile, candidate)) is not None:
+    elif (pace := machine_pace(profile, candidate, estimate.start_up_pace)) is not None:
         ratio, models = pace
         out = replace(out, fixed_seconds=Figure(
             estimate.fixed_seconds.value * ratio, "observed",
@@ -981,7 +982,22 @@ def expected_later_runs(profile: ModelProfile) -> tuple[int, str]:
                    "the rest from the cache")
 
 
-def machine_pace(profile: ModelProfile, candidate: Candidate) -> tuple[float, int] | None:
+def fixed_ratio_now(entry: dict[str, Any], start_up_pace: float = 1.0) -> float | None:
+    """A recorded run's observed fixed seconds over the modelled ones, set against modelled
+    figures at ``start_up_pace`` (:func:`pymc_accel.costmodel.start_up_pace`): the entry's
+    ratio was taken against figures at the pace it records (1.0 where it records none: a run
+    before the selection paced them), so the ratio times that pace over this one. ``None``
+    where the entry has no usable ratio."""
+    ratio = entry.get("fixed_ratio")
+    if not isinstance(ratio, (int, float)) or ratio <= 0:
+        return None
+    then = entry.get("start_up_pace", 1.0)
+    then = float(then) if isinstance(then, (int, float)) and then > 0 else 1.0
+    return float(ratio) * then / (start_up_pace if start_up_pace > 0 else 1.0)
+
+
+def machine_pace(profile: ModelProfile, candidate: Candidate,
+                 start_up_pace: float = 1.0) -> tuple[float, int] | None:
     """How fast this machine pays ``candidate``'s fixed costs against the cost model, from its
     recorded runs of *other* models: the geometric mean over those models of their latest
     cached run's observed fixed seconds over the modelled ones, shrunk towards 1 as if
@@ -994,6 +1010,9 @@ def machine_pace(profile: ModelProfile, candidate: Candidate) -> tuple[float, in
     first compiled what the later ones load from caches), and only the candidate's own runs, or
     its twin's in the other precision (:func:`other_precision`): each runtime compiles
     differently.
+
+    The ratios are set against modelled figures at ``start_up_pace``, the pace the selection
+    put on the estimate (:func:`fixed_ratio_now`).
 
     Returns
     -------
@@ -1010,9 +1029,8 @@ def machine_pace(profile: ModelProfile, candidate: Candidate) -> tuple[float, in
         if (isinstance(entry, dict) and not key.startswith(own)
                 and entry.get("candidate") in (candidate.label, twin)
                 and fixed_seconds_usable(entry)
-                and isinstance(entry.get("fixed_ratio"), (int, float)) and entry["fixed_ratio"] > 0):
-            by_model.setdefault(key.split("|", 1)[0], {})[entry["candidate"]] = float(
-                entry["fixed_ratio"])
+                and (ratio := fixed_ratio_now(entry, start_up_pace)) is not None):
+            by_model.setdefault(key.split("|", 1)[0], {})[entry["candidate"]] = ratio
     # a model's run with the candidate itself, else with its twin in the other precision
     # (:func:`other_precision`): one ratio a model
     ratios = [seen.get(candidate.label, seen.get(twin)) for seen in by_model.values()]

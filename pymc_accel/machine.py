@@ -4,8 +4,8 @@ A short calibration times, per device and precision:
 
 - CPU (about 2 s): a transcendental elementwise op in a numba-compiled loop (compute
   throughput), a NumPy addition over arrays larger than cache (bandwidth) and a matrix product
-  (dense throughput), in float32 and float64; and the call overhead of a compiled PyTensor
-  function (numba mode);
+  (dense throughput), in float32 and float64; the call overhead of a compiled PyTensor
+  function (numba mode); and a pure-Python loop, the pace of start-up and compile work;
 - each GPU JAX can see (a few seconds, :mod:`pymc_accel.calibration_jax`): the same throughputs
   under XLA, the per-launch latency of a kernel inside a compiled loop and the per-call
   round trip from Python.
@@ -64,6 +64,10 @@ class MachineFigures:
         did not record it, or made by hand).
     calibrated_at : float
         When the CPU figures were measured (seconds since the epoch; 0 when unknown).
+    cpu_python_seconds : float or None
+        Best time of a pure-Python loop of a million additions (:func:`python_loop_seconds`):
+        the pace of one core at interpreted code, which start-up and compile work follow.
+        ``None`` where not measured (figures made by hand).
     """
 
     cpu_flops: dict[str, float]
@@ -78,6 +82,7 @@ class MachineFigures:
     versions: dict[str, str] = field(default_factory=dict)
     cpu_share: float | None = None
     calibrated_at: float = 0.0
+    cpu_python_seconds: float | None = None
 
     def contended(self) -> bool:
         """Whether other work shared the cores while the CPU figures were measured (``False``
@@ -92,7 +97,10 @@ class MachineFigures:
         """One line for reports: where the figures come from."""
         text = f"CPU figures {self.source}"
         if self.cpu_call_seconds:
-            text += f" (call overhead {self.cpu_call_seconds * 1e6:.1f} µs)"
+            text += f" (call overhead {self.cpu_call_seconds * 1e6:.1f} µs"
+            if self.cpu_python_seconds:
+                text += f", Python loop {self.cpu_python_seconds * 1e3:.0f} ms"
+            text += ")"
         if self.contended():
             text += (f", measured while other work shared the cores (the calibration got "
                      f"{self.cpu_share:.0%} of a core: the figures are low; measured again by a "
@@ -236,6 +244,29 @@ def compiled_exp():
     return exp_loop
 
 
+#: The loop :func:`python_loop_seconds` times, run with a fresh dict as its globals: the same
+#: code, run the same way, as ``bench/fit_process_speed.py``'s processes ran it at their top
+#: level, which timed it on the machine the cost model's fixed seconds were fitted on.
+_PYTHON_LOOP = compile("total = 0\nfor i in range(1_000_000):\n    total += i\n",
+                       "<pymc-accel python pace>", "exec")
+
+
+def python_loop_seconds(rounds: int = 3) -> float:
+    """Best of ``rounds`` timings of a pure-Python loop of a million additions (60 ms on an
+    AMD EPYC of 2026, 120 ms on the machine the fixed seconds were fitted on).
+
+    A sampler's fixed seconds are one core's start-up and compile work: PyMC building the log
+    density, PyTensor's rewrites, loading numba's and XLA's compiled code, imports. On the AMD
+    EPYC they ran at 0.51x-0.56x the cost model's figures (and first use at about 0.6x) where
+    this loop ran at 0.50x the fit machine's (:func:`pymc_accel.costmodel.start_up_pace`).
+    Written by hand: no library times an interpreter's pace.
+    """
+    def run() -> None:
+        exec(_PYTHON_LOOP, {})
+
+    return _best_of(run, rounds)
+
+
 def _exp_timer(a: np.ndarray, out: np.ndarray):
     """A callable evaluating ``exp`` over ``a`` into ``out`` in compiled code
     (:func:`compiled_exp`), or with NumPy where numba is unavailable."""
@@ -284,6 +315,7 @@ def calibrate() -> MachineFigures:
         versions=library_versions(_CPU_LIBRARIES),
         cpu_share=share,
         calibrated_at=time.time(),
+        cpu_python_seconds=python_loop_seconds(),
     )
 
 
@@ -395,6 +427,9 @@ def _cpu_figures(refresh: bool) -> MachineFigures:
     cached = None if refresh else _read(path, MachineFigures)
     if cached is not None:
         cached.accelerators = {}
+        if cached.cpu_python_seconds is None:  # cached before calibrations timed it: time it
+            cached.cpu_python_seconds = python_loop_seconds()
+            _write(path, cached)
         unknown = cached.cpu_share is None  # cached before calibrations recorded their share
         if not (unknown or cached.contended()) or (
                 time.time() - cached.calibrated_at < RECALIBRATE_AFTER_SECONDS):

@@ -20,7 +20,7 @@ from pymc_accel import check_store, first_use, history, profile_store
 from pymc_accel import measure as _measure
 from pymc_accel.arguments import REQUIRED, refusal_reason, takes_argument
 from pymc_accel.backend import Candidate, Estimate, Refusal, SampleRequest, ask_backend
-from pymc_accel.costmodel import guard_seconds
+from pymc_accel.costmodel import at_start_up_pace, guard_seconds
 from pymc_accel.devices import Devices, discover, host_devices_fix, jax_cpu_devices
 from pymc_accel.errors import (
     BackendUnavailableError,
@@ -448,7 +448,8 @@ def select(
         c = fitted
         try:
             est = registry.backends[c.backend].estimate(c, profile, machine)
-            # what an earlier run of this model observed
+            # start-up work at this machine's pace, then what an earlier run of the model observed
+            est = at_start_up_pace(est, machine, c.device)
             est = history.apply(est, profile, c, run=(tune, draws, chains), data=digest,
                                 options=program_options)
             if memory is not None:

@@ -557,3 +557,32 @@ def test_leapfrogs_are_read_from_jax_sample_stats_without_a_jax_compile(caplog):
         value = history.observed_leapfrogs_per_draw(run)
     assert value == pytest.approx(steps.mean())
     assert not [r for r in caplog.records if "Compiling" in r.getMessage()]
+
+
+def test_fixed_seconds_observed_at_one_start_up_pace_are_read_at_another(ledger):
+    """A run's fixed ratio is taken against the estimate's figures at the start-up pace the
+    selection put on them (costmodel.start_up_pace), which its entry keeps; read against
+    figures at another pace (or an entry from before the pace, which keeps none), it is
+    scaled to what the same observed seconds are against those figures."""
+    from dataclasses import replace
+
+    schools = profile_model(eight_schools())
+    logistic = profile_model(hierarchical_logistic(500, 20, 2).model)
+    request = SampleRequest(draws=100, tune=100, chains=2)
+    paced = replace(_estimate(), fixed_seconds=Figure(1.5), start_up_pace=0.5)
+    for wall in (9.0, 1.6):
+        history.record(schools, PYMC_NUTS, paced, request, wall, _Result(7.0))
+    entry = history.lookup(schools, PYMC_NUTS)
+    assert entry["start_up_pace"] == 0.5
+    ratio = entry["fixed_ratio"]
+    assert history.fixed_ratio_now(entry, 0.5) == pytest.approx(ratio)
+    assert history.fixed_ratio_now(entry, 1.0) == pytest.approx(ratio * 0.5)
+    before = {k: v for k, v in entry.items() if k != "start_up_pace"}
+    assert history.fixed_ratio_now(before, 0.5) == pytest.approx(ratio * 2)
+    # the other model, estimated at either pace, gets the same fixed seconds from that run
+    at_half = history.apply(paced, logistic, PYMC_NUTS)
+    at_fit = history.apply(_estimate(), logistic, PYMC_NUTS)
+    assert at_half.fixed_seconds.source == at_fit.fixed_seconds.source == "observed"
+    shrink = 1 / (1 + history.PACE_PRIOR_MODELS)  # one model's pace, shrunk towards 1
+    assert at_half.fixed_seconds.value == pytest.approx(1.5 * ratio ** shrink)
+    assert at_fit.fixed_seconds.value == pytest.approx(3.0 * (ratio * 0.5) ** shrink)

@@ -27,7 +27,7 @@ def test_calibration_measures_every_cpu_figure_and_is_cached_by_versions(fresh_c
     assert first.source.startswith("measured")
     for figures in (first.cpu_flops, first.cpu_bandwidth, first.cpu_matmul_flops):
         assert set(figures) == {"float32", "float64"} and min(figures.values()) > 0
-    assert first.cpu_call_seconds > 0
+    assert first.cpu_call_seconds > 0 and first.cpu_python_seconds > 0
     assert set(first.versions) == {"numpy", "pytensor", "numba"}
     files = list(fresh_cache.glob("machine-*.json"))
     assert [f.name for f in files] == [f"machine-{first.key}.json"]
@@ -795,3 +795,69 @@ def test_a_librarys_version_is_looked_up_once_per_process(monkeypatch):
     finally:
         machine._installed_version.cache_clear()  # the real versions for later tests
     assert sorted(asked) == ["numba", "numpy", "pytensor"]
+
+
+def test_start_up_pace_is_the_python_loop_against_the_fit_machines():
+    """Fixed seconds are one core's start-up and compile work: on a machine whose Python loop
+    ran at half the fit machine's time they ran at 0.51x-0.56x the model."""
+    assert costmodel.start_up_pace(_machine()) == 1.0  # not timed (figures made by hand)
+    half = _machine(cpu_python_seconds=costmodel.FIT_MACHINE_PYTHON_SECONDS / 2)
+    assert costmodel.start_up_pace(half) == pytest.approx(0.5)
+    low, high = costmodel.START_UP_PACE_BOUNDS
+    assert costmodel.start_up_pace(_machine(cpu_python_seconds=1e-6)) == low
+    assert costmodel.start_up_pace(_machine(cpu_python_seconds=100.0)) == high
+    assert 0.01 < machine.python_loop_seconds(rounds=1) < 5.0
+
+
+def test_a_cpu_candidates_modelled_start_up_runs_at_the_machines_pace():
+    from pymc_accel.backend import Estimate, Figure
+
+    half = _machine(cpu_python_seconds=costmodel.FIT_MACHINE_PYTHON_SECONDS / 2)
+    est = Estimate(Figure(1e-4), Figure(10.0), Figure(2.0, "modelled", "fixed"),
+                   first_use_seconds=Figure(4.0, "modelled", "first use"),
+                   cold_compile_seconds=Figure(6.0, "modelled", "cold"))
+    cpu = costmodel.at_start_up_pace(est, half, "cpu")
+    assert (cpu.fixed_seconds.value, cpu.first_use_seconds.value,
+            cpu.cold_compile_seconds.value) == pytest.approx((1.0, 2.0, 3.0))
+    assert cpu.start_up_pace == pytest.approx(0.5) and "start-up pace" in cpu.fixed_seconds.note
+    assert cpu.seconds_per_gradient == est.seconds_per_gradient
+    # a GPU's first compile was fitted on the GPU's own host: kept
+    gpu = costmodel.at_start_up_pace(est, half, "gpu")
+    assert gpu.cold_compile_seconds == est.cold_compile_seconds
+    assert gpu.fixed_seconds.value == pytest.approx(1.0)
+    # measured and observed figures are this machine's already
+    timed = replace(est, fixed_seconds=Figure(2.0, "measured"))
+    assert costmodel.at_start_up_pace(timed, half, "cpu").fixed_seconds == timed.fixed_seconds
+    assert costmodel.at_start_up_pace(est, _machine(), "cpu") is est
+
+
+def test_the_selection_prices_start_up_at_the_machines_pace():
+    from pymc_accel.registry import build_registry
+    from pymc_accel.selection import select
+
+    devices = Devices(cpu_cores=2, jax_installed=True, note="test: no GPU")
+    profile = profile_model(eight_schools())
+
+    def rows(m):
+        report = select(profile=profile, registry=build_registry(autoload=False),
+                        devices=devices, machine=m, draws=1000, tune=1000, chains=2)
+        return {r.label: r for r in report.rows if r.total_seconds}
+
+    fit, fast = rows(_machine()), rows(
+        _machine(cpu_python_seconds=costmodel.FIT_MACHINE_PYTHON_SECONDS / 2))
+    for label in fit:
+        assert fast[label].fixed_seconds == pytest.approx(fit[label].fixed_seconds / 2)
+
+
+def test_figures_cached_before_the_python_loop_was_timed_get_it_once(fresh_cache, monkeypatch):
+    import time
+
+    path = fresh_cache / f"machine-{machine.machine_key()}.json"
+    machine._write(path, _figures(1.0, time.time()))  # no loop timed
+    timed = []
+    monkeypatch.setattr(machine, "python_loop_seconds", lambda rounds=3: timed.append(1) or 0.06)
+    assert machine_figures().cpu_python_seconds == 0.06 and timed == [1]
+    assert json.loads(path.read_text())["cpu_python_seconds"] == 0.06
+    monkeypatch.setattr(machine, "_FIGURES", None)
+    assert machine_figures().cpu_python_seconds == 0.06 and timed == [1]
+    assert "Python loop 60 ms" in machine_figures().describe()

@@ -134,7 +134,10 @@ class NumbaBackend:
             costmodel.NUMBA_PYMC if candidate.option("driver") == "pymc" else costmodel.NUMBA_NUTPIE
         )
         began = time.perf_counter()
-        modelled = self.estimate(candidate, profile, machine)
+        # at the machine's start-up pace, as the selection's estimate: the kept compile's credit
+        # comes off these fixed seconds, which become measured ones
+        modelled = costmodel.at_start_up_pace(self.estimate(candidate, profile, machine),
+                                              machine, candidate.device)
         cold = _cold_compile_left(modelled, profile, candidate)
         measured = numba_measure(candidate, model, profile, machine, budget_seconds, modelled,
                                  runtime, modelled.chain_parallelism,
@@ -219,7 +222,8 @@ def _measuring_cold_left(backend: NumbaBackend, candidate: Candidate, profile: M
     with a 4.2 s budget left (docs/benchmarks.md)."""
     twin = Candidate(candidate.backend, candidate.device, candidate.precision,
                      (("driver", "pymc"),))
-    return _cold_compile_left(backend.estimate(twin, profile, machine), profile, twin)
+    return _cold_compile_left(costmodel.at_start_up_pace(
+        backend.estimate(twin, profile, machine), machine, candidate.device), profile, twin)
 
 
 def _cold_compile_left(modelled: Estimate, profile: ModelProfile, candidate: Candidate) -> float:
@@ -295,7 +299,8 @@ def _with_nutpie_compiled(model, measured: Estimate, cold_seconds: float,
 
     full = measured.fixed_seconds.value
     if nutpie_compiled.kept(model) is None:
-        unpaid = first_use_figures("nutpie-numba")["first_use_seconds"].value
+        unpaid = (first_use_figures("nutpie-numba")["first_use_seconds"].value
+                  * measured.start_up_pace)
         gradient = _measure.numba_gradient_compile_seconds(model)
         if gradient is not None:  # just timed: the model's kernels are in the cache now
             predicted = NUTPIE_COMPILE_PER_GRADIENT_COMPILE * gradient + unpaid
