@@ -402,7 +402,14 @@ def main(argv=None) -> None:
     p.add_argument("--float32-flops-factor", type=float, default=None,
                    help="replay with NumPyro's CPU float32 arithmetic at this many times "
                         "float64's rate (costmodel.Runtime.float32_flops_factor)")
+    p.add_argument("--no-start-up-pace", action="store_true",
+                   help="replay with start-up figures as fitted, not at this machine's pace "
+                        "(costmodel.start_up_pace taken as 1)")
     args = p.parse_args(argv)
+    if args.no_start_up_pace:
+        from pymc_accel import costmodel
+
+        costmodel.start_up_pace = lambda machine: 1.0  # at_start_up_pace reads it from here
     if args.float32_flops_factor is not None:
         import dataclasses
 
