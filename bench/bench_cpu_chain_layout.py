@@ -49,17 +49,23 @@ print(json.dumps(walls))
 """
 
 
-def run_layout(name: str, devices: int, chains: int, options, draws: int, repeats: int) -> list:
-    """Walls of ``repeats`` runs in one fresh process with ``devices`` CPU devices."""
+def run_with_cpu_devices(code: str, arguments: list, devices: int):
+    """Run ``code`` in a fresh Python process whose JAX has ``devices`` CPU devices, with
+    ``arguments`` as JSON in ``sys.argv[1]``; the JSON its last line prints."""
     env = {k: v for k, v in os.environ.items() if k != "XLA_FLAGS"}
     env.update(JAX_PLATFORMS="cpu", XLA_FLAGS=f"--xla_force_host_platform_device_count={devices}")
     out = subprocess.run(
-        [sys.executable, "-c", _CHILD, json.dumps([name, chains, draws, repeats, options])],
+        [sys.executable, "-c", code, json.dumps(arguments)],
         capture_output=True, text=True, env=env, cwd=Path(__file__).resolve().parents[1],
         timeout=1800)
     if out.returncode:
         raise SystemExit(out.stderr[-3000:])
     return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def run_layout(name: str, devices: int, chains: int, options, draws: int, repeats: int) -> list:
+    """Walls of ``repeats`` runs in one fresh process with ``devices`` CPU devices."""
+    return run_with_cpu_devices(_CHILD, [name, chains, draws, repeats, options], devices)
 
 
 def table(rows: list[dict]) -> list[str]:

@@ -16,11 +16,13 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import statistics
-import subprocess
 import sys
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).parent))
+
+from bench_cpu_chain_layout import run_with_cpu_devices  # noqa: E402
 
 _CHILD = r"""
 import json, os, sys, time
@@ -35,7 +37,10 @@ name, chains, draws, repeats = json.loads(sys.argv[1])
 factory = (zoo(quick=True) | held_out())[name]
 candidate = Candidate("numpyro", "cpu", "float64", (("chain_method", "parallel"),))
 backend = get_registry().backends["numpyro"]
-estimate = backend.estimate(candidate, profile_model(factory()), machine_figures())
+from pymc_accel.costmodel import at_start_up_pace
+machine = machine_figures()  # the estimate as the selection makes it, start-up at the pace
+estimate = at_start_up_pace(backend.estimate(candidate, profile_model(factory()), machine),
+                            machine, "cpu")
 walls = []
 for i in range(repeats):
     t = time.perf_counter()
@@ -53,15 +58,7 @@ print(json.dumps({"walls": walls, "jax_cpu_devices": len(jax.devices("cpu")),
 def run_layout(name: str, devices: int, chains: int, draws: int, repeats: int) -> dict:
     """The estimate and the walls of ``repeats`` runs in one fresh process with ``devices``
     CPU devices."""
-    env = {k: v for k, v in os.environ.items() if k != "XLA_FLAGS"}
-    env.update(JAX_PLATFORMS="cpu", XLA_FLAGS=f"--xla_force_host_platform_device_count={devices}")
-    out = subprocess.run(
-        [sys.executable, "-c", _CHILD, json.dumps([name, chains, draws, repeats])],
-        capture_output=True, text=True, env=env, cwd=Path(__file__).resolve().parents[1],
-        timeout=1800)
-    if out.returncode:
-        raise SystemExit(out.stderr[-3000:])
-    return json.loads(out.stdout.strip().splitlines()[-1])
+    return run_with_cpu_devices(_CHILD, [name, chains, draws, repeats], devices)
 
 
 def table(rows: list[dict]) -> list[str]:

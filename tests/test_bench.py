@@ -852,6 +852,18 @@ def test_chain_layout_table_sets_each_layout_against_the_vectorized_one():
     assert "| m | 1 | 2 | one after another | 6.00 | 4.20 | 1.95 |" in text
 
 
+def test_one_device_table_sets_runs_and_estimates_against_the_side_by_side_layout():
+    import bench_one_device_estimate as one
+
+    rows = [{"model": "m", "devices": 1, "chains": 2, "jax_cpu_devices": 1,
+             "chain_parallelism": 1, "fixed": 0.5, "sampling": 3.0, "walls": [9.0, 5.0, 5.4]},
+            {"model": "m", "devices": 2, "chains": 2, "jax_cpu_devices": 2,
+             "chain_parallelism": 2, "fixed": 0.5, "sampling": 1.5, "walls": [8.0, 4.0, 4.0]}]
+    text = "\n".join(one.table(rows))
+    assert "| m | 2 | 2 | 2 | 2.00 | 4.00 | 2.00 | 1.00 | 1.00 |" in text
+    assert "| m | 1 | 2 | 1 | 3.50 | 5.20 | 1.49 | 1.30 | 1.75 |" in text
+
+
 def test_overhead_bench_reports_new_processes_by_their_medians(monkeypatch):
     import bench_overhead
 
