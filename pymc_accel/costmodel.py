@@ -591,19 +591,21 @@ def at_start_up_pace(estimate: Estimate, machine: MachineFigures, device: str) -
     pace = start_up_pace(machine)
     if pace == 1.0:
         return estimate
-
-    def paced(figure: Figure) -> Figure:
-        if figure.source != "modelled" or figure.value <= 0:
-            return figure
-        return Figure(figure.value * pace, figure.source,
-                      f"{figure.note}; x {pace:.2f}, this machine's start-up pace")
-
-    changes: dict[str, Any] = {"fixed_seconds": paced(estimate.fixed_seconds),
-                               "first_use_seconds": paced(estimate.first_use_seconds),
+    changes: dict[str, Any] = {"fixed_seconds": paced(estimate.fixed_seconds, pace),
+                               "first_use_seconds": paced(estimate.first_use_seconds, pace),
                                "start_up_pace": pace}
     if device == "cpu":
-        changes["cold_compile_seconds"] = paced(estimate.cold_compile_seconds)
+        changes["cold_compile_seconds"] = paced(estimate.cold_compile_seconds, pace)
     return replace(estimate, **changes)
+
+
+def paced(figure: Figure, pace: float) -> Figure:
+    """A modelled start-up ``figure`` at ``pace`` (:func:`start_up_pace`), its note saying so;
+    a measured or observed one, or nothing, as it is."""
+    if pace == 1.0 or figure.source != "modelled" or figure.value <= 0:
+        return figure
+    return Figure(figure.value * pace, figure.source,
+                  f"{figure.note}; x {pace:.2f}, this machine's start-up pace")
 
 
 def measured_cpu_gradient_seconds(

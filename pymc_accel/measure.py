@@ -35,6 +35,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
+from pymc_accel import costmodel
 from pymc_accel.backend import Figure
 from pymc_accel.first_use import first_use_figures
 
@@ -272,11 +273,8 @@ def measure_candidates(
     for s in scored:  # measuring started runtimes (numba, JAX) whose first use no run pays now
         if s.estimate.first_use:  # an estimate that names no parts keeps its own figure
             first = first_use_figures(*s.estimate.first_use)["first_use_seconds"]
-            if s.estimate.start_up_pace != 1.0 and first.value > 0:  # at the machine's pace
-                first = Figure(first.value * s.estimate.start_up_pace, first.source,
-                               f"{first.note}; x {s.estimate.start_up_pace:.2f}, this "
-                               "machine's start-up pace")
-            s.estimate = replace(s.estimate, first_use_seconds=first)
+            s.estimate = replace(s.estimate, first_use_seconds=costmodel.paced(
+                first, s.estimate.start_up_pace))  # at the machine's pace, as selected
             s.rescore(steps, draws, chains)
         # and compiled the model's kernels, which its backend's disk cache now holds
         if s.candidate.backend in compiled and s.estimate.cold_compile_seconds.value > 0:

@@ -132,8 +132,8 @@ class JaxNutsBackend:
             )
             if parallel < cpu_cores():
                 grad = Figure(grad.value, grad.source,
-                              f"{grad.note}; JAX has {jax_cpu_devices()} CPU device(s) for "
-                              f"{cpu_cores()} cores: {parallel} chain(s) at a time")
+                              f"{grad.note}; {parallel} chain(s) at a time: JAX has "
+                              f"{parallel} CPU device(s) for {cpu_cores()} cores")
         fixed, cold = _fixed_and_cold_seconds(profile, candidate.device)
         trees = Figure(1.0)
         # chains side by side under jax.vmap: one GPU's (several GPUs seat one chain each, unless
