@@ -864,6 +864,20 @@ def test_one_device_table_sets_runs_and_estimates_against_the_side_by_side_layou
     assert "| m | 1 | 2 | 1 | 3.50 | 5.20 | 1.49 | 1.30 | 1.75 |" in text
 
 
+def test_measured_mode_timings_are_read_from_regret_files_the_latest_winning(tmp_path):
+    import gradient_vs_measured as check
+
+    def run(model, seconds):
+        return {"models": [{"model": model, "measurement": {"measured": [
+            {"candidate": "numpyro[cpu]", "seconds_per_gradient": seconds}]}},
+            {"model": "unmeasured", "measurement": None}]}
+
+    first, second = tmp_path / "a.json", tmp_path / "b.json"
+    first.write_text(json.dumps(run("m", 2e-5)))
+    second.write_text(json.dumps(run("m", 3e-5)))
+    assert check.measured_gradients([str(first), str(second)]) == {("m", "numpyro[cpu]"): 3e-5}
+
+
 def test_overhead_bench_reports_new_processes_by_their_medians(monkeypatch):
     import bench_overhead
 
