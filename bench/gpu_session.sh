@@ -80,10 +80,13 @@ import numba, nutpie, scipy, numpy; print('numba', numba.__version__, 'nutpie', 
 cpu = [l.split(':', 1)[1].strip() for l in open('/proc/cpuinfo') if l.startswith('model name')]
 print('host cpu', cpu[:1], len(cpu), 'threads; numpy AVX512F',
       numpy._core._multiarray_umath.__cpu_features__.get('AVX512F'))
+from pymc_accel.costmodel import start_up_pace
 from pymc_accel.machine import machine_figures; f = machine_figures(devices=pymc_accel.discover_devices())
 print('calibrated elementwise', {k: round(v / 1e9, 2) for k, v in f.cpu_flops.items()}, 'GFLOP/s;',
       'call', round(f.cpu_call_seconds * 1e6, 2), 'us; bandwidth',
-      {k: round(v / 1e9, 1) for k, v in f.cpu_bandwidth.items()}, 'GB/s')
+      {k: round(v / 1e9, 1) for k, v in f.cpu_bandwidth.items()}, 'GB/s; Python loop',
+      round((f.cpu_python_seconds or 0) * 1e3, 1), 'ms: start-up pace',
+      round(start_up_pace(f), 2))
 # the GPU's calibration, which its candidates' estimates are made of (not recorded before 2026-11-27)
 for name, d in f.accelerators.items():
     print(name, d.kind, 'launch', round(d.launch_seconds * 1e6, 2), 'us, call',
