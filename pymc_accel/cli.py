@@ -133,6 +133,12 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
                           f"launch {dev.launch_seconds * 1e6:.2f} µs, "
                           f"call {dev.call_seconds * 1e6:.1f} µs")
     console.print(table)
+    if figures.cpu_python_seconds:
+        from pymc_accel.costmodel import start_up_pace
+
+        console.print(f"start-up and compile work: a Python loop in "
+                      f"{figures.cpu_python_seconds * 1e3:.0f} ms, so modelled start-up figures "
+                      f"are taken at {start_up_pace(figures):.2f}x the fit machine's")
     took = figures.calibration_seconds + sum(d.calibration_seconds for d in figures.accelerators.values())
     console.print(f"calibrated in {took:.1f} s; cached in {escape(str(cache_dir()))}")
     return 0

@@ -121,6 +121,7 @@ def test_calibrate_command_refreshes_and_prints(fresh_cache, capsys):
     out = capsys.readouterr().out
     assert "GFLOP/s" in out and "call" in out and str(fresh_cache) in out.replace("\n", "")
     assert "compiled by numba" in out  # what the elementwise figure times
+    assert "Python loop" in out and "the fit machine's" in out.replace("\n", " ")
     assert list(fresh_cache.glob("machine-*.json"))
 
 
