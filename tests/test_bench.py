@@ -971,3 +971,12 @@ def test_the_float32_loop_tool_reads_numpyros_two_rows_from_a_regret_file(tmp_pa
                                            {"model": "no_f32", "rows": rows[:1]}]}))
     assert float32_loop.sampler_ratios(str(path)) == {"m": 1.5}
     assert float32_loop.sampler_ratios(None) == {}
+
+
+def test_single_ops_are_timed_per_element_under_xla_and_numba():
+    import fit_xla_ops as ops
+
+    for runtime in ("xla", "numba"):
+        for op in ("exp", "scatter_add"):
+            seconds = ops.time_op(runtime, op, size=256, groups=8, passes=4, rounds=1)
+            assert 0 < seconds < 1e-5
