@@ -24,7 +24,8 @@ from pathlib import Path
 import numpy as np
 
 #: name -> (XLA body on (x, y, idx, groups), numba kernel factory, flops the census counts an element)
-OPS = ("mul_add", "exp", "log", "softplus", "gather", "scatter_add")
+OPS = ("mul_add", "exp", "log", "softplus", "gather", "scatter_add", "log1p", "sigmoid",
+       "divide")
 
 
 def _xla_runner(op: str, size: int, groups: int, passes: int):
@@ -50,8 +51,14 @@ def _xla_runner(op: str, size: int, groups: int, passes: int):
             out = jnp.logaddexp(v, 0.0)
         elif op == "gather":
             out = v + table[idx]
-        else:  # scatter_add: the gradient of a gather
+        elif op == "scatter_add":  # the gradient of a gather
             out = v + jnp.zeros(groups).at[idx].add(v)[0]
+        elif op == "log1p":
+            out = jnp.log1p(v)
+        elif op == "sigmoid":
+            out = jax.nn.sigmoid(v)
+        else:  # divide
+            out = v / (y + 1.0)
         return out * 1e-3 + x  # keep values bounded and the loop carried
 
     run = jax.jit(lambda v: jax.lax.fori_loop(0, passes, body, v))
@@ -84,10 +91,19 @@ def _numba_runner(op: str, size: int, groups: int, passes: int):
         elif kind == 4:
             for i in range(x.size):
                 out[i] = x[i] + table[idx[i]]
-        else:
+        elif kind == 5:
             bins[:] = 0.0
             for i in range(x.size):
                 bins[idx[i]] += x[i]
+        elif kind == 6:
+            for i in range(x.size):
+                out[i] = np.log1p(x[i])
+        elif kind == 7:
+            for i in range(x.size):
+                out[i] = 1.0 / (1.0 + np.exp(-x[i]))
+        else:
+            for i in range(x.size):
+                out[i] = x[i] / (y[i] + 1.0)
 
     kind = OPS.index(op)
     kernel(x, y, idx, table, out, bins, kind)

@@ -155,6 +155,10 @@ class OpCensus:
         What ``flops`` charges those functions beyond one flop each (9 of its 10 per
         evaluation, however they are computed): a runtime that prices ``transcendentals``
         leaves these out of its flops.
+    transcendentals_by_function : dict of str to float
+        The same evaluations counted by function (``"Exp"``, ``"Log"``, ``"Softplus"``, ...),
+        not weighted: for a runtime whose own functions cost other multiples of an ``exp``
+        than a numba loop's (XLA's vectorised ``exp`` and ``log``).
     compiled_kernels_by_rank : dict
         Kernels a compiler generates code for, by the largest rank they loop over (:data:`RANKS`;
         a Scan's inner kernels once, not once per step; dense linear algebra, a call into LAPACK,
@@ -179,6 +183,7 @@ class OpCensus:
     compiled_kernels_by_rank: dict[str, int] = field(default_factory=lambda: dict.fromkeys(RANKS, 0))
     transcendentals: float = 0.0
     transcendental_flops: float = 0.0
+    transcendentals_by_function: dict[str, float] = field(default_factory=dict)
 
     @property
     def dense_linalg_share(self) -> float:
@@ -211,6 +216,12 @@ class OpCensus:
         self.kernels_by_category[category] += 1
         self.flops_by_category[category] += flops
         self.bytes_by_category[category] += nbytes
+
+    def count_function(self, function: str, evaluations: float) -> None:
+        """Add ``evaluations`` of the transcendental ``function`` to its count."""
+        if evaluations:
+            self.transcendentals_by_function[function] = (
+                self.transcendentals_by_function.get(function, 0.0) + evaluations)
 
 
 def _size(var: Any, census: OpCensus) -> int:
@@ -266,20 +277,25 @@ def _constant_scalar(var: Any) -> float | None:
         return None
 
 
-def _transcendental_weight(node: Any) -> float:
-    """Exp-equivalents of one evaluation of ``node``'s scalar function: an Elemwise node's, a
-    fused Composite's parts' (:data:`TRANSCENDENTAL_EXP_EQUIVALENTS`)."""
+def _transcendental_functions(node: Any) -> dict[str, float]:
+    """Transcendental functions one evaluation of ``node``'s scalar function evaluates, by
+    name: an Elemwise node's, a fused Composite's parts'. A power that PyTensor's rewrites turn
+    into multiplications is none."""
     scalar_op = getattr(node.op, "scalar_op", node.op)
     inner = getattr(scalar_op, "fgraph", None)
     if inner is not None:
-        return sum(_transcendental_weight(n) for n in inner.apply_nodes)
+        out: dict[str, float] = {}
+        for part in inner.apply_nodes:
+            for name, count in _transcendental_functions(part).items():
+                out[name] = out.get(name, 0.0) + count
+        return out
     name = type(scalar_op).__name__
     if name == "Pow" and len(node.inputs) == 2:
         if _constant_scalar(node.inputs[1]) in _CHEAP_POWERS:
-            return 0.0
-    if name in TRANSCENDENTAL_EXP_EQUIVALENTS:
-        return TRANSCENDENTAL_EXP_EQUIVALENTS[name]
-    return _UNMEASURED_TRANSCENDENTAL if _is_transcendental(name) else 0.0
+            return {}
+    if name in TRANSCENDENTAL_EXP_EQUIVALENTS or _is_transcendental(name):
+        return {name: 1.0}
+    return {}
 
 
 def _core_name(op: Any) -> str:
@@ -365,6 +381,8 @@ def _account(node: Any, census: OpCensus) -> None:
         census.scans.append(_scan_summary(node, n_steps, sub))
         census.add("scan", sub.flops * (n_steps or 1), sub.bytes * (n_steps or 1))
         census.transcendentals += sub.transcendentals * (n_steps or 1)
+        for function, count in sub.transcendentals_by_function.items():
+            census.count_function(function, count * (n_steps or 1))
         census.transcendental_flops += sub.transcendental_flops * (n_steps or 1)
         launches = sub.kernels * (n_steps or 1) - 1  # one per inner op per step; add() counted one
         census.kernels += launches
@@ -431,7 +449,11 @@ def census_of(inputs: list[Any], outputs: list[Any]) -> OpCensus:
         if first is not node:
             merged.update(zip(node.outputs, first.outputs))
         elif varying.intersection(node.outputs):
-            census.transcendentals += _size(node.outputs[0], census) * _compiled_weight(node, args)
+            size = _size(node.outputs[0], census)
+            functions = _compiled_functions(node, args)
+            census.transcendentals += size * _exp_equivalents(functions)
+            for function, count in functions.items():
+                census.count_function(function, size * count)
     return census
 
 
@@ -441,22 +463,29 @@ def _scalar_name(var: Any) -> str:
     return type(getattr(owner.op, "scalar_op", None)).__name__ if owner is not None else ""
 
 
-def _compiled_weight(node: Any, args: tuple) -> float:
-    """Exp-equivalents of an Elemwise node (its inputs merged into ``args``) as the function
-    every backend compiles evaluates it, after PyTensor's rewrites: nothing for ``log(exp(x))``
-    or ``exp(log(x))`` (reduced to ``x``); a ``softplus`` for a log of a sigmoid or of
-    ``1 + exp``, which the stabilizing rewrites turn into one: ``log(sigmoid(x))``,
-    ``log(1 - sigmoid(x))`` (a Bernoulli or binomial likelihood on ``logit_p``),
-    ``log1p(-sigmoid(x))`` and ``log1p(exp(x))``; otherwise :func:`_transcendental_weight`."""
+def _compiled_functions(node: Any, args: tuple) -> dict[str, float]:
+    """Transcendental functions an Elemwise node (its inputs merged into ``args``) evaluates
+    per element, by name, as the function every backend compiles evaluates them, after
+    PyTensor's rewrites: none for ``log(exp(x))`` or ``exp(log(x))`` (reduced to ``x``); a
+    ``softplus`` for a log of a sigmoid or of ``1 + exp``, which the stabilizing rewrites turn
+    into one: ``log(sigmoid(x))``, ``log(1 - sigmoid(x))`` (a Bernoulli or binomial likelihood
+    on ``logit_p``), ``log1p(-sigmoid(x))`` and ``log1p(exp(x))``; otherwise
+    :func:`_transcendental_functions`."""
     name = type(node.op.scalar_op).__name__
     inner = _scalar_name(args[0]) if args else ""
     if (name, inner) in (("Log", "Exp"), ("Exp", "Log")):
-        return 0.0
-    softplus = TRANSCENDENTAL_EXP_EQUIVALENTS["Softplus"]
+        return {}
     if name in ("Log", "Log1p"):
         if inner == "Sigmoid" or (name == "Log1p" and inner == "Exp"):
-            return softplus
+            return {"Softplus": 1.0}
         owner = args[0].owner
         if inner in ("Sub", "Neg") and any(_scalar_name(v) == "Sigmoid" for v in owner.inputs):
-            return softplus
-    return _transcendental_weight(node)
+            return {"Softplus": 1.0}
+    return _transcendental_functions(node)
+
+
+def _exp_equivalents(functions: dict[str, float]) -> float:
+    """Evaluations of ``exp`` in a numba loop that ``functions`` (evaluations by name) cost
+    (:data:`TRANSCENDENTAL_EXP_EQUIVALENTS`; :data:`_UNMEASURED_TRANSCENDENTAL` for the rest)."""
+    return sum(count * TRANSCENDENTAL_EXP_EQUIVALENTS.get(name, _UNMEASURED_TRANSCENDENTAL)
+               for name, count in functions.items())

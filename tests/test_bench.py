@@ -980,3 +980,16 @@ def test_single_ops_are_timed_per_element_under_xla_and_numba():
         for op in ("exp", "scatter_add"):
             seconds = ops.time_op(runtime, op, size=256, groups=8, passes=4, rounds=1)
             assert 0 < seconds < 1e-5
+
+
+def test_xla_function_costs_are_read_at_the_largest_size(tmp_path):
+    import fit_xla_functions as fit
+
+    ops = tmp_path / "ops.jsonl"
+    ops.write_text("".join(json.dumps(line) + "\n" for line in (
+        {"op": "exp", "runtime": "xla", "size": 10, "in_calibrated_exps": 0.9},
+        {"op": "exp", "runtime": "xla", "size": 100, "in_calibrated_exps": 0.3},
+        {"op": "exp", "runtime": "numba", "size": 100, "in_calibrated_exps": 1.0},
+        {"op": "mul_add", "runtime": "xla", "size": 100, "in_calibrated_exps": 0.04})))
+    assert fit.function_costs(str(ops)) == {"Exp": 0.3}
+    assert fit.rms([math.log(2), -math.log(2)]) == pytest.approx(math.log(2))

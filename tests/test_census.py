@@ -59,3 +59,23 @@ def test_a_linear_regression_has_next_to_none():
         pm.Normal("y", pytensor.tensor.dot(rng.normal(size=(500, 3)), b), s,
                   observed=rng.normal(size=500))
     assert profile_model(model).census.transcendentals < 10
+
+
+def test_each_function_is_also_counted_by_name_unweighted():
+    """For a runtime whose functions cost other multiples of an exp than numba's (XLA's
+    vectorised exp and log): the same evaluations by function, and the exp-equivalents are
+    their weighted sum."""
+    x = pt.dvector("x")
+    x = pt.specify_shape(x, (100,))
+    census = census_of([x], [pt.sum(pt.exp(x) + pt.log(pt.sigmoid(x)) + x**2)])
+    assert census.transcendentals_by_function == pytest.approx(
+        {"Exp": 100.0, "Sigmoid": 100.0, "Softplus": 100.0})
+    assert census.transcendentals == pytest.approx(
+        sum(n * EXP[f] for f, n in census.transcendentals_by_function.items()))
+    from pymc_accel.census import OpCensus
+    from dataclasses import asdict
+
+    assert OpCensus.from_dict(asdict(census)).transcendentals_by_function == (
+        census.transcendentals_by_function)
+    old = {k: v for k, v in asdict(census).items() if k != "transcendentals_by_function"}
+    assert OpCensus.from_dict(old).transcendentals_by_function == {}  # a stored older census
