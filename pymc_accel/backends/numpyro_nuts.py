@@ -240,9 +240,8 @@ class JaxNutsBackend:
         else:  # PyMC's BlackJAX path takes "parallel" (a device per chain) or "vectorized"
             n_devices = len(jax.devices(platform))
             chain_method = "vectorized" if n_devices < request.chains else requested
-            if (platform == "cpu" and requested == "parallel" and n_devices < 2
-                    and request.chains > 1):
-                warn_one_cpu_device(request.chains, "are vectorized on it")
+            warn_one_cpu_device(platform, requested, n_devices, request.chains,
+                                "are vectorized on it")
             to_host = False
         idata_kwargs = dict(request.idata_kwargs or {})
         # pm.sample's idata_kwargs name for what sample_jax_nuts calls keep_untransformed
@@ -348,8 +347,7 @@ def numpyro_chain_method(
                                    platform=platform)
     if chains == 1:
         return "sequential"
-    if platform == "cpu" and requested == "parallel" and len(devices) < 2:
-        warn_one_cpu_device(chains, "run one after another")
+    warn_one_cpu_device(platform, requested, len(devices), chains, "run one after another")
     if not draws_to_host and chains_at_once is None:
         if method in ("vectorized", "sequential"):
             return method
@@ -364,12 +362,15 @@ def numpyro_chain_method(
     return chain_map(devices[:1], at_once, draws_to_host=draws_to_host)
 
 
-def warn_one_cpu_device(chains: int, how: str) -> None:
-    """Warn that JAX's one CPU device keeps a run's ``chains`` from running side by side, and
-    name the fix: JAX started before pymc-accel could ask XLA for a device per core
-    (:func:`pymc_accel.devices.discover`)."""
-    warnings.warn(f"JAX has one CPU device, so the {chains} chains {how}: "
-                  f"{host_devices_fix(chains)}", UserWarning, stacklevel=4)
+def warn_one_cpu_device(platform: str, requested: str, n_devices: int, chains: int,
+                        how: str) -> None:
+    """Where a run asks for its ``chains`` in parallel on a CPU whose JAX has one device, warn
+    that they cannot run side by side (they ``how``), and name the fix: JAX started before
+    pymc-accel could ask XLA for a device per core (:func:`pymc_accel.devices.discover`).
+    The one check for NumPyro's layout and PyMC's BlackJAX path alike."""
+    if platform == "cpu" and requested == "parallel" and n_devices < 2 and chains > 1:
+        warnings.warn(f"JAX has one CPU device, so the {chains} chains {how}: "
+                      f"{host_devices_fix(chains)}", UserWarning, stacklevel=4)
 
 
 def runnable_chain_method(requested: str, *, n_devices: int, chains: int,
