@@ -354,6 +354,20 @@ VECTORIZED_TREE_FACTOR = 1.2
 #: (docs/results/fit-numpyro-fixed-{vectorized,pmap}-cpu-2026-11-27.jsonl). The H200 host's GPU
 #: runs of eight schools and glm_poisson traced for 0.68 and 0.93 s.
 VMAP_TRACE_SECONDS = 0.5
+#: Each chain's gradient in chains vectorized under ``jax.vmap`` on one CPU device, against the
+#: same chains priced one after another there, by sampler (``JaxNutsBackend.estimate``: PyMC's
+#: BlackJAX path on fewer JAX CPU devices than chains, NumPyro asked for
+#: ``chain_method="vectorized"``); :data:`VMAP_TRACE_SECONDS` is added to the fixed seconds.
+#: The batched trees wait for the longest (:data:`VECTORIZED_TREE_FACTOR`) and the batched
+#: loops select over the whole state. NumPyro: two chains on one device, vectorized against in
+#: turn, later runs of 500 + 500 draws took 1.69x (seed_mid), 1.83x (glm_poisson) and 1.83x
+#: (eight schools), which the estimates give at 1.7 (1.70x, 1.76x, 1.85x; bench/
+#: bench_cpu_chain_layout.py, docs/results/cpu-chain-layout-2026-11-27.json). BlackJAX (which
+#: cannot run chains in turn under PyMC): one device against two, runs 2.02-2.64x, estimates
+#: at 1.3 1.91-2.43x, ratio error 0.72-1.04x, where pricing its chains in turn gave 0.40-0.78x
+#: (bench/bench_one_device_estimate.py --backend blackjax_nuts,
+#: docs/results/one-device-estimate-blackjax-cpu-2026-11-27.json).
+CPU_VECTORIZED_FACTOR = {"numpyro": 1.7, "blackjax": 1.3}
 #: The first compile of NumPyro's sampler for a GPU (a model's first GPU run, before JAX's disk
 #: cache holds its programs): ``GPU_COLD_SECONDS + GPU_COLD_SECONDS_PER_KERNEL * kernels``.
 #: Fitted on the two H200 leases' first runs less their warm runs (9 runs of 4 models,

@@ -676,15 +676,26 @@ def _jax_device_notes(scored: list[_Scored], devices: Devices, chains: int) -> l
     side_by_side = min(chains, devices.cpu_cores)
     if not devices.jax_installed or side_by_side < 2:
         return []
-    held = list(dict.fromkeys(  # backends, in rank order, once each
-        s.candidate.backend for s in scored
-        if s.candidate.device == "cpu" and s.estimate.chain_parallelism < side_by_side))
+    def held(vectorized: bool) -> list[str]:  # backends, in rank order, once each
+        return list(dict.fromkeys(
+            s.candidate.backend for s in scored
+            if s.candidate.device == "cpu" and s.estimate.chain_parallelism < side_by_side
+            and (s.candidate.option("chain_method") == "vectorized") == vectorized))
+
+    in_turn, batched = held(False), held(True)
     count = jax_cpu_devices()
-    if not held or count >= side_by_side:
+    if not (in_turn or batched) or count >= side_by_side:
         return []
+    how = []
+    if in_turn:
+        how.append(f"the {chains} chains of {', '.join(in_turn)} on the CPU are priced to run "
+                   f"{count} at a time, as they will")
+    if batched:
+        how.append(f"{', '.join(batched)} vectorize{'s' if len(batched) == 1 else ''} "
+                   f"{'its' if len(batched) == 1 else 'their'} {chains} chains on one CPU "
+                   "device, and are priced so")
     return [f"JAX has {count} CPU device{'s' if count > 1 else ''} for {devices.cpu_cores} "
-            f"cores, so the {chains} chains of {', '.join(held)} on the CPU are priced to run "
-            f"{count} at a time, as they will: {host_devices_fix(chains)}"]
+            f"cores, so {'; '.join(how)}: {host_devices_fix(chains)}"]
 
 
 def _geometry_notes(profile: ModelProfile) -> list[str]:

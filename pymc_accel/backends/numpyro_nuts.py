@@ -125,12 +125,17 @@ class JaxNutsBackend:
             if candidate.option("chain_method") == "sequential":  # memory allows fewer at once
                 parallel = int(candidate.option("chains_at_once", 1))
         else:
-            parallel = self.cpu_chains_at_once()
+            # chains vectorized on one CPU device run as one batch there: each batched
+            # leapfrog computes every chain's gradient, so they are priced as chains in turn
+            # and then scaled (_cpu_vectorized)
+            parallel = 1 if _cpu_vectorized(candidate) else self.cpu_chains_at_once()
             grad = costmodel.cpu_gradient_seconds(
                 profile, machine, candidate.precision, costmodel.JAX_CPU_SAMPLER,
                 parallel_chains=parallel,
             )
-            if parallel < cpu_cores():
+            if _cpu_vectorized(candidate):
+                grad = _vectorized_on_one_cpu_device(grad, self.jax_sampler)
+            elif parallel < cpu_cores():
                 grad = Figure(grad.value, grad.source,
                               f"{grad.note}; {parallel} chain(s) at a time: JAX has "
                               f"{parallel} CPU device(s) for {cpu_cores()} cores")
@@ -144,6 +149,7 @@ class JaxNutsBackend:
         if candidate.device == "gpu" and parallel > 1 and vmapped:
             trees = Figure(costmodel.VECTORIZED_TREE_FACTOR, "modelled",
                            "vectorized chains: each draw costs the largest of their trees")
+        if vmapped and (parallel > 1 or _cpu_vectorized(candidate)):
             fixed = Figure(fixed.value + costmodel.VMAP_TRACE_SECONDS, fixed.source,
                            f"{fixed.note}; + {costmodel.VMAP_TRACE_SECONDS:.1f} s tracing the "
                            "sampler batched over the chains")
@@ -168,12 +174,22 @@ class JaxNutsBackend:
         every chain at once where it fits, fewer at once (draws streamed to the host) where not;
         a refusal with the figures when not even one chain fits. CPU candidates are unchanged.
 
+        On the CPU, PyMC's BlackJAX path maps its chains with ``jax.pmap`` (a device each) or
+        ``jax.vmap``: with fewer JAX CPU devices than chains (JAX started before pymc-accel
+        could ask for a device per core) :meth:`sample` vectorizes them on one device, and the
+        candidate says so (``chain_method="vectorized"``), which its estimate prices.
+
         Returns
         -------
         (Candidate or Refusal, Figure or None)
             The candidate with its chain layout in its options (or why it cannot run), and the
             estimated peak memory of one device.
         """
+        if (candidate.device == "cpu" and self.jax_sampler == "blackjax" and run.chains > 1
+                and candidate.option("chain_method") == "parallel"
+                and jax_cpu_devices() < run.chains):
+            options = dict(candidate.options) | {"chain_method": "vectorized"}
+            return replace(candidate, options=tuple(options.items())), None
         own_sampler = type(self).sample is JaxNutsBackend.sample and self.jax_sampler == "numpyro"
         if candidate.device != "gpu" or not devices.gpus or not own_sampler:
             return candidate, None  # the memory model is NumPyro's NUTS under sample_jax_nuts
@@ -207,8 +223,12 @@ class JaxNutsBackend:
 
             model, _ = rewrite_model(model, candidate.device)
         modelled = self.estimate(candidate, profile, machine)
-        return jax_measure(candidate, model, profile, machine, budget_seconds, modelled,
-                           modelled.chain_parallelism, runtime=costmodel.JAX_CPU_SAMPLER)
+        measured = jax_measure(candidate, model, profile, machine, budget_seconds, modelled,
+                               modelled.chain_parallelism, runtime=costmodel.JAX_CPU_SAMPLER)
+        if measured is not None and _cpu_vectorized(candidate):  # one chain's gradient timed
+            measured = replace(measured, seconds_per_gradient=_vectorized_on_one_cpu_device(
+                measured.seconds_per_gradient, self.jax_sampler))
+        return measured
 
     def sample(self, model, candidate: Candidate, request: SampleRequest):
         """Run PyMC's ``sample_jax_nuts`` on the candidate's device and precision, with the
@@ -230,6 +250,7 @@ class JaxNutsBackend:
         if "max_treedepth" in kwargs:  # PyMC's name (nutpie's driver translates it too)
             kwargs[MAX_TREEDEPTH_NAMES[self.jax_sampler]] = kwargs.pop("max_treedepth")
         to_host = bool(kwargs.pop("draws_to_host", candidate.option("draws_to_host", False)))
+        asked = kwargs.get("chain_method", "parallel")  # by the user, not by the layout
         requested = kwargs.pop("chain_method", candidate.option("chain_method", "parallel"))
         at_once = kwargs.pop("chains_at_once", candidate.option("chains_at_once"))
         if self.jax_sampler == "numpyro":
@@ -240,7 +261,7 @@ class JaxNutsBackend:
         else:  # PyMC's BlackJAX path takes "parallel" (a device per chain) or "vectorized"
             n_devices = len(jax.devices(platform))
             chain_method = "vectorized" if n_devices < request.chains else requested
-            warn_one_cpu_device(platform, requested, n_devices, request.chains,
+            warn_one_cpu_device(platform, asked, n_devices, request.chains,
                                 "are vectorized on it")
             to_host = False
         idata_kwargs = dict(request.idata_kwargs or {})
@@ -390,6 +411,25 @@ def runnable_chain_method(requested: str, *, n_devices: int, chains: int,
     if requested == "parallel" and chains > 1 and n_devices < 2:
         return "sequential" if platform == "cpu" else "vectorized"
     return requested
+
+
+def _cpu_vectorized(candidate: Candidate) -> bool:
+    """Whether ``candidate`` runs its chains under ``jax.vmap`` on one CPU device: NumPyro where
+    asked to (``chain_method="vectorized"``), PyMC's BlackJAX path wherever JAX has fewer CPU
+    devices than chains (:meth:`JaxNutsBackend.fit_memory` says so in the options)."""
+    return candidate.device == "cpu" and candidate.option("chain_method") == "vectorized"
+
+
+def _vectorized_on_one_cpu_device(grad: Figure, jax_sampler: str) -> Figure:
+    """A chain's gradient (its seconds priced as if the chains ran in turn) times
+    :data:`~pymc_accel.costmodel.CPU_VECTORIZED_FACTOR` of ``jax_sampler``: what each chain's
+    gradient costs when the chains run as one batch under ``jax.vmap`` on one CPU device."""
+    factor = costmodel.CPU_VECTORIZED_FACTOR.get(jax_sampler, costmodel.VECTORIZED_TREE_FACTOR)
+    return Figure(grad.value * factor, grad.source,
+                  f"{grad.note}; x {factor:g}: the chains vectorized on one CPU device (each "
+                  "batched leapfrog computes every chain's gradient, waits for the longest "
+                  "tree and selects over the whole state)",
+                  measured_share=grad.measured_share)
 
 
 class NumpyroBackend(JaxNutsBackend):

@@ -210,19 +210,31 @@ print(json.dumps([str(w.message) for w in caught]))
 
 def test_blackjax_on_one_cpu_device_warns_too():
     """PyMC's BlackJAX path can only vectorize a run's chains on one device: it warns as
-    NumPyro's does."""
+    NumPyro's does, whether or not the selection laid the candidate out as vectorized (it
+    does, to price it so), and not where the user asked for vectorized chains."""
     pytest.importorskip("blackjax")
     result = _run("""
 import json, warnings
 from pymc_accel.backend import Candidate, SampleRequest
 from pymc_accel.backends.numpyro_nuts import JaxNutsBackend
+from pymc_accel.devices import discover
 from pymc_accel.models import conjugate_normal
 backend = JaxNutsBackend("blackjax_nuts", "blackjax")
-with warnings.catch_warnings(record=True) as caught:
-    warnings.simplefilter("always")
-    backend.sample(conjugate_normal().model, Candidate("blackjax_nuts", "cpu", "float64"),
-                   SampleRequest(draws=20, tune=20, chains=2, random_seed=1, progressbar=False,
-                                 quiet=True, compute_convergence_checks=False))
-print(json.dumps([str(w.message) for w in caught if "one CPU device" in str(w.message)]))
+model = conjugate_normal().model
+run = dict(draws=20, tune=20, chains=2, random_seed=1, progressbar=False, quiet=True,
+           compute_convergence_checks=False)
+plain = Candidate("blackjax_nuts", "cpu", "float64", (("chain_method", "parallel"),))
+laid_out, _ = backend.fit_memory(plain, None, discover(), SampleRequest(**run))
+out = {"label": laid_out.label}
+for name, candidate, kwargs in (("plain", plain, {}), ("laid_out", laid_out, {}),
+                                ("asked", laid_out, {"chain_method": "vectorized"})):
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        backend.sample(model, candidate, SampleRequest(**run, backend_kwargs=kwargs))
+    out[name] = [str(w.message) for w in caught if "one CPU device" in str(w.message)]
+print(json.dumps(out))
 """, devices=1)
-    assert len(result) == 1 and "are vectorized on it" in result[0]
+    assert result["label"] == "blackjax_nuts[cpu,float64,chain_method=vectorized]"
+    for name in ("plain", "laid_out"):
+        assert len(result[name]) == 1 and "are vectorized on it" in result[name][0]
+    assert result["asked"] == []

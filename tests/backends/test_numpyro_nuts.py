@@ -127,6 +127,87 @@ def test_one_jax_cpu_device_prices_the_chains_in_turn(monkeypatch):
     assert in_turn.sampling_seconds(1000, 1) == pytest.approx(spread.sampling_seconds(1000, 1))
 
 
+def _blackjax_layout(monkeypatch, devices: int, chains: int, backend=None,
+                     options=(("chain_method", "parallel"),)):
+    """The BlackJAX CPU candidate as the selection lays it out for ``chains`` chains where JAX
+    has ``devices`` CPU devices, with its estimate."""
+    from pymc_accel.backend import Candidate, SampleRequest
+    from pymc_accel.backends import numpyro_nuts
+    from pymc_accel.devices import Devices
+    from pymc_accel.machine import machine_figures
+    from pymc_accel.models import eight_schools
+    from pymc_accel.profile import profile_model
+
+    backend = backend or numpyro_nuts.JaxNutsBackend("blackjax_nuts", "blackjax")
+    monkeypatch.setattr(numpyro_nuts, "cpu_cores", lambda: 2)
+    monkeypatch.setattr(numpyro_nuts, "jax_cpu_devices", lambda: devices)
+    profile = profile_model(eight_schools())
+    laid_out, memory = backend.fit_memory(
+        Candidate(backend.name, "cpu", "float64", options), profile,
+        Devices(cpu_cores=2, jax_installed=True, note="test: no GPU"),
+        SampleRequest(draws=500, tune=500, chains=chains))
+    assert memory is None
+    return laid_out, backend.estimate(laid_out, profile, machine_figures())
+
+
+def test_blackjax_on_fewer_jax_cpu_devices_than_chains_is_priced_vectorized(monkeypatch):
+    """PyMC's BlackJAX path maps chains with pmap (a device each) or vmap, so with fewer JAX CPU
+    devices than chains sample() vectorizes them on one device: the candidate says so, and its
+    estimate prices the batch (chains in turn times CPU_VECTORIZED_FACTOR, plus the batched
+    trace). Priced in turn, one device against two had been estimated at 1.06-1.81x, where the
+    runs took 2.02-2.64x (bench/bench_one_device_estimate.py --backend blackjax_nuts)."""
+    from pymc_accel import costmodel
+    from pymc_accel.backend import Candidate
+
+    spread, side_by_side = _blackjax_layout(monkeypatch, devices=4, chains=2)
+    assert spread.option("chain_method") == "parallel"
+    one_chain, _ = _blackjax_layout(monkeypatch, devices=1, chains=1)
+    assert one_chain.option("chain_method") == "parallel"
+    batched, vectorized = _blackjax_layout(monkeypatch, devices=1, chains=2)
+    assert batched.option("chain_method") == "vectorized"
+    assert batched.label == "blackjax_nuts[cpu,float64,chain_method=vectorized]"
+    # the same candidate left to run in turn on that one device, as it was priced before
+    unlaid = Candidate("blackjax_nuts", "cpu", "float64", (("chain_method", "parallel"),))
+    from pymc_accel.backends import numpyro_nuts
+    from pymc_accel.machine import machine_figures
+    from pymc_accel.models import eight_schools
+    from pymc_accel.profile import profile_model
+    in_turn = numpyro_nuts.JaxNutsBackend("blackjax_nuts", "blackjax").estimate(
+        unlaid, profile_model(eight_schools()), machine_figures())
+
+    factor = costmodel.CPU_VECTORIZED_FACTOR["blackjax"]
+    assert factor > 1.0
+    assert vectorized.chain_parallelism == in_turn.chain_parallelism == 1
+    assert side_by_side.chain_parallelism == 2
+    assert vectorized.seconds_per_gradient.value == pytest.approx(
+        factor * in_turn.seconds_per_gradient.value)
+    assert "vectorized on one CPU device" in vectorized.seconds_per_gradient.note
+    assert vectorized.fixed_seconds.value == pytest.approx(
+        in_turn.fixed_seconds.value + costmodel.VMAP_TRACE_SECONDS)
+    assert vectorized.sampling_seconds(1000, 2) == pytest.approx(
+        factor * in_turn.sampling_seconds(1000, 2))
+    assert vectorized.total_seconds(1000, 2) > in_turn.total_seconds(1000, 2)
+
+
+def test_numpyro_is_not_vectorized_on_one_cpu_device_unless_asked(monkeypatch):
+    """NumPyro runs a CPU device's chains in turn (runnable_chain_method), so its layout is
+    left alone; asked for chain_method="vectorized" on the CPU, it is priced as a batch with
+    NumPyro's own factor (1.69-1.83x its chains in turn, bench/bench_cpu_chain_layout.py)."""
+    from pymc_accel import costmodel
+    from pymc_accel.backends import numpyro_nuts
+
+    numpyro = numpyro_nuts.NumpyroBackend()
+    kept, in_turn = _blackjax_layout(monkeypatch, devices=1, chains=2, backend=numpyro)
+    assert kept.option("chain_method") == "parallel"
+    asked, vectorized = _blackjax_layout(monkeypatch, devices=1, chains=2, backend=numpyro,
+                                         options=(("chain_method", "vectorized"),))
+    assert asked.option("chain_method") == "vectorized"
+    assert vectorized.seconds_per_gradient.value == pytest.approx(
+        costmodel.CPU_VECTORIZED_FACTOR["numpyro"] * in_turn.seconds_per_gradient.value)
+    assert vectorized.fixed_seconds.value == pytest.approx(
+        in_turn.fixed_seconds.value + costmodel.VMAP_TRACE_SECONDS)
+
+
 def test_a_gpus_first_compile_is_priced_by_its_own_fit():
     """XLA's first compile of the sampler for a GPU took 10-52 s on the leased H200 where the
     CPU's figure gives 2-4 s: a GPU candidate's cold compile is the GPU fit's."""

@@ -197,3 +197,27 @@ def test_mclmc_seeds_as_the_jax_samplers_and_warns_that_it_ignores_target_accept
     assert not np.array_equal(mu(7), mu([7, 8]))
     with pytest.warns(UserWarning, match="target_accept is ignored by blackjax_mclmc"):
         mu(7, target_accept=0.95)
+
+
+def test_the_report_says_blackjax_vectorizes_its_chains_on_one_jax_cpu_device(monkeypatch):
+    """JAX started before pymc-accel (one CPU device): the report says NumPyro's chains are
+    priced to run in turn and BlackJAX's vectorized on the device, as each will run, and names
+    the fix once."""
+    from pymc_accel import selection
+    from pymc_accel.backends import numpyro_nuts
+    from pymc_accel.devices import Devices
+    from pymc_accel.models import eight_schools
+
+    monkeypatch.setattr(numpyro_nuts, "cpu_cores", lambda: 2)
+    monkeypatch.setattr(numpyro_nuts, "jax_cpu_devices", lambda: 1)
+    monkeypatch.setattr(selection, "jax_cpu_devices", lambda: 1)
+    report = selection.select(eight_schools(), registry=build_registry(),
+                              devices=Devices(cpu_cores=2, jax_installed=True, note="test"),
+                              chains=2)
+    labels = {r.label for r in report.rows if r.status != "refused"}
+    assert "blackjax_nuts[cpu,float64,chain_method=vectorized]" in labels
+    assert "numpyro[cpu,float64,chain_method=parallel]" in labels
+    [note] = [n for n in report.notes if "CPU device" in n]
+    assert "chains of numpyro" in note and "run 1 at a time" in note
+    assert "blackjax_nuts" in note and "on one CPU device, and are priced so" in note
+    assert note.count("xla_force_host_platform_device_count=2") == 1
