@@ -858,10 +858,19 @@ def test_one_device_table_sets_runs_and_estimates_against_the_side_by_side_layou
     rows = [{"model": "m", "devices": 1, "chains": 2, "jax_cpu_devices": 1,
              "chain_parallelism": 1, "fixed": 0.5, "sampling": 3.0, "walls": [9.0, 5.0, 5.4]},
             {"model": "m", "devices": 2, "chains": 2, "jax_cpu_devices": 2,
-             "chain_parallelism": 2, "fixed": 0.5, "sampling": 1.5, "walls": [8.0, 4.0, 4.0]}]
+             "chain_parallelism": 2, "fixed": 0.5, "sampling": 1.5, "walls": [8.0, 4.0, 4.0]},
+            # BlackJAX laid out as vectorized, with its estimate had it run in rounds
+            {"model": "b", "devices": 1, "chains": 2, "jax_cpu_devices": 1, "candidate": "bj[v]",
+             "chain_parallelism": 1, "fixed": 1.0, "sampling": 4.0, "walls": [9.0, 5.0, 5.0],
+             "estimate_in_rounds": 2.5},
+            {"model": "b", "devices": 2, "chains": 2, "jax_cpu_devices": 2, "candidate": "bj[p]",
+             "chain_parallelism": 2, "fixed": 0.5, "sampling": 2.0, "walls": [8.0, 2.0, 2.0],
+             "estimate_in_rounds": 2.5}]
     text = "\n".join(one.table(rows))
-    assert "| m | 2 | 2 | 2 | 2.00 | 4.00 | 2.00 | 1.00 | 1.00 |" in text
-    assert "| m | 1 | 2 | 1 | 3.50 | 5.20 | 1.49 | 1.30 | 1.75 |" in text
+    assert "| m | 2 | 2 |  | 2 | 2.00 | 4.00 | 2.00 | 2.00 | 1.00 | 1.00 |" in text
+    assert "| m | 1 | 2 |  | 1 | 3.50 | 5.20 | 1.49 | 1.49 | 1.30 | 1.75 |" in text
+    assert "| b | 2 | 2 | bj[p] | 2 | 2.50 | 2.00 | 0.80 | 0.80 | 1.00 | 1.00 |" in text
+    assert "| b | 1 | 2 | bj[v] | 1 | 5.00 | 5.00 | 1.00 | 2.00 | 2.50 | 2.00 |" in text
 
 
 def test_measured_mode_timings_are_read_from_regret_files_the_latest_winning(tmp_path):
