@@ -259,17 +259,19 @@ JAX_CPU_SAMPLER_DENSE_EFFICIENCY = 0.14
 # those ratios, 2.2 s x 2.93 / 3.17 and 5.5 ms x 3.48 / 9.09. A leapfrog ran 0.78x-0.87x as
 # long flat on the two models whose leapfrogs stood out of the noise (glm_poisson 74 against
 # 95 µs, seed_mid 143 against 165 µs), which the leapfrog's figures do not take up yet.
-# Its float32 arithmetic (float32_flops_factor) stays at float64's rate. Over every recorded
-# regret run that ran NumPyro in both precisions (18 models, 1 to 21 files each), float32 was
-# 1.15x-1.45x faster on the row-heavy models, where halving the bytes alone prices them equal:
-# bench/fit_float32_compute.py (each precision priced with the leapfrogs its runs took, each
-# model the median of its files) gives an rms log error of their ratio of 0.145 at 1.0, 0.110
-# at 1.3 and least 0.104 at 1.5 (docs/results/fit-float32-compute-cpu.jsonl). Not adopted: the
-# ratio improves, but NumPyro's own seconds on the seed models are 0.59x-0.73x their walls
-# (replay of the recorded runs), and at 1.3 the demo model's float32 NumPyro came within 1.01x
-# of nutpie's time per effective draw, though NumPyro's float64 runs of that model took 53-60 s
-# where nutpie's took 29 s (at 1.5 float32 NumPyro was chosen, and its demo took 79.8 s on a
-# busy machine). Crediting float32 waits on pricing NumPyro's leapfrog on those models.
+# Its float32 arithmetic runs at 1.3x float64's rate (float32_flops_factor,
+# JAX_CPU_SAMPLER_FLOAT32_FLOPS_FACTOR). Over every recorded regret run that ran NumPyro in
+# both precisions (18 models, 1 to 21 files each), float32 was 1.15x-1.45x faster on the
+# row-heavy models, where halving the bytes alone prices them equal: bench/fit_float32_compute.py
+# (each precision priced with the leapfrogs its runs took, each model the median of its files)
+# gives an rms log error of their ratio of 0.145 at 1.0, 0.110 at 1.3 and least 0.104 at 1.5
+# (docs/results/fit-float32-compute-cpu.jsonl). Held back from 2026-11-25 to 2026-11-27 for the
+# demo model, where 1.3 moves a new process's choice from nutpie to NumPyro's float32: at
+# 1000 + 1000 draws that float32 ran at 0.91x nutpie's ESS/s. Adopted on 2026-11-27 (13:40):
+# at the demo's own 500 + 500 it ran at 2.0x nutpie's (pooled 2.02, 90% interval 1.40-3.18;
+# docs/results/regret-cpu-500-2026-11-27-demo-length.md), and over the day's eleven result
+# files the replayed zoo went from 30 to 36 of 46 (model, file) pairs within 1.1 with no
+# held-out choice moved (docs/benchmarks.md, "NumPyro's float32 arithmetic factor adopted").
 # The leapfrog timings above came from MCMC.run calls from a tuned state, on the belief that a
 # length's repeats reused its compiled program; each call compiles again (found 2026-11-26),
 # so their differences carried the compile's noise. bench/fit_numpyro_leapfrog.py now runs
@@ -302,6 +304,7 @@ JAX_CPU_SAMPLER_DENSE_EFFICIENCY = 0.14
 # compiling repeats took 1.94x the fixed seconds above (a slow stretch of the machine: nutpie
 # ran 1.3x-1.8x slow in the afternoon too), so both figures are scaled by 0.515 to the hour
 # the others were fitted in, as machine_pace scales them to the present one.
+JAX_CPU_SAMPLER_FLOAT32_FLOPS_FACTOR = 1.3
 JAX_CPU_SAMPLER_CACHED_SECONDS = 0.41
 JAX_CPU_SAMPLER_CACHED_PER_KERNEL = 0.00143
 JAX_CPU_SAMPLER_COLD_SECONDS = 1.82
@@ -313,6 +316,7 @@ JAX_CPU_SAMPLER = Runtime("jax-cpu-sampler", 1.5, 2.0, 2e-6, 2e-8,
                           threaded_dense=True, streams_elementwise=False,
                           dense_efficiency=JAX_CPU_SAMPLER_DENSE_EFFICIENCY,
                           per_kernel_seconds=0.0, float32_gain=False, float32_bytes_gain=True,
+                          float32_flops_factor=JAX_CPU_SAMPLER_FLOAT32_FLOPS_FACTOR,
                           first_use=("jax",))
 # One numba-compiled logp-and-gradient function, what measured mode compiles to time a numba
 # candidate (PyMC's own, raveled inputs: the function its NUTS compiles), with the model's
