@@ -3,11 +3,11 @@
 JAX has one CPU device when it started before pymc-accel could ask XLA for one per core (a
 notebook that used JAX first). NumPyro's chains then run one after another
 (``runnable_chain_method``), where with a device a core they run side by side. Each layout
-here runs in a fresh process with XLA's host device count set: the selection's estimate for
-``--backend``'s default CPU candidate (float64, ``chain_method="parallel"``, laid out for the
-run by the backend's ``fit_memory`` as the selection lays it out: PyMC's BlackJAX path
-vectorizes the chains where JAX has fewer CPU devices than chains), then ``--repeats``
-runs of ``--draws`` + ``--draws`` draws. The table sets each layout's later runs (JAX's
+here runs in a fresh process with XLA's host device count set. It takes the selection's
+estimate for ``--backend``'s CPU float64 candidate, laid out for the run by the backend's
+``fit_memory`` as the selection lays it out (PyMC's BlackJAX path vectorizes the chains where
+JAX has fewer CPU devices than chains), then runs it ``--repeats`` times with ``--draws`` +
+``--draws`` draws. The table sets each layout's later runs (JAX's
 programs cached: the estimate's fixed seconds and sampling, no compile) against its estimate,
 and the one-device layout's against the side-by-side layout's:
 
@@ -40,8 +40,10 @@ from pymc_accel.registry import get_registry
 name, chains, draws, repeats, backend_name = json.loads(sys.argv[1])
 factory = (zoo(quick=True) | held_out())[name]
 backend = get_registry().backends[backend_name]
-unlaid = Candidate(backend_name, "cpu", "float64", (("chain_method", "parallel"),))
 profile = profile_model(factory())
+# the backend's own CPU float64 candidate (NumPyro's and BlackJAX's: chain_method="parallel")
+unlaid = next(c for c in backend.candidates(profile, discover())
+              if isinstance(c, Candidate) and c.device == "cpu" and c.precision == "float64")
 fit = getattr(backend, "fit_memory", None)  # the run's chain layout, as the selection makes it
 candidate = unlaid
 if fit is not None:

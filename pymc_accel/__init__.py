@@ -40,6 +40,7 @@ from pymc_accel.errors import (
 from pymc_accel.first_use import first_use_figures
 from pymc_accel.hookspecs import hookimpl
 from pymc_accel.integration import disable, enable, explain, is_enabled, sample
+from pymc_accel.jax_cache import enable as enable_jax_cache
 from pymc_accel.machine import DeviceFigures, MachineFigures, machine_figures
 from pymc_accel.precision import PrecisionCheck, check_float32
 from pymc_accel.profile import ModelProfile, profile_model
@@ -60,7 +61,8 @@ __all__ = [
     "NoCandidateError", "NonFiniteInitialPointError", "PluginError", "PrecisionCheck",
     "PrecisionWarning", "PymcAccelError", "Refusal", "DeviceFigures", "check_float32",
     "Registry", "SampleRequest", "SelectionReport", "UnknownBackendError", "UnsupportedArgumentError", "__version__",
-    "build_registry", "disable", "discover_devices", "enable", "explain", "first_use_figures",
+    "build_registry", "disable", "discover_devices", "enable", "enable_jax_cache", "explain",
+    "first_use_figures",
     "get_registry",
     "hookimpl", "is_enabled", "jax_device", "machine_figures", "profile_model",
     "rename_nutpie_stats", "sample", "sampler_options", "select",

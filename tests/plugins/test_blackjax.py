@@ -221,3 +221,77 @@ def test_the_report_says_blackjax_vectorizes_its_chains_on_one_jax_cpu_device(mo
     assert "chains of numpyro" in note and "run 1 at a time" in note
     assert "blackjax_nuts" in note and "on one CPU device, and are priced so" in note
     assert note.count("xla_force_host_platform_device_count=2") == 1
+
+
+def test_mclmc_spreads_its_chains_over_the_devices_in_order():
+    """A CPU device runs its program on one core: MCLMC's chains go one a device where the
+    devices divide them (pmap), a group vectorized on each where there are more chains, and all
+    vectorized on one device where no layout divides them; every layout keeps the chains'
+    order. Two chains on two devices ran seed_mid's later runs in 1.86 s, where vectorized on
+    the one device they took 2.80 s (bench/bench_one_device_estimate.py)."""
+    import json
+    import os
+    import subprocess
+    import sys
+    import textwrap
+
+    code = textwrap.dedent("""
+        import json, jax, jax.numpy as jnp
+        from pymc_accel_blackjax.mclmc import map_chains
+        def run(key, x):  # one chain: a value that names the chain and the device it ran on
+            return x * 2.0, {"sum": jnp.sum(x)}
+        out = {}
+        for chains, devices in ((2, 4), (4, 4), (6, 4), (3, 2), (2, 1)):
+            xs = jnp.arange(chains * 3, dtype=jnp.float32).reshape(chains, 3)
+            keys = jax.random.split(jax.random.PRNGKey(0), chains)
+            pos, stats = map_chains(run, keys, xs, jax.devices("cpu")[:devices])
+            out[f"{chains}/{devices}"] = {
+                "same": bool(jnp.array_equal(pos, xs * 2.0))
+                        and bool(jnp.array_equal(stats["sum"], xs.sum(axis=1))),
+                "devices": len(pos.sharding.device_set)}
+        print(json.dumps(out))
+    """)
+    env = {k: v for k, v in os.environ.items() if k != "XLA_FLAGS"}
+    env.update(JAX_PLATFORMS="cpu", XLA_FLAGS="--xla_force_host_platform_device_count=4")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env,
+                          timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    result = json.loads(done.stdout.strip().splitlines()[-1])
+    assert all(r["same"] for r in result.values()), result
+    assert {k: r["devices"] for k, r in result.items()} == {
+        "2/4": 2, "4/4": 4, "6/4": 3, "3/2": 1, "2/1": 1}
+
+
+def test_mclmc_keeps_its_programs_in_the_jax_compile_cache(monkeypatch):
+    """Without pymc-accel's JAX compile cache every MCLMC run compiled its sampler anew: eight
+    schools' later runs took 5.3 s where they take about 1 s with it."""
+    import pymc_accel
+    from pymc_accel.models import eight_schools
+
+    calls = []
+    monkeypatch.setattr(pymc_accel, "enable_jax_cache", lambda: calls.append(1))
+    pymc_accel.sample(model=eight_schools(), nuts_sampler="blackjax_mclmc", tune=20, draws=10,
+                      chains=2, progressbar=False, compute_convergence_checks=False)
+    assert calls == [1]
+
+
+def test_mclmc_prices_its_tracing_on_top_of_numpyros_fixed_seconds():
+    """MCLMC traces the log density for each tuning stage and its sampling loop: 8.9-13 ms a
+    kernel at the fit machine's pace beyond NumPyro's fixed seconds, which had left its runs
+    at 2-4x their estimate."""
+    import pymc_accel_blackjax
+
+    from pymc_accel.backend import Candidate
+    from pymc_accel.backends.numpyro_nuts import JaxNutsBackend
+    from pymc_accel.machine import machine_figures
+    from pymc_accel.models import eight_schools
+    from pymc_accel.profile import profile_model
+
+    profile = profile_model(eight_schools())
+    candidate = Candidate("blackjax_mclmc", "cpu", "float64")
+    numpyro = JaxNutsBackend().estimate(candidate, profile, machine_figures())
+    mclmc = BlackJaxMclmcBackend().estimate(candidate, profile, machine_figures())
+    extra = pymc_accel_blackjax.TRACE_PER_KERNEL * profile.census.kernels
+    assert 0.5 < extra < 3.0
+    assert mclmc.fixed_seconds.value == pytest.approx(numpyro.fixed_seconds.value + extra)
+    assert "tracing the log density" in mclmc.fixed_seconds.note

@@ -142,6 +142,19 @@ def _blackjax_leapfrog(numpyros: Figure) -> Figure:
 LEAPFROG_FACTOR = 2.0
 
 
+#: Seconds a kernel of the model's log density and gradient (``profile.census.kernels``) adds
+#: to a MCLMC run beyond NumPyro's fixed seconds, at the pace of the machine pymc-accel's fixed
+#: seconds were fitted on (the selection scales it to this machine's, as it does every fixed
+#: figure). A run traces the log density's value and gradient about 17 times (BlackJAX's three
+#: tuning stages and its sampling loop each trace the integrator), about 30 ms each on the
+#: 216-kernel seed models; XLA's programs come from JAX's compile cache. Fitted on four models'
+#: later runs of 500 + 500 draws x 2 chains on two CPU devices, less their modelled sampling
+#: and NumPyro's fixed seconds, at a start-up pace of 0.50: 8.9 to 13.0 ms a kernel
+#: (bench/bench_one_device_estimate.py --backend blackjax_mclmc, docs/benchmarks.md, "MCLMC's
+#: chains and its compile").
+TRACE_PER_KERNEL = 0.0105
+
+
 class BlackJaxMclmcBackend(JaxNutsBackend):
     """BlackJAX MCLMC with BlackJAX's tuning of ``L``, step size and a diagonal preconditioner.
 
@@ -177,15 +190,20 @@ class BlackJaxMclmcBackend(JaxNutsBackend):
         return ("desired_energy_var", "diagonal_preconditioning")
 
     def estimate(self, candidate, profile, machine):
-        """A JAX gradient per integrator step; ESS per gradient modelled equal to NUTS's."""
+        """A JAX gradient per integrator step; ESS per gradient modelled equal to NUTS's; the
+        fixed seconds of NumPyro's sampler plus MCLMC's tracing (:data:`TRACE_PER_KERNEL`)."""
         base = super().estimate(candidate, profile, machine)
         # effective draws per gradient of NumPyro's NUTS, whose estimate this is
         per_gradient = base.relative_efficiency.value / max(base.gradients_per_draw.value, 1.0)
+        trace = TRACE_PER_KERNEL * profile.census.kernels
+        fixed = Figure(base.fixed_seconds.value + trace, "modelled",
+                       f"{base.fixed_seconds.note}; + {trace:.2f} s tracing the log density for "
+                       "MCLMC's tuning stages and sampling loop")
         return Estimate(
             seconds_per_gradient=base.seconds_per_gradient,
             gradients_per_draw=Figure(float(GRADIENTS_PER_STEP), "modelled",
                                       "one McLachlan step per draw"),
-            fixed_seconds=base.fixed_seconds,
+            fixed_seconds=fixed,
             cold_compile_seconds=base.cold_compile_seconds,
             whole_program_cached=base.whole_program_cached,
             chain_parallelism=base.chain_parallelism,
@@ -197,11 +215,16 @@ class BlackJaxMclmcBackend(JaxNutsBackend):
         )
 
     def sample(self, model, candidate, request):
-        """Run :func:`~pymc_accel_blackjax.mclmc.sample_mclmc` on the candidate's device."""
+        """Run :func:`~pymc_accel_blackjax.mclmc.sample_mclmc` on the candidate's device, its
+        chains spread over the platform's devices (a CPU's: one a core, as pymc-accel asks
+        XLA for them), its XLA program kept in pymc-accel's JAX compile cache."""
         import jax
 
-        from pymc_accel import jax_device
+        from pymc_accel import enable_jax_cache, jax_device
 
+        # without it every run compiled the sampler anew: eight schools' later runs took 5.3 s
+        # where the cached program is estimated at 0.3 s (docs/benchmarks.md)
+        enable_jax_cache()
         platform = "gpu" if candidate.device == "gpu" else "cpu"
         device = jax_device(self.name, platform)
         options = dict(request.backend_kwargs)
@@ -225,6 +248,7 @@ class BlackJaxMclmcBackend(JaxNutsBackend):
                 compute_convergence_checks=request.compute_convergence_checks,
                 quiet=request.quiet,
                 postprocessing_backend=platform,
+                devices=jax.devices(platform),
                 **options,
             )
 

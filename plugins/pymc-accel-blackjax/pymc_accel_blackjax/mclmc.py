@@ -13,6 +13,7 @@ points, the map of draws back to the constrained space and the InferenceData fol
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -66,6 +67,49 @@ def _chain_fn(logdensity, *, draws: int, tune: int, desired_energy_var: float,
     return run
 
 
+def map_chains(run, keys, positions, devices: Sequence[Any] | None = None):
+    """``run(key, position)`` for every chain: spread over as many of ``devices`` as divide the
+    chains evenly (``jax.pmap``), the chains of each device vectorized (``jax.vmap``); all on
+    the default device, vectorized, where there is one device (or none given).
+
+    A CPU device runs its program on one core, so the layout is what lets a CPU's cores share
+    the chains: seed_mid's two chains took 1.84 s a run on two devices and 2.47 s vectorized
+    on one (docs/benchmarks.md, "MCLMC's chains and its compile"). jax.pmap and jax.vmap are
+    JAX's; written here is only the grouping.
+
+    Parameters
+    ----------
+    run : callable
+        One chain: ``(key, position) -> (positions, stats)``.
+    keys, positions : jax.Array
+        One row a chain.
+    devices : sequence of jax.Device, optional
+
+    Returns
+    -------
+    The outputs of ``run``, one row a chain, in the order of ``keys``.
+    """
+    import jax
+
+    chains = keys.shape[0]
+    used = min(len(devices or ()), chains)
+    while used > 1 and chains % used:
+        used -= 1
+    if used <= 1:
+        return jax.jit(jax.vmap(run))(keys, positions)
+    per = chains // used
+
+    def grouped(x):
+        return x.reshape(used, per, *x.shape[1:])
+
+    mapped = jax.pmap(run if per == 1 else jax.vmap(run), devices=list(devices)[:used])
+    if per == 1:
+        out = mapped(keys, positions)
+    else:
+        out = mapped(grouped(keys), grouped(positions))
+    return jax.tree.map(lambda x: x.reshape(chains, *x.shape[(1 if per == 1 else 2):]), out)
+
+
 def sample_mclmc(
     model,
     *,
@@ -81,8 +125,10 @@ def sample_mclmc(
     desired_energy_var: float = 5e-4,
     diagonal_preconditioning: bool = True,
     postprocessing_backend: str = "cpu",
+    devices: Sequence[Any] | None = None,
 ):
-    """Sample a PyMC model with BlackJAX MCLMC; chains are vectorized with ``jax.vmap``.
+    """Sample a PyMC model with BlackJAX MCLMC; chains spread over ``devices`` with
+    ``jax.pmap``, and vectorized with ``jax.vmap`` on each (:func:`map_chains`).
 
     Parameters
     ----------
@@ -99,6 +145,8 @@ def sample_mclmc(
         Tune a diagonal preconditioner as well as ``L`` and the step size.
     postprocessing_backend : {"cpu", "gpu"}
         Where draws are mapped back to the constrained space.
+    devices : sequence of jax.Device, optional
+        Devices to spread the chains over; by default every chain runs on the default device.
 
     Returns
     -------
@@ -143,7 +191,7 @@ def sample_mclmc(
     run = _chain_fn(logdensity, draws=draws, tune=tune, desired_energy_var=desired_energy_var,
                     diagonal_preconditioning=diagonal_preconditioning)
     keys = jax.random.split(jax.random.PRNGKey(seed), chains)
-    positions, stats = jax.jit(jax.vmap(run))(keys, flat)
+    positions, stats = map_chains(run, keys, flat, devices)
     raw = jax.vmap(jax.vmap(unravel))(positions)  # list of (chains, draws, *shape)
 
     idata_kwargs = dict(idata_kwargs or {})
