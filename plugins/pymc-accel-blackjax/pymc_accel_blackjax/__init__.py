@@ -222,8 +222,8 @@ class BlackJaxMclmcBackend(JaxNutsBackend):
 
         from pymc_accel import enable_jax_cache, jax_device
 
-        # without it every run compiled the sampler anew: eight schools' later runs took 5.3 s
-        # where the cached program is estimated at 0.3 s (docs/benchmarks.md)
+        # pymc_accel.sample sets it up too; called on its own, without it every run compiled
+        # the sampler anew (eight schools' later runs: 5.3 s against 1.0 s; docs/benchmarks.md)
         enable_jax_cache()
         platform = "gpu" if candidate.device == "gpu" else "cpu"
         device = jax_device(self.name, platform)
