@@ -267,7 +267,7 @@ JAX_CPU_SAMPLER_DENSE_EFFICIENCY = 0.14
 # gives an rms log error of their ratio of 0.145 at 1.0, 0.110 at 1.3 and least 0.104 at 1.5
 # (docs/results/fit-float32-compute-cpu.jsonl). Held back from 2026-11-25 to 2026-11-27 for the
 # demo model, where 1.3 moves a new process's choice from nutpie to NumPyro's float32: at
-# 1000 + 1000 draws that float32 ran at 0.91x nutpie's ESS/s. Adopted on 2026-11-27 (13:40):
+# 1000 + 1000 draws that float32 ran at 0.91x nutpie's ESS/s. Adopted on 2026-11-27 (13:35):
 # at the demo's own 500 + 500 it ran at 2.0x nutpie's (pooled 2.02, 90% interval 1.40-3.18;
 # docs/results/regret-cpu-500-2026-11-27-demo-length.md), and over the day's eleven result
 # files the replayed zoo went from 30 to 36 of 46 (model, file) pairs within 1.1 with no
