@@ -75,9 +75,12 @@ class _Scored:
     measure_note: str = ""
     # set when float32 is not enough faster than the candidate in float64 to be preferred
     behind_float64: str = ""
-    # the float32 accuracy check's modelled seconds, paid by the selection before a float32
-    # candidate of a float64 model can be chosen (costmodel.guard_seconds); 0 otherwise
+    # the float32 accuracy check's modelled seconds charged to this run, paid by the selection
+    # before a float32 candidate of a float64 model can be chosen (_float32_check_charge); 0
+    # otherwise
     check_seconds: float = 0.0
+    # the later runs of the model expected to share the check (it is kept, check_store)
+    check_shared_with: int = 0
 
     def rescore(self, steps: int, draws: int, chains: int) -> None:
         """Recompute the total and the ranking key from the estimate: the run's wall time, and
@@ -88,6 +91,23 @@ class _Scored:
         key = self.estimate.seconds_per_effective_draw(steps, draws, chains)
         charged = self.estimate.charged_seconds(steps, chains)
         self.key = key * (charged + self.check_seconds) / charged if charged > 0 else key
+
+
+def _float32_check_charge(profile: ModelProfile) -> tuple[float, int]:
+    """The float32 accuracy check's modelled seconds (:func:`pymc_accel.costmodel.guard_seconds`)
+    charged to this run, and the later runs expected to share it.
+
+    The check is kept for the model's structure, data and start (:mod:`pymc_accel.check_store`),
+    as a first compile is kept on disk, so it is shared as the compile is
+    (:meth:`Estimate.compile_shared_seconds`): with as many later runs as the model has run
+    here (:func:`pymc_accel.history.expected_later_runs`; none without the run history). Charged
+    whole to every run, it kept float32 from a model whose runs it would shorten by more than
+    it costs once (seed_small: float32 1.16x faster, estimated 1.09x before its 0.1 s check,
+    never chosen, so never checked; docs/benchmarks.md).
+    """
+    seconds = guard_seconds(profile).value
+    later = history.expected_later_runs(profile)[0]
+    return seconds / (1 + later), later
 
 
 def _precision_policy(
@@ -459,10 +479,11 @@ def select(
                                 options=program_options)
             if memory is not None:
                 est = replace(est, memory_bytes=memory)
-            check_seconds = 0.0  # a kept check costs nothing to read
+            check_seconds, shared_with = 0.0, 0  # a kept check costs nothing to read
             if needs_guard and kept_check.get() is None:
-                check_seconds = guard_seconds(profile).value
-            s = _Scored(c, est, 0.0, 0.0, needs_guard, check_seconds=check_seconds)
+                check_seconds, shared_with = _float32_check_charge(profile)
+            s = _Scored(c, est, 0.0, 0.0, needs_guard, check_seconds=check_seconds,
+                        check_shared_with=shared_with)
             s.rescore(tune + draws, draws, chains)
         except UnsupportedArgumentError as exc:
             if backend is not None:  # the user's own option values, for the backend they named
@@ -925,6 +946,10 @@ def _row(s: _Scored, chosen: _Scored, registry: Registry, check: PrecisionCheck 
                    "; float32 accuracy is checked only when float32 would be chosen")
     if s.check_seconds:
         reason += f"; ranked with the float32 check's {s.check_seconds:.2f} s (modelled) added"
+        if s.check_shared_with:
+            later = s.check_shared_with
+            reason += (f" (its share: the check is kept for the model, and {later} later "
+                       f"run{' is' if later == 1 else 's are'} expected to reuse it)")
     if s.measure_note:
         reason += f"; {s.measure_note}"
     seen = []

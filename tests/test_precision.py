@@ -165,6 +165,39 @@ def test_float32_that_saves_less_than_its_check_costs_is_not_chosen():
     assert report.candidate.precision == "float32"
 
 
+def test_the_float32_check_is_shared_with_the_later_runs_expected(monkeypatch):
+    """The check is kept for the model, as a first compile is kept on disk: it is charged as
+    the compile is, shared with the later runs the run history expects. Charged whole to every
+    run, it kept float32 from seed_small for good (float32 1.16x faster, never chosen, so never
+    checked); a new model still pays it whole."""
+    from pymc_accel import selection
+    from pymc_accel.backend import Figure
+
+    model = conjugate_normal().model
+    registry = _registry(_TwoPrecisions(gain=2.0, seconds_per_gradient=2e-4))
+    monkeypatch.setattr(selection, "guard_seconds", lambda profile: Figure(1e6))  # never worth it
+    rows = {r.precision: r for r in select(model, registry=registry, devices=CPU_ONLY).rows}
+    saving = rows["float64"].total_seconds / selection.FLOAT32_MIN_GAIN \
+        - rows["float32"].total_seconds
+    assert saving > 0
+    check = 1.5 * saving  # more than float32 saves once, less than it saves over two runs
+    monkeypatch.setattr(selection, "guard_seconds", lambda profile: Figure(check))
+    for later, chosen in ((0, "float64"), (1, "float32")):
+        monkeypatch.setattr(selection.history, "expected_later_runs",
+                            lambda profile, later=later: (later, "test"))
+        report = select(model, registry=registry, devices=CPU_ONLY)
+        assert report.candidate.precision == chosen
+        f32 = next(r for r in report.rows if r.precision == "float32")
+        if later:
+            assert report.precision_check is not None  # checked, and kept from now on
+            assert "1 later run is expected to reuse it" in f32.reason
+            assert f"check's {check / 2:.2f} s (modelled) added" in f32.reason
+        else:
+            assert report.precision_check is None
+            assert f"check's {check:.2f} s (modelled) added" in f32.reason
+            assert "later run" not in f32.reason
+
+
 def test_a_check_that_cannot_evaluate_the_model_refuses_float32_and_says_why(monkeypatch):
     """An op the check cannot run must not break the selection: float32 is refused with the
     error, float64 chosen; an explicit float32 is used with a warning."""
