@@ -112,6 +112,9 @@ class JaxNutsBackend:
 
         if self.parallel_scans:
             profile = with_parallel_scans(profile, candidate.device)
+        # chains vectorized on one CPU device run as one batch there: each batched leapfrog
+        # computes every chain's gradient, so they are priced as chains in turn, then scaled
+        batched_on_cpu = _cpu_vectorized(candidate)
         if candidate.device == "gpu":
             grad = costmodel.gpu_gradient_seconds(profile, candidate.precision, machine)
             # NumPyro's NUTS bookkeeping per leapfrog step (momentum, energy, U-turn checks over
@@ -125,15 +128,12 @@ class JaxNutsBackend:
             if candidate.option("chain_method") == "sequential":  # memory allows fewer at once
                 parallel = int(candidate.option("chains_at_once", 1))
         else:
-            # chains vectorized on one CPU device run as one batch there: each batched
-            # leapfrog computes every chain's gradient, so they are priced as chains in turn
-            # and then scaled (_cpu_vectorized)
-            parallel = 1 if _cpu_vectorized(candidate) else self.cpu_chains_at_once()
+            parallel = 1 if batched_on_cpu else self.cpu_chains_at_once()
             grad = costmodel.cpu_gradient_seconds(
                 profile, machine, candidate.precision, costmodel.JAX_CPU_SAMPLER,
                 parallel_chains=parallel,
             )
-            if _cpu_vectorized(candidate):
+            if batched_on_cpu:
                 grad = _vectorized_on_one_cpu_device(grad, self.jax_sampler)
             elif parallel < cpu_cores():
                 grad = Figure(grad.value, grad.source,
@@ -149,7 +149,7 @@ class JaxNutsBackend:
         if candidate.device == "gpu" and parallel > 1 and vmapped:
             trees = Figure(costmodel.VECTORIZED_TREE_FACTOR, "modelled",
                            "vectorized chains: each draw costs the largest of their trees")
-        if vmapped and (parallel > 1 or _cpu_vectorized(candidate)):
+        if vmapped and (parallel > 1 or batched_on_cpu):
             fixed = Figure(fixed.value + costmodel.VMAP_TRACE_SECONDS, fixed.source,
                            f"{fixed.note}; + {costmodel.VMAP_TRACE_SECONDS:.1f} s tracing the "
                            "sampler batched over the chains")
