@@ -120,6 +120,15 @@ OBSERVED_GRADIENT_WEIGHT = 0.94
 #: 612 elements 0.57 s, 5,522 elements 4.4 s), too long to add to every run for all of them. A
 #: hierarchy's slowest-mixing variables are its scalars (the scales), which are taken whole.
 ESS_ELEMENTS_PER_VARIABLE = 16
+#: Of the elements taken, those whose bulk ESS ArviZ computes: the ones with the smallest ESS
+#: of the mean (:func:`_slowest_series`). Bulk ESS rank-normalises each series first, and it
+#: was most of recording a small model's run at pm.sample's defaults (eight schools: 18
+#: series, 7-8 ms, where its run takes 0.28 s); the ESS of the mean skips the ranks (about
+#: 0.1 ms a series) and, like bulk, splits the chains, so chains that disagree rank slow. On 15
+#: models x 2 samplers (NumPyro, nutpie; bench/bench_record_ess.py) the record's figure was the
+#: smallest bulk ESS over every element taken in all 30 runs, in 2.9-11 ms where every
+#: element's took 3.2-33 ms (docs/benchmarks.md, "The run record's effective draws").
+ESS_SCREENED_SERIES = 6
 #: Fewest effective draws (the smallest bulk ESS over the elements taken, all chains together)
 #: for a run's effective draws to be recorded: below it the figure is noise (the funnel's runs
 #: got 3 to 49 between seeds of the same sampler: docs/results/fit-trajectories-cpu.jsonl).
@@ -392,35 +401,49 @@ def observed_ess_per_draw(idata: Any) -> float | None:
     posterior, or under :data:`ESS_RECORD_MINIMUM` effective draws (noise).
 
     ArviZ computes the ESS; only the choice of elements is this function's (a run of a model
-    with thousands of parameters would otherwise spend seconds on it). On the 2-core machine,
-    2 chains x 1000 draws: 19 ms for eight schools, 62 ms for the 612-parameter seed model and
-    54 ms for the 5,522-parameter one (six variables each).
+    with thousands of parameters would otherwise spend seconds on it): evenly spaced ones of a
+    large variable, then the :data:`ESS_SCREENED_SERIES` with the smallest ESS of the mean
+    (:func:`_slowest_series`), whose bulk ESS is computed.
     """
     import numpy as np
-    import xarray as xr
-    from arviz_stats import ess  # ArviZ's statistics, without its plotting (0.6 s to import)
+    # ArviZ's statistics on NumPy arrays, without its plotting (0.6 s to import)
+    from arviz_stats.base import array_stats
 
     posterior = getattr(idata, "posterior", None)
     if posterior is None:
         return None
     dataset = posterior.to_dataset() if hasattr(posterior, "to_dataset") else posterior
-    taken = {}
-    for name, var in dataset.data_vars.items():
+    taken = []
+    for var in dataset.data_vars.values():
         if var.dims[:2] != ("chain", "draw") or not np.issubdtype(var.dtype, np.floating):
             continue
         values = np.asarray(var.values).reshape(var.shape[0], var.shape[1], -1)
         if values.shape[2] > ESS_ELEMENTS_PER_VARIABLE:
             picks = np.linspace(0, values.shape[2] - 1, ESS_ELEMENTS_PER_VARIABLE).round()
             values = values[:, :, picks.astype(int)]
-        taken[str(name)] = (("chain", "draw", f"{name}_element"), values)
+        taken.append(values.astype(np.float64))
     if not taken:
         return None
-    chains, draws = next(iter(taken.values()))[1].shape[:2]
-    result = ess(xr.Dataset(taken), method="bulk")
-    smallest = min(float(np.nanmin(result[name].values)) for name in taken)
+    series = _slowest_series(np.concatenate(taken, axis=2), ESS_SCREENED_SERIES)
+    chains, draws = series.shape[:2]
+    smallest = float(np.nanmin(array_stats.ess(series, chain_axis=0, draw_axis=1,
+                                                 method="bulk")))
     if not math.isfinite(smallest) or smallest < ESS_RECORD_MINIMUM:
         return None
     return smallest / (chains * draws)
+
+
+def _slowest_series(values, keep: int):
+    """The ``keep`` series of ``values`` (chains, draws, series) with the smallest ESS of the
+    mean, ArviZ's, which screens for the smallest bulk ESS at a fraction of its cost
+    (:data:`ESS_SCREENED_SERIES`); all of them when there are no more than ``keep``."""
+    import numpy as np
+    from arviz_stats.base import array_stats
+
+    if values.shape[2] <= keep:
+        return values
+    screen = array_stats.ess(values, chain_axis=0, draw_axis=1, method="mean")
+    return values[:, :, np.argsort(np.nan_to_num(screen, nan=0.0), kind="stable")[:keep]]
 
 
 def record(

@@ -1002,3 +1002,25 @@ def test_xla_function_costs_are_read_at_the_largest_size(tmp_path):
         {"op": "mul_add", "runtime": "xla", "size": 100, "in_calibrated_exps": 0.04})))
     assert fit.function_costs(str(ops)) == {"Exp": 0.3}
     assert fit.rms([math.log(2), -math.log(2)]) == pytest.approx(math.log(2))
+
+
+def test_record_bench_sets_the_record_beside_every_elements_smallest_bulk_ess():
+    import bench_record_ess as bench
+    import numpy as np
+    import xarray as xr
+    from arviz_stats.base import array_stats
+
+    from pymc_accel import history
+
+    draws = np.random.default_rng(4).standard_normal((2, 500, 40))
+    draws[:, :, 33] = np.cumsum(draws[:, :, 33], axis=1) * 0.05 + draws[:, :, 33]
+
+    class Run:
+        posterior = xr.Dataset({"a": (("chain", "draw", "i"), draws[:, :, :10]),
+                                "b": (("chain", "draw", "j"), draws[:, :, 10:])})
+
+    every = array_stats.ess(np.concatenate([draws[:, :, :10], draws[:, :, 10:][:, :, np.linspace(
+        0, 29, history.ESS_ELEMENTS_PER_VARIABLE).round().astype(int)]], axis=2),
+        chain_axis=0, draw_axis=1, method="bulk")
+    value, seconds = bench.timed(bench.every_element, Run(), repeats=2)
+    assert value == pytest.approx(float(every.min())) and seconds > 0
