@@ -414,6 +414,7 @@ def select(
     if per_chain:  # the float32 check starts from one point: the first chain's
         initvals = initvals[0] if initvals else None
     kept_check = _KeptCheck(model, initvals)  # a float32 check of this model and data, if any
+    check_charge = functools.cache(lambda: _float32_check_charge(profile))  # the same for all
 
     # what a JAX sampler's program holds besides the data (the run history's cached-program check)
     program_options = history.program_options_key(target_accept, options, var_names)
@@ -481,7 +482,7 @@ def select(
                 est = replace(est, memory_bytes=memory)
             check_seconds, shared_with = 0.0, 0  # a kept check costs nothing to read
             if needs_guard and kept_check.get() is None:
-                check_seconds, shared_with = _float32_check_charge(profile)
+                check_seconds, shared_with = check_charge()
             s = _Scored(c, est, 0.0, 0.0, needs_guard, check_seconds=check_seconds,
                         check_shared_with=shared_with)
             s.rescore(tune + draws, draws, chains)
