@@ -358,6 +358,27 @@ VECTORIZED_TREE_FACTOR = 1.2
 #: (docs/results/fit-numpyro-fixed-{vectorized,pmap}-cpu-2026-11-27.jsonl). The H200 host's GPU
 #: runs of eight schools and glm_poisson traced for 0.68 and 0.93 s.
 VMAP_TRACE_SECONDS = 0.5
+#: A NUTS leapfrog of a JAX sampler compiled whole (NumPyro's, BlackJAX's) on a GPU, in units
+#: of the GPU's calibrated loop iteration (``DeviceFigures.launch_seconds``: a ``fori_loop``
+#: iteration of one kernel, which includes copying the loop's condition to the host): the
+#: tree-building and U-turn while loops' own iterations (:data:`NUTS_GPU_LOOP_ITERATIONS`),
+#: plus each of the gradient's kernels queued inside an iteration at
+#: :data:`GPU_KERNEL_IN_LOOP_SHARE` of one. Until 2026-11-27 a leapfrog was priced at a third of
+#: the gradient's kernels, each at a whole iteration: 2.7x the H200's runs on seed_mid (476 µs
+#: against 163) and 1.3-1.6x on the small models. From the third H200 lease (2026-11-27,
+#: ``bench/fit_gpu_leapfrog.py``): ``bench/gpu_launch_probe.py`` timed a kernel inside an
+#: iteration at 0.42 µs against 6.6 µs an iteration (the share), and the sampler's warm runs of
+#: five models (200 + 200 draws x 2 chains, 24 runs) give 17.9 iterations a leapfrog, the median
+#: over models (seed_mid 11, the small models 17-24, pk_scan's parallel prefix 56). Measured
+#: mode's standalone GPU gradients (eight schools 32 µs, glm_poisson 7-13, seed_mid 67-87, from
+#: all three leases) plus 18 iterations come to 0.85-1.14x the leapfrogs these runs imply.
+NUTS_GPU_LOOP_ITERATIONS = 18.0
+GPU_KERNEL_IN_LOOP_SHARE = 0.064
+#: Fixed seconds a GPU run of a JAX sampler pays beyond the CPU's figure: loading its XLA
+#: programs onto the device (0.54 s against the CPU's 0.18-0.24 s on the second H200 lease). The
+#: third lease's runs of 10 + 10 draws gave 0.16 s over the modelled fixed seconds (median of six;
+#: ``bench/fit_gpu_leapfrog.py``).
+GPU_PROGRAM_LOAD_SECONDS = 0.16
 #: Each chain's gradient in chains vectorized under ``jax.vmap`` on one CPU device, against the
 #: same chains priced one after another there, by sampler (``JaxNutsBackend.estimate``: PyMC's
 #: BlackJAX path on fewer JAX CPU devices than chains, NumPyro asked for
@@ -685,6 +706,23 @@ def gradient_compile_seconds(profile: ModelProfile, runtime: Runtime,
     return JAX_GRADIENT_COMPILE_SECONDS + JAX_GRADIENT_COMPILE_PER_KERNEL * profile.census.kernels
 
 
+def _gpu_launch_seconds(machine: MachineFigures | None) -> tuple[float, Any]:
+    """The GPU's loop-iteration latency (calibrated where ``machine`` has a GPU, else a
+    datacenter GPU's typical figure) and its :class:`~pymc_accel.machine.DeviceFigures`."""
+    gpu = machine.accelerator("gpu") if machine is not None and hasattr(machine, "accelerator") else None
+    return (gpu.launch_seconds if gpu is not None else GPU_LAUNCH_SECONDS), gpu
+
+
+def _gpu_roofline_seconds(profile: ModelProfile, precision: str, gpu: Any) -> float:
+    """Seconds one logp-and-gradient moves its bytes and does its arithmetic on a GPU."""
+    c = profile.census
+    if gpu is not None:
+        dense = c.flops_by_category["dense_linalg"]
+        return max(_precision_bytes(profile, precision) / gpu.bandwidth[precision],
+                   (c.flops - dense) / gpu.flops[precision]) + dense / gpu.matmul_flops[precision]
+    return max(_precision_bytes(profile, precision) / GPU_BANDWIDTH, c.flops / GPU_FLOPS[precision])
+
+
 def gpu_gradient_seconds(
     profile: ModelProfile, precision: str, machine: MachineFigures | None = None
 ) -> Figure:
@@ -693,21 +731,41 @@ def gpu_gradient_seconds(
     XLA fuses elementwise chains; about a third of the graph's kernels survive as launches.
     With a calibrated GPU in ``machine`` (``machine.accelerator("gpu")``) its measured launch
     latency, bandwidth and throughput are used; otherwise a datacenter GPU's typical figures.
+    A NUTS sampler compiled whole runs its gradients inside its loops, where a kernel costs a
+    fraction of a launch: :func:`gpu_nuts_leapfrog_seconds`.
     """
-    c = profile.census
-    launches = max(1, c.kernels // 3)
-    gpu = machine.accelerator("gpu") if machine is not None and hasattr(machine, "accelerator") else None
-    if gpu is not None:
-        dense = c.flops_by_category["dense_linalg"]
-        seconds = launches * gpu.launch_seconds + max(
-            _precision_bytes(profile, precision) / gpu.bandwidth[precision],
-            (c.flops - dense) / gpu.flops[precision],
-        ) + dense / gpu.matmul_flops[precision]
-        return Figure(seconds, "modelled", f"{launches} launches + roofline on calibrated {gpu.kind}")
-    seconds = launches * GPU_LAUNCH_SECONDS + max(
-        _precision_bytes(profile, precision) / GPU_BANDWIDTH, c.flops / GPU_FLOPS[precision]
-    )
-    return Figure(seconds, "modelled", f"{launches} launches + roofline of a datacenter GPU")
+    launches = max(1, profile.census.kernels // 3)
+    launch, gpu = _gpu_launch_seconds(machine)
+    seconds = launches * launch + _gpu_roofline_seconds(profile, precision, gpu)
+    where = f"calibrated {gpu.kind}" if gpu is not None else "a datacenter GPU"
+    return Figure(seconds, "modelled", f"{launches} launches + roofline of {where}")
+
+
+def nuts_gpu_loop_seconds(machine: MachineFigures | None = None) -> float:
+    """Seconds a NUTS leapfrog spends in its sampler's while loops on a GPU beyond the gradient's
+    own kernels: :data:`NUTS_GPU_LOOP_ITERATIONS` loop iterations at the GPU's latency."""
+    return NUTS_GPU_LOOP_ITERATIONS * _gpu_launch_seconds(machine)[0]
+
+
+def gpu_nuts_leapfrog_seconds(
+    profile: ModelProfile, precision: str, machine: MachineFigures | None = None,
+    scan_steps: int = 0,
+) -> Figure:
+    """Modelled seconds of one NUTS leapfrog of a JAX sampler compiled whole (NumPyro's,
+    BlackJAX's) on a GPU: its loops' iterations, the gradient's kernels queued inside one, and
+    the gradient's roofline (:data:`NUTS_GPU_LOOP_ITERATIONS`, :data:`GPU_KERNEL_IN_LOOP_SHARE`).
+    Each of the gradient's ``scan_steps`` sequential scan steps is a loop iteration of its own
+    (:func:`pymc_accel.rewrites.apply.sequential_scan_steps`)."""
+    kernels = profile.census.kernels
+    launch, gpu = _gpu_launch_seconds(machine)
+    iterations = NUTS_GPU_LOOP_ITERATIONS + scan_steps + GPU_KERNEL_IN_LOOP_SHARE * kernels
+    seconds = iterations * launch + _gpu_roofline_seconds(profile, precision, gpu)
+    where = f"calibrated {gpu.kind}" if gpu is not None else "a datacenter GPU"
+    scans = f" + {scan_steps} sequential scan steps" if scan_steps else ""
+    return Figure(seconds, "modelled",
+                  f"{NUTS_GPU_LOOP_ITERATIONS:.0f} loop iterations{scans} + {kernels} kernels x "
+                  f"{GPU_KERNEL_IN_LOOP_SHARE:.3f} of one, at {launch * 1e6:.1f} µs, + roofline of "
+                  f"{where}")
 
 
 def nuts_gradients_per_draw(profile: ModelProfile) -> Figure:

@@ -1024,3 +1024,24 @@ def test_record_bench_sets_the_record_beside_every_elements_smallest_bulk_ess():
         chain_axis=0, draw_axis=1, method="bulk")
     value, seconds = bench.timed(bench.every_element, Run(), repeats=2)
     assert value == pytest.approx(float(every.min())) and seconds > 0
+
+
+def test_gpu_leapfrog_fit_recovers_the_constants_it_was_given(tmp_path):
+    """bench/fit_gpu_leapfrog.py: runs made from known fixed seconds and loop iterations give
+    those back, and the probe's kernel share is its slope over the calibrated iteration."""
+    import fit_gpu_leapfrog
+
+    launch, share, c, iterations = 6.6e-6, 0.064, 0.2, 15.0
+    rows = []
+    for model, kernels, fixed in (("a", 90, 1.1), ("b", 120, 1.2), ("c", 220, 1.3)):
+        for steps, batched in ((20, 300.0), (20, 260.0), (400, 5000.0), (400, 7000.0)):
+            wall = fixed + c + batched * launch * (iterations + share * kernels)
+            rows.append({"model": model, "steps": steps, "batched": batched, "launch": launch,
+                         "kernels": kernels, "fixed_modelled": fixed, "wall": wall})
+    got_c, got_iterations = fit_gpu_leapfrog.fit(rows, share)
+    assert got_c == pytest.approx(c, abs=1e-6)
+    assert got_iterations == pytest.approx(iterations, rel=1e-6)
+    probe = tmp_path / "probe.jsonl"
+    probe.write_text('{"k": 1, "per_iteration_seconds": 9e-06}\n'
+                     '{"fit": "per_iteration = iteration + kernel * k", "kernel_seconds": 4.2e-07}\n')
+    assert fit_gpu_leapfrog.kernel_share(str(probe), 6.6e-6) == pytest.approx(4.2e-7 / 6.6e-6)

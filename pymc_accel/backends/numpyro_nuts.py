@@ -108,22 +108,19 @@ class JaxNutsBackend:
     ) -> Estimate:
         """Roofline gradient time for JAX on the device; XLA compile of the whole sampler.
         Affine scans the backend runs as parallel prefixes are costed as such."""
-        from pymc_accel.rewrites.apply import with_parallel_scans
+        from pymc_accel.rewrites.apply import sequential_scan_steps, with_parallel_scans
 
+        scan_steps = (sequential_scan_steps(profile, candidate.device) if self.parallel_scans
+                      else sum(s.n_steps or 1 for s in profile.census.scans))
         if self.parallel_scans:
             profile = with_parallel_scans(profile, candidate.device)
         # chains vectorized on one CPU device run as one batch there: each batched leapfrog
         # computes every chain's gradient, so they are priced as chains in turn, then scaled
         batched_on_cpu = _cpu_vectorized(candidate)
         if candidate.device == "gpu":
-            grad = costmodel.gpu_gradient_seconds(profile, candidate.precision, machine)
-            # NumPyro's NUTS bookkeeping per leapfrog step (momentum, energy, U-turn checks over
-            # the whole state) on top of the gradient, measured on an H100 on the 2.1M-parameter
-            # seed model: 127 s for 204,600 leapfrogs with a 0.35 ms gradient in float32 and 225 s
-            # with 0.72 ms in float64, i.e. 1.3e-10 / 1.8e-10 s per dimension (docs/benchmarks.md).
-            per_dim = NUTS_GPU_SECONDS_PER_DIMENSION[candidate.precision]
-            grad = Figure(grad.value + per_dim * profile.n_free, grad.source,
-                          f"{grad.note} + NUTS steps {per_dim:.1e} s x {profile.n_free} dims")
+            # the sampler's loops and the gradient's kernels inside them, then NUTS's vector work
+            grad = _with_nuts_vector_work(costmodel.gpu_nuts_leapfrog_seconds(
+                profile, candidate.precision, machine, scan_steps), profile, candidate.precision)
             parallel = 4  # vectorized chains share the device
             if candidate.option("chain_method") == "sequential":  # memory allows fewer at once
                 parallel = int(candidate.option("chains_at_once", 1))
@@ -140,6 +137,10 @@ class JaxNutsBackend:
                               f"{grad.note}; {parallel} chain(s) at a time: JAX has "
                               f"{parallel} CPU device(s) for {cpu_cores()} cores")
         fixed, cold = _fixed_and_cold_seconds(profile, candidate.device)
+        if candidate.device == "gpu":
+            fixed = Figure(fixed.value + costmodel.GPU_PROGRAM_LOAD_SECONDS, fixed.source,
+                           f"{fixed.note}; + {costmodel.GPU_PROGRAM_LOAD_SECONDS:.2f} s loading "
+                           "its programs onto the GPU")
         trees = Figure(1.0)
         # chains side by side under jax.vmap: one GPU's (several GPUs seat one chain each, unless
         # the memory plan puts more than one at once on a device)
@@ -225,6 +226,9 @@ class JaxNutsBackend:
         modelled = self.estimate(candidate, profile, machine)
         measured = jax_measure(candidate, model, profile, machine, budget_seconds, modelled,
                                modelled.chain_parallelism, runtime=costmodel.JAX_CPU_SAMPLER)
+        if measured is not None and candidate.device == "gpu":
+            measured = replace(measured, seconds_per_gradient=_gpu_leapfrog_from_timed_gradient(
+                measured.seconds_per_gradient, profile, candidate.precision, machine))
         if measured is not None and _cpu_vectorized(candidate):  # one chain's gradient timed
             measured = replace(measured, seconds_per_gradient=_vectorized_on_one_cpu_device(
                 measured.seconds_per_gradient, self.jax_sampler))
@@ -437,6 +441,34 @@ class NumpyroBackend(JaxNutsBackend):
 
     def __init__(self) -> None:
         super().__init__("numpyro", "numpyro")
+
+
+def _with_nuts_vector_work(grad: Figure, profile: ModelProfile, precision: str) -> Figure:
+    """``grad`` plus NUTS's own vector work per leapfrog on a GPU (momentum, energy, U-turn
+    checks over the whole state), measured on an H100 on the 2.1M-parameter seed model: 127 s
+    for 204,600 leapfrogs with a 0.35 ms gradient in float32 and 225 s with 0.72 ms in float64,
+    i.e. 1.3e-10 / 1.8e-10 s per dimension (docs/benchmarks.md)."""
+    per_dim = NUTS_GPU_SECONDS_PER_DIMENSION[precision]
+    return Figure(grad.value + per_dim * profile.n_free, grad.source,
+                  f"{grad.note} + NUTS steps {per_dim:.1e} s x {profile.n_free} dims",
+                  measured_share=grad.measured_share)
+
+
+def _gpu_leapfrog_from_timed_gradient(
+    timed: Figure, profile: ModelProfile, precision: str, machine: MachineFigures
+) -> Figure:
+    """A GPU leapfrog from measured mode's gradient, timed as a standalone jitted call: the
+    sampler runs it inside its while loops, whose iterations
+    (:func:`pymc_accel.costmodel.nuts_gpu_loop_seconds`) a standalone call does not pay. On the
+    third H200 lease, seed_mid's gradient timed at 67 µs where the sampler's leapfrog took about
+    163 µs, and measured mode chose the GPU at a regret of 1.87 (docs/benchmarks.md)."""
+    loop = costmodel.nuts_gpu_loop_seconds(machine)
+    total = timed.value + loop
+    grad = Figure(total, "measured",
+                  f"{timed.note} + {loop * 1e6:.0f} µs of the sampler's loop iterations "
+                  f"({costmodel.NUTS_GPU_LOOP_ITERATIONS:.0f}, modelled)",
+                  measured_share=timed.measured_share * timed.value / max(total, 1e-12))
+    return _with_nuts_vector_work(grad, profile, precision)
 
 
 def _fixed_and_cold_seconds(profile: ModelProfile, device: str = "cpu") -> tuple[Figure, Figure]:

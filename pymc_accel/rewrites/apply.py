@@ -151,6 +151,21 @@ def with_parallel_scans(profile: ModelProfile, device: str, mode: str | None = N
     return dataclasses.replace(profile, census=census)
 
 
+def sequential_scan_steps(profile: ModelProfile, device: str, mode: str | None = None) -> int:
+    """Steps of one gradient's scans that a JAX backend on ``device`` runs one after another:
+    every scan's, less those rewritten as parallel prefixes (:func:`planned_rewrites`) and,
+    when every forward scan is, their reverse scans too. A reverse scan whose length the graph
+    does not fix is taken as long as the longest forward scan (it runs a forward scan's steps
+    backwards); another scan of unknown length counts one step."""
+    planned = planned_rewrites(profile, device, mode)
+    forward = [s for s in profile.census.scans if not s.gradient]
+    all_planned = bool(planned) and len(planned) == len(forward)
+    rewritten = {id(s) for s in planned}
+    longest = max((s.n_steps or 1 for s in forward), default=1)
+    return sum(s.n_steps or (longest if s.gradient else 1) for s in profile.census.scans
+               if id(s) not in rewritten and not (s.gradient and all_planned))
+
+
 def _has_scan(model: pm.Model) -> bool:
     from pytensor.graph.traversal import applys_between, graph_inputs
 

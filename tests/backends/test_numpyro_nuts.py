@@ -60,10 +60,92 @@ def test_gpu_estimate_counts_nuts_bookkeeping_per_dimension():
     machine = machine_figures()
     for precision in ("float32", "float64"):
         est = backend.estimate(Candidate("numpyro", "gpu", precision), profile, machine)
-        gradient = costmodel.gpu_gradient_seconds(profile, precision, machine).value
+        gradient = costmodel.gpu_nuts_leapfrog_seconds(profile, precision, machine).value
         extra = est.seconds_per_gradient.value - gradient
         assert extra == pytest.approx(NUTS_GPU_SECONDS_PER_DIMENSION[precision] * profile.n_free)
         assert "NUTS steps" in est.seconds_per_gradient.note
+
+
+def _gpu_machine(launch_seconds: float = 6.6e-6):
+    """This machine's CPU figures with a calibrated GPU whose loop iteration takes
+    ``launch_seconds`` (the third H200 lease's 6.6 µs by default)."""
+    from dataclasses import replace
+
+    from pymc_accel.machine import DeviceFigures, machine_figures
+
+    gpu = DeviceFigures("gpu", "Test GPU", {"float32": 4e11, "float64": 7e11},
+                        {"float32": 3e12, "float64": 3.6e12}, {"float32": 1.6e14, "float64": 4.7e13},
+                        launch_seconds=launch_seconds, call_seconds=5.7e-5)
+    return replace(machine_figures(), accelerators={"gpu": gpu})
+
+
+def test_a_gpu_leapfrog_is_priced_by_its_loops_not_a_launch_a_kernel():
+    """The H200's warm runs took 163 µs a leapfrog on seed_mid (216 kernels) where a third of
+    the kernels at a loop iteration each priced 476 µs: a leapfrog is the sampler's loop
+    iterations plus each kernel at a share of one (bench/fit_gpu_leapfrog.py)."""
+    from pymc_accel import costmodel
+    from pymc_accel.backend import Candidate
+    from pymc_accel.backends.numpyro_nuts import NUTS_GPU_SECONDS_PER_DIMENSION
+    from pymc_accel.models import hierarchical_logistic
+    from pymc_accel.profile import profile_model
+    from pymc_accel.registry import build_registry
+
+    profile = profile_model(hierarchical_logistic(2_000, 200, 3).model)
+    kernels = profile.census.kernels
+    machine = _gpu_machine()
+    backend = build_registry(autoload=False).backends["numpyro"]
+    est = backend.estimate(Candidate("numpyro", "gpu", "float64",
+                                     (("chain_method", "vectorized"),)), profile, machine)
+    launch = 6.6e-6
+    loops = launch * (costmodel.NUTS_GPU_LOOP_ITERATIONS
+                      + costmodel.GPU_KERNEL_IN_LOOP_SHARE * kernels)
+    standalone = costmodel.gpu_gradient_seconds(profile, "float64", machine).value
+    roofline = standalone - max(1, kernels // 3) * launch
+    per_dim = NUTS_GPU_SECONDS_PER_DIMENSION["float64"] * profile.n_free
+    assert est.seconds_per_gradient.value == pytest.approx(loops + roofline + per_dim)
+    assert kernels > 150 and est.seconds_per_gradient.value < 0.6 * standalone
+    assert "loop iterations" in est.seconds_per_gradient.note
+    # the iteration's latency scales it: a GPU twice as slow to iterate, about twice the leapfrog
+    slow = backend.estimate(Candidate("numpyro", "gpu", "float64"), profile, _gpu_machine(13.2e-6))
+    assert slow.seconds_per_gradient.value == pytest.approx(
+        2 * loops + roofline + per_dim)
+
+
+def test_measured_gpu_gradient_pays_the_samplers_loop_iterations(monkeypatch):
+    """Measured mode times a GPU gradient as a standalone call (seed_mid: 67 µs), which the
+    sampler runs inside its while loops (about 163 µs a leapfrog): the loops' iterations are
+    added, so measured mode no longer takes the GPU for 2.7x faster than it runs."""
+    from dataclasses import replace
+
+    from pymc_accel import costmodel
+    from pymc_accel.backend import Candidate, Figure
+    from pymc_accel.backends import _measure
+    from pymc_accel.backends.numpyro_nuts import NUTS_GPU_SECONDS_PER_DIMENSION
+    from pymc_accel.models import eight_schools
+    from pymc_accel.profile import profile_model
+    from pymc_accel.registry import build_registry
+
+    timed = 67e-6
+
+    def fake_jax_measure(candidate, model, profile, machine, budget, modelled, parallel, runtime):
+        return replace(modelled, seconds_per_gradient=Figure(timed, "measured", "timed"))
+
+    monkeypatch.setattr(_measure, "jax_measure", fake_jax_measure)
+    model = eight_schools()
+    profile = profile_model(model)
+    machine = _gpu_machine()
+    backend = build_registry(autoload=False).backends["numpyro"]
+    gpu = backend.measure(Candidate("numpyro", "gpu", "float64",
+                                    (("chain_method", "vectorized"),)), model, profile, machine, 5.0)
+    loop = costmodel.NUTS_GPU_LOOP_ITERATIONS * 6.6e-6
+    per_dim = NUTS_GPU_SECONDS_PER_DIMENSION["float64"] * profile.n_free
+    grad = gpu.seconds_per_gradient
+    assert grad.value == pytest.approx(timed + loop + per_dim)
+    assert grad.source == "measured" and grad.measured_share == pytest.approx(
+        timed / (timed + loop), rel=1e-3)
+    assert "loop iterations" in grad.note
+    cpu = backend.measure(Candidate("numpyro", "cpu", "float64"), model, profile, machine, 5.0)
+    assert cpu.seconds_per_gradient.value == pytest.approx(timed)  # the CPU's is timed in a loop
 
 
 def test_vectorized_gpu_chains_pay_their_largest_tree_and_a_batched_trace():
@@ -93,7 +175,8 @@ def test_vectorized_gpu_chains_pay_their_largest_tree_and_a_batched_trace():
     assert gpu.vectorized_trees.value == costmodel.VECTORIZED_TREE_FACTOR > 1.0
     assert gpu.fixed_seconds.value == pytest.approx(
         one.fixed_seconds.value + costmodel.VMAP_TRACE_SECONDS)
-    assert one.fixed_seconds.value == pytest.approx(cpu.fixed_seconds.value)
+    assert one.fixed_seconds.value == pytest.approx(   # its programs loaded onto the GPU
+        cpu.fixed_seconds.value + costmodel.GPU_PROGRAM_LOAD_SECONDS)
     per_chain = gpu.gradients_per_chain(400) * gpu.seconds_per_gradient.value
     assert gpu.sampling_seconds(400, 4) == pytest.approx(per_chain * gpu.vectorized_trees.value)
     assert gpu.sampling_seconds(400, 1) == pytest.approx(per_chain)  # one chain: no vmap

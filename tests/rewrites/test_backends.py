@@ -80,6 +80,19 @@ def test_report_lists_the_rewritten_scans(monkeypatch, pk_profile):
     assert not any("scans" in n for n in numba.notes)  # the numba backend does not rewrite
 
 
+def test_sequential_scan_steps_leave_out_what_is_rewritten(pk_profile):
+    """A GPU runs each sequential scan step as a loop iteration of its own: the forward scan's
+    300 steps and its reverse scan's, none of either once the forward scan is a parallel prefix."""
+    from pymc_accel.rewrites.apply import sequential_scan_steps
+
+    scans = pk_profile.census.scans
+    assert [s.n_steps for s in scans if not s.gradient] == [300]
+    assert any(s.gradient for s in scans)  # the reverse scan, of a length the graph leaves open
+    assert sequential_scan_steps(pk_profile, "gpu", "off") == 600
+    assert sequential_scan_steps(pk_profile, "cpu", "auto") == 600
+    assert sequential_scan_steps(pk_profile, "gpu", "auto") == 0
+
+
 def test_gpu_estimate_costs_the_parallel_prefix(monkeypatch, pk_profile):
     from pymc_accel.backends.numpyro_nuts import NumpyroBackend
     from pymc_accel.machine import machine_figures
