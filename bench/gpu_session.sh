@@ -17,12 +17,19 @@
 #                                   # Then, on the warm machine, a second call of 270 s:
 #   REGRET_GPU_MODELS=pk_scan,glm_linear REGRET_GPU_PART=2 REGRET_GPU_LIMIT=215 \
 #       bash bench/gpu_session.sh tests regret_gpu
-#   The next lease's plan, about 9.5 minutes of its 15 in one call (timeout_s 590; expected:
-#   wheels and check 15 s, launch_probe 30 s, numpyro_fixed about 200 s of its 300, the regret
-#   300 s), then `tests` and a second regret part on the warm machine with what is left:
+#   The third H200 lease (2026-11-27, 15:15-15:27) ran that plan in two calls:
 #   REGRET_GPU_LIMIT=300 bash bench/gpu_session.sh check launch_probe numpyro_fixed regret_gpu
-#   (launch_probe times a kernel inside a loop iteration against the iteration; numpyro_fixed checks chain_map's fix of 6aacde7 on that host and times the GPU's sampling
-#   against its estimate; the regret starts with seed_mid again, the model that fix should move)
+#                                   # 439 s (check 18 s, launch_probe 5 s, numpyro_fixed 114 s,
+#                                   # the regret 300 s: seed_mid whole, pk_scan cut)
+#   REGRET_GPU_MODELS=pk_scan,glm_linear REGRET_GPU_PART=2 REGRET_GPU_LIMIT=330 \
+#       bash bench/gpu_session.sh regret_gpu       # 332 s on the warm machine: pk_scan whole,
+#                                   # glm_linear cut before its GPU float32 row; 810 s held
+#   The next lease's plan (timeout_s 590, then a second call at once on the warm machine):
+#   REGRET_GPU_LIMIT=420 bash bench/gpu_session.sh check tests regret_gpu
+#   (the default model order now starts with the models no lease has run since chain_map's fix
+#   of 6aacde7: glm_linear, seed_small, eight_schools, glm_poisson, funnel; then
+#   REGRET_GPU_MODELS=seed_mid REGRET_GPU_PART=2 to judge measured mode's GPU leapfrog, priced
+#   with the sampler's loop iterations since the third lease)
 #
 # Steps: check, launch_probe (bench/gpu_launch_probe.py), tests (pytest -m gpu), deer (bench/bench_deer.py), scan (bench/bench_scan.py),
 # seed_full, seed_full4 (bench/bench_seed_full.py, 1 and 4 chains), regret (bench/bench_regret.py
@@ -35,9 +42,9 @@
 # on the still-warm machine. The H200 lease of 2026-11-26 (16 cores) finished eight_schools and
 # glm_poisson (about 3 minutes each with the history step, six candidates) and cut seed_large and
 # gp_200 (whose candidates take 10-40 s a run: six candidates' three runs each come to 6-8
-# minutes, more than a lease's regret step holds), so the default order now starts with the
-# small models that lease did not reach, which finish in about 3 minutes each, and leaves
-# gp_200 and seed_large for a call of their own (REGRET_GPU_MODELS=gp_200 or seed_large); a cut
+# minutes, more than a lease's regret step holds), so the default order starts with the small
+# models (since the third lease, those no lease has run with chain_map's fix), which finish in
+# about 3 minutes each, and leaves gp_200 and seed_large for a call of their own (REGRET_GPU_MODELS=gp_200 or seed_large); a cut
 # model's choice and finished rows are kept (bench_regret's "partial").
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -112,7 +119,7 @@ for name, d in f.accelerators.items():
       [ -f bench/bench_regret.py ] && run regret 400 python3 bench/bench_regret.py --quick ;;
     regret_gpu)
       run regret_gpu "${REGRET_GPU_LIMIT:-400}" python3 bench/bench_regret.py --quick \
-        --models ${REGRET_GPU_MODELS:-seed_mid,pk_scan,glm_linear,funnel,seed_small,gp_200,seed_large,eight_schools,glm_poisson} \
+        --models ${REGRET_GPU_MODELS:-glm_linear,seed_small,eight_schools,glm_poisson,funnel,seed_mid,pk_scan,gp_200,seed_large} \
         --no-default-run --out "$OUT/regret-gpu-${REGRET_GPU_PART:-1}.json" ;;
     numpyro_fixed)  # NumPyro's fixed seconds on that host's CPU, and on its GPU with the
       # sampling of 200 + 200 draws set against its estimate (--long). On the H200 of 2026-11-27
