@@ -17,7 +17,8 @@ gradient's kernels queued inside one. Least squares over the runs gives the thre
         --probe docs/results/gpu-launch-probe-h200-2026-11-27.jsonl
 
 The regret JSON's ``machine_figures`` (the lease's calibration) prices the estimates, so this runs
-on any machine. ``bench/gpu_launch_probe.py`` times the two units apart on the device.
+on any machine. The fixed-seconds constant is read against the estimate as it is: 0.16 s on the
+third H200 lease's runs before ``costmodel.GPU_PROGRAM_LOAD_SECONDS`` took it in, 0.00 since. ``bench/gpu_launch_probe.py`` times the two units apart on the device.
 """
 
 from __future__ import annotations

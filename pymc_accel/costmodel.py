@@ -369,7 +369,7 @@ VMAP_TRACE_SECONDS = 0.5
 #: ``bench/fit_gpu_leapfrog.py``): ``bench/gpu_launch_probe.py`` timed a kernel inside an
 #: iteration at 0.42 µs against 6.6 µs an iteration (the share), and the sampler's warm runs of
 #: five models (200 + 200 draws x 2 chains, 24 runs) give 17.9 iterations a leapfrog, the median
-#: over models (seed_mid 11, the small models 17-24, pk_scan's parallel prefix 56). Measured
+#: over models (seed_mid 11, the small models 17-23, pk_scan's parallel prefix 56). Measured
 #: mode's standalone GPU gradients (eight schools 32 µs, glm_poisson 7-13, seed_mid 67-87, from
 #: all three leases) plus 18 iterations come to 0.85-1.14x the leapfrogs these runs imply.
 NUTS_GPU_LOOP_ITERATIONS = 18.0
