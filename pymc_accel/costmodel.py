@@ -741,29 +741,32 @@ def gpu_gradient_seconds(
     return Figure(seconds, "modelled", f"{launches} launches + roofline of {where}")
 
 
-def nuts_gpu_loop_seconds(machine: MachineFigures | None = None) -> float:
-    """Seconds a NUTS leapfrog spends in its sampler's while loops on a GPU beyond the gradient's
-    own kernels: :data:`NUTS_GPU_LOOP_ITERATIONS` loop iterations at the GPU's latency."""
-    return NUTS_GPU_LOOP_ITERATIONS * _gpu_launch_seconds(machine)[0]
+def nuts_gpu_loop_seconds(machine: MachineFigures | None = None,
+                          loop_iterations: float = NUTS_GPU_LOOP_ITERATIONS) -> float:
+    """Seconds a gradient spends in its sampler's loops on a GPU beyond its own kernels:
+    ``loop_iterations`` loop iterations (a NUTS leapfrog's :data:`NUTS_GPU_LOOP_ITERATIONS` by
+    default) at the GPU's latency."""
+    return loop_iterations * _gpu_launch_seconds(machine)[0]
 
 
 def gpu_nuts_leapfrog_seconds(
     profile: ModelProfile, precision: str, machine: MachineFigures | None = None,
-    scan_steps: int = 0,
+    scan_steps: int = 0, loop_iterations: float = NUTS_GPU_LOOP_ITERATIONS,
 ) -> Figure:
-    """Modelled seconds of one NUTS leapfrog of a JAX sampler compiled whole (NumPyro's,
-    BlackJAX's) on a GPU: its loops' iterations, the gradient's kernels queued inside one, and
-    the gradient's roofline (:data:`NUTS_GPU_LOOP_ITERATIONS`, :data:`GPU_KERNEL_IN_LOOP_SHARE`).
-    Each of the gradient's ``scan_steps`` sequential scan steps is a loop iteration of its own
+    """Modelled seconds of one gradient of a JAX sampler compiled whole on a GPU, a NUTS
+    leapfrog of NumPyro's or BlackJAX's by default: its loops' ``loop_iterations``, the
+    gradient's kernels queued inside one, and the gradient's roofline
+    (:data:`NUTS_GPU_LOOP_ITERATIONS`, :data:`GPU_KERNEL_IN_LOOP_SHARE`). Each of the
+    gradient's ``scan_steps`` sequential scan steps is a loop iteration of its own
     (:func:`pymc_accel.rewrites.apply.sequential_scan_steps`)."""
     kernels = profile.census.kernels
     launch, gpu = _gpu_launch_seconds(machine)
-    iterations = NUTS_GPU_LOOP_ITERATIONS + scan_steps + GPU_KERNEL_IN_LOOP_SHARE * kernels
+    iterations = loop_iterations + scan_steps + GPU_KERNEL_IN_LOOP_SHARE * kernels
     seconds = iterations * launch + _gpu_roofline_seconds(profile, precision, gpu)
     where = f"calibrated {gpu.kind}" if gpu is not None else "a datacenter GPU"
     scans = f" + {scan_steps} sequential scan steps" if scan_steps else ""
     return Figure(seconds, "modelled",
-                  f"{NUTS_GPU_LOOP_ITERATIONS:.0f} loop iterations{scans} + {kernels} kernels x "
+                  f"{loop_iterations:g} loop iterations{scans} + {kernels} kernels x "
                   f"{GPU_KERNEL_IN_LOOP_SHARE:.3f} of one, at {launch * 1e6:.1f} µs, + roofline of "
                   f"{where}")
 

@@ -51,6 +51,10 @@ class JaxNutsBackend:
     #: (:data:`pymc_accel.costmodel.NUTS_TRAJECTORY_SCALE`): NumPyro's and BlackJAX's window
     #: adaptation is Stan's; a subclass driving another sampler sets its own.
     adaptation: str = "stan"
+    #: Loop iterations a gradient of the sampler pays on a GPU beyond its kernels
+    #: (:func:`pymc_accel.costmodel.gpu_nuts_leapfrog_seconds`): a NUTS leapfrog's tree-building
+    #: and U-turn while loops; a subclass whose sampler loops otherwise sets its own.
+    gpu_loop_iterations: float = costmodel.NUTS_GPU_LOOP_ITERATIONS
 
     @property
     def parallel_scans(self) -> bool:
@@ -120,7 +124,8 @@ class JaxNutsBackend:
         if candidate.device == "gpu":
             # the sampler's loops and the gradient's kernels inside them, then NUTS's vector work
             grad = _with_nuts_vector_work(costmodel.gpu_nuts_leapfrog_seconds(
-                profile, candidate.precision, machine, scan_steps), profile, candidate.precision)
+                profile, candidate.precision, machine, scan_steps, self.gpu_loop_iterations),
+                profile, candidate.precision)
             parallel = 4  # vectorized chains share the device
             if candidate.option("chain_method") == "sequential":  # memory allows fewer at once
                 parallel = int(candidate.option("chains_at_once", 1))
@@ -228,7 +233,8 @@ class JaxNutsBackend:
                                modelled.chain_parallelism, runtime=costmodel.JAX_CPU_SAMPLER)
         if measured is not None and candidate.device == "gpu":
             measured = replace(measured, seconds_per_gradient=_gpu_leapfrog_from_timed_gradient(
-                measured.seconds_per_gradient, profile, candidate.precision, machine))
+                measured.seconds_per_gradient, profile, candidate.precision, machine,
+                self.gpu_loop_iterations))
         if measured is not None and _cpu_vectorized(candidate):  # one chain's gradient timed
             measured = replace(measured, seconds_per_gradient=_vectorized_on_one_cpu_device(
                 measured.seconds_per_gradient, self.jax_sampler))
@@ -455,18 +461,19 @@ def _with_nuts_vector_work(grad: Figure, profile: ModelProfile, precision: str) 
 
 
 def _gpu_leapfrog_from_timed_gradient(
-    timed: Figure, profile: ModelProfile, precision: str, machine: MachineFigures
+    timed: Figure, profile: ModelProfile, precision: str, machine: MachineFigures,
+    loop_iterations: float = costmodel.NUTS_GPU_LOOP_ITERATIONS,
 ) -> Figure:
     """A GPU leapfrog from measured mode's gradient, timed as a standalone jitted call: the
     sampler runs it inside its while loops, whose iterations
     (:func:`pymc_accel.costmodel.nuts_gpu_loop_seconds`) a standalone call does not pay. On the
     third H200 lease, seed_mid's gradient timed at 67 µs where the sampler's leapfrog took about
     163 µs, and measured mode chose the GPU at a regret of 1.87 (docs/benchmarks.md)."""
-    loop = costmodel.nuts_gpu_loop_seconds(machine)
+    loop = costmodel.nuts_gpu_loop_seconds(machine, loop_iterations)
     total = timed.value + loop
     grad = Figure(total, "measured",
                   f"{timed.note} + {loop * 1e6:.0f} µs of the sampler's loop iterations "
-                  f"({costmodel.NUTS_GPU_LOOP_ITERATIONS:.0f}, modelled)",
+                  f"({loop_iterations:g}, modelled)",
                   measured_share=timed.measured_share * timed.value / max(total, 1e-12))
     return _with_nuts_vector_work(grad, profile, precision)
 

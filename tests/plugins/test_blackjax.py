@@ -296,3 +296,40 @@ def test_mclmc_prices_its_tracing_on_top_of_numpyros_fixed_seconds():
     assert 0.5 < extra < 3.0
     assert mclmc.fixed_seconds.value == pytest.approx(numpyro.fixed_seconds.value + extra)
     assert "tracing the log density" in mclmc.fixed_seconds.note
+
+
+def test_mclmc_on_a_gpu_pays_its_scan_step_not_nuts_loops(monkeypatch):
+    """A GPU NUTS leapfrog pays about 18 while-loop iterations (costmodel.NUTS_GPU_LOOP_ITERATIONS);
+    MCLMC's step is one iteration of its sampling scan for two gradients, and pays that, modelled
+    and measured alike."""
+    from dataclasses import replace
+
+    from pymc_accel import costmodel
+    from pymc_accel.backend import Candidate, Figure
+    from pymc_accel.backends import _measure
+    from pymc_accel.machine import DeviceFigures, machine_figures
+    from pymc_accel.models import eight_schools
+    from pymc_accel.profile import profile_model
+
+    launch = 6.6e-6
+    gpu = DeviceFigures("gpu", "Test GPU", {"float32": 4e11, "float64": 7e11},
+                        {"float32": 3e12, "float64": 3.6e12}, {"float32": 1.6e14, "float64": 4.7e13},
+                        launch_seconds=launch, call_seconds=5.7e-5)
+    machine = replace(machine_figures(), accelerators={"gpu": gpu})
+    model = eight_schools()
+    profile = profile_model(model)
+    mclmc = BlackJaxMclmcBackend().estimate(Candidate("blackjax_mclmc", "gpu", "float64"),
+                                             profile, machine).seconds_per_gradient.value
+    nuts = BlackJaxNutsBackend().estimate(Candidate("blackjax_nuts", "gpu", "float64"),
+                                          profile, machine).seconds_per_gradient.value
+    assert nuts / 2 - mclmc == pytest.approx(  # BlackJAX's leapfrog is priced at 2x NumPyro's
+        launch * (costmodel.NUTS_GPU_LOOP_ITERATIONS - 0.5), rel=0.05)
+
+    def timed(candidate, model, profile, machine, budget, modelled, parallel, runtime):
+        return replace(modelled, seconds_per_gradient=Figure(30e-6, "measured", "timed"))
+
+    monkeypatch.setattr(_measure, "jax_measure", timed)
+    measured = BlackJaxMclmcBackend().measure(
+        Candidate("blackjax_mclmc", "gpu", "float64"), model, profile, machine, 5.0)
+    extra = measured.seconds_per_gradient.value - 30e-6
+    assert extra == pytest.approx(0.5 * launch, rel=0.05)

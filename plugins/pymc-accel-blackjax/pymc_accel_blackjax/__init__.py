@@ -165,6 +165,11 @@ class BlackJaxMclmcBackend(JaxNutsBackend):
     ``2 x`` NUTS's effective draws per gradient, and its fixed cost is one XLA program.
     """
 
+    #: One iteration of the sampling loop (a ``lax.scan``) a step, i.e. per its two gradients,
+    #: where a NUTS leapfrog pays its tree-building and U-turn while loops
+    #: (``costmodel.NUTS_GPU_LOOP_ITERATIONS``); not yet timed on a GPU.
+    gpu_loop_iterations = 1.0 / GRADIENTS_PER_STEP
+
     def __init__(self) -> None:
         super().__init__(name="blackjax_mclmc", jax_sampler="blackjax")
         self.description = "BlackJAX MCLMC (tuned L, step size, diagonal preconditioner) on JAX [plugin]"
