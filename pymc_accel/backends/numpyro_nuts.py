@@ -53,8 +53,10 @@ class JaxNutsBackend:
     adaptation: str = "stan"
     #: Loop iterations a gradient of the sampler pays on a GPU beyond its kernels
     #: (:func:`pymc_accel.costmodel.gpu_nuts_leapfrog_seconds`): a NUTS leapfrog's tree-building
-    #: and U-turn while loops; a subclass whose sampler loops otherwise sets its own.
-    gpu_loop_iterations: float = costmodel.NUTS_GPU_LOOP_ITERATIONS
+    #: and U-turn while loops; a subclass whose sampler loops otherwise sets its own, and one
+    #: that calls the gradient from outside XLA (a jitted call a gradient, each kernel a launch:
+    #: :func:`pymc_accel.costmodel.gpu_gradient_seconds`) sets ``None``.
+    gpu_loop_iterations: float | None = costmodel.NUTS_GPU_LOOP_ITERATIONS
 
     @property
     def parallel_scans(self) -> bool:
@@ -123,8 +125,10 @@ class JaxNutsBackend:
         batched_on_cpu = _cpu_vectorized(candidate)
         if candidate.device == "gpu":
             # the sampler's loops and the gradient's kernels inside them, then NUTS's vector work
-            grad = _with_nuts_vector_work(costmodel.gpu_nuts_leapfrog_seconds(
-                profile, candidate.precision, machine, scan_steps, self.gpu_loop_iterations),
+            grad = _with_nuts_vector_work(
+                costmodel.gpu_gradient_seconds(profile, candidate.precision, machine)
+                if self.gpu_loop_iterations is None else costmodel.gpu_nuts_leapfrog_seconds(
+                    profile, candidate.precision, machine, scan_steps, self.gpu_loop_iterations),
                 profile, candidate.precision)
             parallel = 4  # vectorized chains share the device
             if candidate.option("chain_method") == "sequential":  # memory allows fewer at once
@@ -231,7 +235,7 @@ class JaxNutsBackend:
         modelled = self.estimate(candidate, profile, machine)
         measured = jax_measure(candidate, model, profile, machine, budget_seconds, modelled,
                                modelled.chain_parallelism, runtime=costmodel.JAX_CPU_SAMPLER)
-        if measured is not None and candidate.device == "gpu":
+        if measured is not None and candidate.device == "gpu" and self.gpu_loop_iterations:
             measured = replace(measured, seconds_per_gradient=_gpu_leapfrog_from_timed_gradient(
                 measured.seconds_per_gradient, profile, candidate.precision, machine,
                 self.gpu_loop_iterations))

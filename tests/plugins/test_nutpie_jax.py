@@ -123,3 +123,36 @@ def test_its_chains_run_side_by_side_whatever_jaxs_cpu_device_count(monkeypatch)
         Candidate("numpyro", "cpu", "float64"), profile, machine_figures())
     assert nutpie.chain_parallelism == cpu_cores()
     assert numpyro.chain_parallelism == 1
+
+
+def test_on_a_gpu_each_gradient_is_a_call_of_its_own_not_a_nuts_leapfrog(monkeypatch):
+    """nutpie calls the jitted gradient from Rust: on a GPU every kernel is a launch of its own
+    (costmodel.gpu_gradient_seconds), and measured mode's timed call is not given the NUTS
+    while loops that NumPyro's leapfrog pays inside XLA."""
+    from dataclasses import replace
+
+    from pymc_accel import costmodel
+    from pymc_accel.backend import Figure
+    from pymc_accel.backends import _measure
+    from pymc_accel.machine import DeviceFigures, machine_figures
+    from pymc_accel.models import eight_schools
+    from pymc_accel.profile import profile_model
+    from pymc_accel_nutpie_jax.backend import CALLBACK_SECONDS
+
+    gpu = DeviceFigures("gpu", "Test GPU", {"float32": 4e11, "float64": 7e11},
+                        {"float32": 3e12, "float64": 3.6e12}, {"float32": 1.6e14, "float64": 4.7e13},
+                        launch_seconds=6.6e-6, call_seconds=5.7e-5)
+    machine = replace(machine_figures(), accelerators={"gpu": gpu})
+    model = eight_schools()
+    profile = profile_model(model)
+    candidate = Candidate("nutpie_jax", "gpu", profile.float_dtype)
+    est = NutpieJaxBackend().estimate(candidate, profile, machine).seconds_per_gradient
+    standalone = costmodel.gpu_gradient_seconds(profile, profile.float_dtype, machine).value
+    assert est.value == pytest.approx(standalone + CALLBACK_SECONDS, rel=0.01)
+
+    def timed(candidate, model, profile, machine, budget, modelled, parallel, runtime):
+        return replace(modelled, seconds_per_gradient=Figure(30e-6, "measured", "timed"))
+
+    monkeypatch.setattr(_measure, "jax_measure", timed)
+    measured = NutpieJaxBackend().measure(candidate, model, profile, machine, 5.0)
+    assert measured.seconds_per_gradient.value == pytest.approx(30e-6 + CALLBACK_SECONDS)

@@ -48,6 +48,8 @@ class NutpieJaxBackend(JaxNutsBackend):
     """
 
     adaptation = "nutpie"  # nutpie's trees and effective draws per draw, not Stan's
+    #: nutpie calls the jitted gradient from Rust, one call a gradient: no sampler loop in XLA
+    gpu_loop_iterations = None
 
     def __init__(self) -> None:
         super().__init__(name="nutpie_jax", jax_sampler="numpyro")
