@@ -93,7 +93,7 @@ print('calibrated elementwise', {k: round(v / 1e9, 2) for k, v in f.cpu_flops.it
       'call', round(f.cpu_call_seconds * 1e6, 2), 'us; bandwidth',
       {k: round(v / 1e9, 1) for k, v in f.cpu_bandwidth.items()}, 'GB/s; Python loop',
       round((f.cpu_python_seconds or 0) * 1e3, 1), 'ms: start-up pace',
-      round(start_up_pace(f), 2))
+      round(start_up_pace(f), 2), '; share of a core the calibration got', f.cpu_share)
 # the GPU's calibration, which its candidates' estimates are made of (not recorded before 2026-11-27)
 for name, d in f.accelerators.items():
     print(name, d.kind, 'launch', round(d.launch_seconds * 1e6, 2), 'us, call',
