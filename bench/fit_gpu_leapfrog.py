@@ -89,20 +89,21 @@ def design(runs: list[dict], machine) -> list[dict]:
     from pymc_accel.backend import Candidate
     from pymc_accel.profile import profile_model
     from pymc_accel.registry import get_registry
+    from pymc_accel.rewrites.apply import with_parallel_scans
 
     backend = get_registry().backends["numpyro"]
     profiles, out = {}, []
     for run in runs:
         if run["model"] not in profiles:
-            profiles[run["model"]] = profile_model(_factory(run["model"])())
-        profile = profiles[run["model"]]
+            profile = profile_model(_factory(run["model"])())
+            # the kernels as the GPU candidate's estimate counts them (scans rewritten)
+            profiles[run["model"]] = profile, with_parallel_scans(profile, "gpu").census.kernels
+        profile, kernels = profiles[run["model"]]
         precision = "float32" if "float32" in run["candidate"] else "float64"
         candidate = Candidate("numpyro", "gpu", precision, (("chain_method", "vectorized"),))
         est = backend.estimate(candidate, profile, machine)
         extra = est.extra_gradients.value if run["steps"] >= LONG_RUN_STEPS else 0.0
         batched = (run["steps"] * run["lpd"] + extra) * est.vectorized_trees.value
-        from pymc_accel.rewrites.apply import with_parallel_scans
-        kernels = with_parallel_scans(profile, "gpu").census.kernels
         out.append({**run, "precision": precision, "fixed_modelled": est.fixed_seconds.value,
                     "batched": batched, "kernels": kernels,
                     "leapfrog_modelled": est.seconds_per_gradient.value,
