@@ -4,9 +4,9 @@ The model's logp-and-gradient graph (built in float64) is rebuilt with every flo
 constant and data container in float32, so each operation computes and rounds in float32 as a
 float32 backend would. The log density is first rewritten with the stabilizing rewrites every
 backend applies, then differentiated; both graphs are evaluated as built, op by op in Python
-(:func:`evaluating_mode`: no JIT compilation and no further rewrites), at the initial point
-and at a few points jittered as PyMC jitters chain starts (uniform(-1, 1) on the unconstrained
-scale). float32 is safe when every float32 value is
+(:func:`~pymc_accel.graph_building.evaluating`: no JIT or C compilation and no further
+rewrites), at the initial point and at a few points jittered as PyMC jitters chain starts
+(uniform(-1, 1) on the unconstrained scale). float32 is safe when every float32 value is
 finite where float64's is, and the errors are within the tolerances:
 
 - log density: ``|logp32 - logp64| / max(|logp64|, 1)`` at most ``logp_rtol`` (default 1e-4);
@@ -26,7 +26,7 @@ from typing import Any
 
 import numpy as np
 
-from pymc_accel.graph_building import evaluating_mode, quietly
+from pymc_accel.graph_building import evaluating, quietly
 
 LOGP_RTOL = 1e-4
 GRAD_RTOL = 1e-3
@@ -242,11 +242,11 @@ def check_float32(
     # logp): the gradient of log(1 - sigmoid(x)) taken first is 0/0 in float32 at large x.
     logp = rewrite_graph(model.logp(), include=("canonicalize", "stabilize"))
     grads = pytensor.grad(logp, value_vars)
-    mode = evaluating_mode()
-    f64 = pytensor.function(value_vars, [logp, *grads], mode=mode,
-                            on_unused_input="ignore")
     ins32, outs32 = float32_graph(value_vars, [logp, *grads])
-    f32 = pytensor.function(ins32, outs32, mode=mode, on_unused_input="ignore")
+    with evaluating() as mode:
+        f64 = pytensor.function(value_vars, [logp, *grads], mode=mode,
+                                on_unused_input="ignore")
+        f32 = pytensor.function(ins32, outs32, mode=mode, on_unused_input="ignore")
 
     logp_err = grad_err = 0.0
     problem = ""
