@@ -987,12 +987,15 @@ def cold_compile_seconds(profile: ModelProfile, runtime: Runtime,
 #: density and gradient once, each kernel's Python overhead, and four evaluations that read the
 #: gradient's bytes. Fit to relative error on the quick zoo, its shapes and two large
 #: hierarchical logistic regressions, 20 models, 3 repeats (bench/fit_guard.py --big,
-#: docs/results/fit-guard-cpu.jsonl): 53 ms (the conjugate normal) to 10.5 s (200,000 rows,
-#: 714 MB a gradient), each model left out estimated at 0.67x-1.50x (rms log error 0.19).
+#: docs/results/fit-guard-cpu-2026-11-27.jsonl): 25 ms (the conjugate normal) to 6.2 s (200,000
+#: rows, 714 MB a gradient), each model left out estimated at 0.73x-1.36x (rms log error 0.16).
+#: The fit of 2026-11-24 (20.5 ms + 0.71 ms a kernel + 11.9 ms a MB,
+#: docs/results/fit-guard-cpu.jsonl) charged about twice what the checks take since: 122 ms
+#: then against 57 ms now on glm_poisson, 385 against 207 on the pharmacokinetic Scan model.
 #: A check kept from an earlier selection of the model (pymc_accel.check_store) costs nothing.
-GUARD_SECONDS = 0.0205
-GUARD_SECONDS_PER_KERNEL = 0.71e-3
-GUARD_SECONDS_PER_BYTE = 11.9e-9
+GUARD_SECONDS = 0.0074
+GUARD_SECONDS_PER_KERNEL = 0.35e-3
+GUARD_SECONDS_PER_BYTE = 7.5e-9
 
 
 def guard_seconds(profile: ModelProfile) -> Figure:

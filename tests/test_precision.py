@@ -148,13 +148,13 @@ def test_float32_a_few_percent_faster_is_not_worth_its_risk_or_its_check():
 
 def test_float32_that_saves_less_than_its_check_costs_is_not_chosen():
     """The float32 check is selection time: a float32 candidate is ranked with its modelled
-    seconds added, so halving a run of a few hundredths of a second does not buy a check of a
-    tenth of one, and the report says what was added."""
+    seconds added, so halving a run of a few thousandths of a second does not buy a check of a
+    few hundredths, and the report says what was added."""
     from pymc_accel.costmodel import guard_seconds
 
     model = conjugate_normal().model
     check = guard_seconds(profile_model(model)).value
-    assert 0.03 < check < 1.0
+    assert 0.01 < check < 1.0  # timed at 25 ms (bench/fit_guard.py, 2026-11-27)
     short = _TwoPrecisions(gain=2.0, seconds_per_gradient=2e-7)  # a run of ~4 ms in float64
     report = select(model, registry=_registry(short), devices=CPU_ONLY)
     assert report.candidate.precision == "float64" and report.precision_check is None
