@@ -241,7 +241,7 @@ def test_mclmc_spreads_its_chains_over_the_devices_in_order():
         def run(key, x):  # one chain: a value that names the chain and the device it ran on
             return x * 2.0, {"sum": jnp.sum(x)}
         out = {}
-        for chains, devices in ((2, 4), (4, 4), (6, 4), (3, 2), (2, 1)):
+        for chains, devices in ((2, 4), (4, 4), (6, 4), (3, 2), (2, 1), (1, 4)):
             xs = jnp.arange(chains * 3, dtype=jnp.float32).reshape(chains, 3)
             keys = jax.random.split(jax.random.PRNGKey(0), chains)
             pos, stats = map_chains(run, keys, xs, jax.devices("cpu")[:devices])
@@ -259,7 +259,7 @@ def test_mclmc_spreads_its_chains_over_the_devices_in_order():
     result = json.loads(done.stdout.strip().splitlines()[-1])
     assert all(r["same"] for r in result.values()), result
     assert {k: r["devices"] for k, r in result.items()} == {
-        "2/4": 2, "4/4": 4, "6/4": 3, "3/2": 1, "2/1": 1}
+        "2/4": 2, "4/4": 4, "6/4": 3, "3/2": 1, "2/1": 1, "1/4": 1}
 
 
 def test_mclmc_keeps_its_programs_in_the_jax_compile_cache(monkeypatch):
@@ -333,3 +333,40 @@ def test_mclmc_on_a_gpu_pays_its_scan_step_not_nuts_loops(monkeypatch):
         Candidate("blackjax_mclmc", "gpu", "float64"), model, profile, machine, 5.0)
     extra = measured.seconds_per_gradient.value - 30e-6
     assert extra == pytest.approx(0.5 * launch, rel=0.05)
+
+
+def test_mclmc_prices_its_chains_batched_on_one_device(monkeypatch):
+    """Where a device runs two or more of MCLMC's chains under vmap (a JAX that started with one
+    CPU device), the sampler is traced batched: those runs took 1.15-1.59x the two-device runs,
+    where the estimate gave 1.00-1.14x. The candidate says so, and its estimate adds the
+    batched share of the tracing; a single chain is not batched."""
+    import pymc_accel_blackjax
+    from pymc_accel_blackjax.mclmc import chain_layout, chains_vectorized
+
+    from pymc_accel.backend import Candidate, SampleRequest
+    from pymc_accel.machine import machine_figures
+    from pymc_accel.models import eight_schools
+    from pymc_accel.profile import profile_model
+    from pymc_accel.testing import CPU_ONLY
+
+    assert [chain_layout(c, d) for c, d in ((2, 4), (6, 4), (3, 2), (2, 1), (1, 4))] == [
+        (2, 1), (3, 2), (1, 3), (1, 2), (1, 1)]
+    assert [chains_vectorized(c, d) for c, d in ((2, 2), (4, 2), (3, 2), (1, 1))] == [
+        False, True, True, False]
+    backend = BlackJaxMclmcBackend()
+    profile = profile_model(eight_schools())
+    candidate = Candidate("blackjax_mclmc", "cpu", "float64")
+    run = SampleRequest(draws=500, tune=500, chains=2)
+    monkeypatch.setattr(pymc_accel_blackjax, "jax_cpu_devices", lambda: 2)
+    spread, _ = backend.fit_memory(candidate, profile, CPU_ONLY, run)
+    monkeypatch.setattr(pymc_accel_blackjax, "jax_cpu_devices", lambda: 1)
+    batched, _ = backend.fit_memory(candidate, profile, CPU_ONLY, run)
+    alone, _ = backend.fit_memory(candidate, profile, CPU_ONLY,
+                                  SampleRequest(draws=500, tune=500, chains=1))
+    assert spread == candidate and alone == candidate
+    assert batched.option("chains_vectorized") is True
+    machine = machine_figures()
+    trace = pymc_accel_blackjax.TRACE_PER_KERNEL * profile.census.kernels
+    extra = (backend.estimate(batched, profile, machine).fixed_seconds.value
+             - backend.estimate(candidate, profile, machine).fixed_seconds.value)
+    assert extra == pytest.approx(pymc_accel_blackjax.VMAP_TRACE_SHARE * trace)

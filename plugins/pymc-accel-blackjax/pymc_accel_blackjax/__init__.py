@@ -25,8 +25,9 @@ from pymc_accel import (
     Refusal,
     UnsupportedArgumentError,
     hookimpl,
+    jax_cpu_devices,
 )
-from pymc_accel_blackjax.mclmc import GRADIENTS_PER_STEP, sample_mclmc
+from pymc_accel_blackjax.mclmc import GRADIENTS_PER_STEP, chains_vectorized, sample_mclmc
 
 # PyMC 6.4 passes progress_bar into blackjax.window_adaptation (it pops it a line too late),
 # which BlackJAX 1.6 and newer reject from inside a jitted kernel.
@@ -153,6 +154,14 @@ LEAPFROG_FACTOR = 2.0
 #: (bench/bench_one_device_estimate.py --backend blackjax_mclmc, docs/benchmarks.md, "MCLMC's
 #: chains and its compile").
 TRACE_PER_KERNEL = 0.0105
+#: What tracing MCLMC batched over a device's chains adds, as a share of its tracing
+#: (:data:`TRACE_PER_KERNEL`): where a device runs two or more chains under ``jax.vmap``
+#: (:func:`~pymc_accel_blackjax.mclmc.chains_vectorized`; a CPU with fewer JAX devices than
+#: chains, one GPU). Four models' runs of 500 + 500 draws x 2 chains, on one CPU device against
+#: two, less what the estimates already gave the one-device layout: 0.24-0.71 of the tracing,
+#: median 0.42 (docs/results/one-device-estimate-mclmc-cpu-2026-11-27.json, "MCLMC's chains on
+#: one device" in docs/benchmarks.md).
+VMAP_TRACE_SHARE = 0.42
 
 
 class BlackJaxMclmcBackend(JaxNutsBackend):
@@ -194,16 +203,30 @@ class BlackJaxMclmcBackend(JaxNutsBackend):
         """The options :func:`~pymc_accel_blackjax.mclmc.sample_mclmc` takes (no NUTS ones)."""
         return ("desired_energy_var", "diagonal_preconditioning")
 
+    def fit_memory(self, candidate, profile, devices, run):
+        """The run's chain layout (:func:`~pymc_accel_blackjax.mclmc.map_chains` spreads the
+        chains over the platform's devices): a candidate whose device will run two or more
+        chains under ``jax.vmap`` says so (``chains_vectorized``), which its estimate prices."""
+        available = jax_cpu_devices() if candidate.device == "cpu" else max(1, len(devices.gpus))
+        if chains_vectorized(run.chains, available):
+            candidate = replace(candidate, options=(*candidate.options, ("chains_vectorized", True)))
+        return candidate, None
+
     def estimate(self, candidate, profile, machine):
         """A JAX gradient per integrator step; ESS per gradient modelled equal to NUTS's; the
-        fixed seconds of NumPyro's sampler plus MCLMC's tracing (:data:`TRACE_PER_KERNEL`)."""
+        fixed seconds of NumPyro's sampler plus MCLMC's tracing (:data:`TRACE_PER_KERNEL`), and
+        its batched tracing where a device vectorizes chains (:data:`VMAP_TRACE_SHARE`)."""
         base = super().estimate(candidate, profile, machine)
         # effective draws per gradient of NumPyro's NUTS, whose estimate this is
         per_gradient = base.relative_efficiency.value / max(base.gradients_per_draw.value, 1.0)
         trace = TRACE_PER_KERNEL * profile.census.kernels
+        note = "MCLMC's tuning stages and sampling loop"
+        if candidate.option("chains_vectorized"):
+            trace *= 1.0 + VMAP_TRACE_SHARE
+            note += f", x {1.0 + VMAP_TRACE_SHARE:g} batched over a device's chains"
         fixed = Figure(base.fixed_seconds.value + trace, "modelled",
                        f"{base.fixed_seconds.note}; + {trace:.2f} s tracing the log density for "
-                       "MCLMC's tuning stages and sampling loop")
+                       f"{note}")
         return Estimate(
             seconds_per_gradient=base.seconds_per_gradient,
             gradients_per_draw=Figure(float(GRADIENTS_PER_STEP), "modelled",

@@ -67,10 +67,35 @@ def _chain_fn(logdensity, *, draws: int, tune: int, desired_energy_var: float,
     return run
 
 
+def chain_layout(chains: int, devices: int) -> tuple[int, int]:
+    """How :func:`map_chains` lays ``chains`` out over ``devices``: ``(devices used, chains a
+    device)``, as many devices as divide the chains evenly, at least one.
+
+    Parameters
+    ----------
+    chains, devices : int
+
+    Returns
+    -------
+    (int, int)
+    """
+    used = max(1, min(devices, chains))
+    while used > 1 and chains % used:
+        used -= 1
+    return used, chains // used
+
+
+def chains_vectorized(chains: int, devices: int) -> bool:
+    """Whether :func:`map_chains` runs two or more chains of a device under ``jax.vmap``, and so
+    traces the sampler batched (:data:`pymc_accel_blackjax.VMAP_TRACE_SHARE`)."""
+    return chain_layout(chains, devices)[1] > 1
+
+
 def map_chains(run, keys, positions, devices: Sequence[Any] | None = None):
     """``run(key, position)`` for every chain: spread over as many of ``devices`` as divide the
     chains evenly (``jax.pmap``), the chains of each device vectorized (``jax.vmap``); all on
-    the default device, vectorized, where there is one device (or none given).
+    the default device, vectorized, where there is one device (or none given); a single chain
+    on the default device, unbatched (:func:`chain_layout`).
 
     A CPU device runs its program on one core, so the layout is what lets a CPU's cores share
     the chains: seed_mid's two chains took 1.84 s a run on two devices and 2.47 s vectorized
@@ -92,12 +117,11 @@ def map_chains(run, keys, positions, devices: Sequence[Any] | None = None):
     import jax
 
     chains = keys.shape[0]
-    used = min(len(devices or ()), chains)
-    while used > 1 and chains % used:
-        used -= 1
-    if used <= 1:
+    used, per = chain_layout(chains, len(devices or ()))
+    if chains == 1:  # nothing to batch: vmap would only trace the sampler batched
+        return jax.tree.map(lambda x: x[None], jax.jit(run)(keys[0], positions[0]))
+    if used == 1:
         return jax.jit(jax.vmap(run))(keys, positions)
-    per = chains // used
 
     def grouped(x):
         return x.reshape(used, per, *x.shape[1:])
