@@ -116,14 +116,16 @@ class JaxNutsBackend:
         Affine scans the backend runs as parallel prefixes are costed as such."""
         from pymc_accel.rewrites.apply import sequential_scan_steps, with_parallel_scans
 
-        scan_steps = (sequential_scan_steps(profile, candidate.device) if self.parallel_scans
-                      else sum(s.n_steps or 1 for s in profile.census.scans))
+        as_built = profile
         if self.parallel_scans:
             profile = with_parallel_scans(profile, candidate.device)
         # chains vectorized on one CPU device run as one batch there: each batched leapfrog
         # computes every chain's gradient, so they are priced as chains in turn, then scaled
         batched_on_cpu = _cpu_vectorized(candidate)
         if candidate.device == "gpu":
+            # each sequential scan step a loop iteration of its own (none rewritten: "off")
+            scan_steps = sequential_scan_steps(as_built, "gpu",
+                                               None if self.parallel_scans else "off")
             # the sampler's loops and the gradient's kernels inside them, then NUTS's vector work
             grad = _with_nuts_vector_work(
                 costmodel.gpu_gradient_seconds(profile, candidate.precision, machine)

@@ -136,9 +136,8 @@ def with_parallel_scans(profile: ModelProfile, device: str, mode: str | None = N
     if not planned:
         return profile
     c = profile.census
-    forward = [s for s in c.scans if not s.gradient]
     removed = sum(s.n_steps * s.inner_kernels for s in planned)
-    if len(planned) == len(forward):  # their reverse scans go too: JAX differentiates the prefix
+    if _reverse_scans_go(profile, planned):
         removed += sum((s.n_steps or 1) * s.inner_kernels for s in c.scans if s.gradient)
     added = sum(2 * 6 * max(1, math.ceil(math.log2(s.n_steps))) for s in planned)
     extra_flops = sum(s.n_steps * s.inner_flops for s in planned)
@@ -158,12 +157,18 @@ def sequential_scan_steps(profile: ModelProfile, device: str, mode: str | None =
     does not fix is taken as long as the longest forward scan (it runs a forward scan's steps
     backwards); another scan of unknown length counts one step."""
     planned = planned_rewrites(profile, device, mode)
-    forward = [s for s in profile.census.scans if not s.gradient]
-    all_planned = bool(planned) and len(planned) == len(forward)
+    reverse_go = _reverse_scans_go(profile, planned)
     rewritten = {id(s) for s in planned}
-    longest = max((s.n_steps or 1 for s in forward), default=1)
+    longest = max((s.n_steps or 1 for s in profile.census.scans if not s.gradient), default=1)
     return sum(s.n_steps or (longest if s.gradient else 1) for s in profile.census.scans
-               if id(s) not in rewritten and not (s.gradient and all_planned))
+               if id(s) not in rewritten and not (s.gradient and reverse_go))
+
+
+def _reverse_scans_go(profile: ModelProfile, planned: list[ScanSummary]) -> bool:
+    """Whether the gradient's reverse scans go with the rewrite: when every forward scan is
+    rewritten, JAX differentiates the parallel prefixes instead."""
+    forward = [s for s in profile.census.scans if not s.gradient]
+    return bool(planned) and len(planned) == len(forward)
 
 
 def _has_scan(model: pm.Model) -> bool:
