@@ -19,7 +19,7 @@ from pymc_accel.errors import (
     PluginError,
     PymcAccelError,
 )
-from pymc_accel.graph_building import evaluating, quietly
+from pymc_accel.graph_building import evaluating, initial_point, quietly
 from pymc_accel.measure import DEFAULT_BUDGET_SECONDS
 from pymc_accel.registry import BUILTIN_PLUGIN_NAME, get_registry
 from pymc_accel.report import ATTRS_KEY, SelectionReport
@@ -49,11 +49,10 @@ def check_initial_point(model: pm.Model, initvals: dict | None = None) -> None:
     check is cheap. Potentials are checked with the random variables.
     """
     import pytensor
-    from pymc.initial_point import make_initial_point_fn
     from pymc.logprob.utils import ParameterValueError
     from pytensor.graph.rewriting.utils import rewrite_graph
 
-    point = make_initial_point_fn(model=model, overrides=initvals or None, jitter_rvs=set())(0)
+    point = initial_point(model, initvals)
     # a starting value outside its variable's support (initvals={"sigma": -1.0}) is not finite
     # once transformed (log(-1)), and PyMC's parameter checks raise on it instead of giving -inf
     rv_names = {v.name: model.values_to_rvs[v].name for v in model.value_vars}

@@ -26,7 +26,7 @@ from typing import Any
 
 import numpy as np
 
-from pymc_accel.graph_building import evaluating, quietly
+from pymc_accel.graph_building import evaluating, initial_point, quietly
 
 LOGP_RTOL = 1e-4
 GRAD_RTOL = 1e-3
@@ -172,10 +172,7 @@ def _points(model: Any, n_jittered: int, initvals: dict | None, seed: int) -> li
     (``make_initial_point_expression``); adding it here to the one initial point saves
     compiling a second, jittered initial-point function (about half of what the points cost).
     """
-    from pymc.initial_point import make_initial_point_fn
-
-    start = make_initial_point_fn(model=model, overrides=initvals or None, jitter_rvs=set())
-    point = start(seed)
+    point = initial_point(model, initvals, seed)
     points = [point]
     for i in range(n_jittered):
         rng = np.random.default_rng(seed + 1 + i)
@@ -201,6 +198,7 @@ def check_float32(
     initvals: dict | None = None,
     seed: int = 0,
     budget_seconds: float = CHECK_BUDGET_SECONDS,
+    logp_graph: Any = None,
 ) -> PrecisionCheck:
     """Compare the model's float32 log density and gradient with float64's.
 
@@ -220,6 +218,10 @@ def check_float32(
         Jittered points are evaluated only while the check has taken less than this (the
         initial point always is), so a very large model's check stays bounded; ``points``
         says how many were evaluated.
+    logp_graph : pymc_accel.profile.LogpGraph, optional
+        The model's log density as its profile built it
+        (:func:`pymc_accel.profile.profile_and_logp`), to start from instead of building it
+        again; the check rewrites it in place, so it is not to be used afterwards.
 
     Returns
     -------
@@ -233,14 +235,17 @@ def check_float32(
 
     start = time.perf_counter()
     model = pm.modelcontext(model)
-    value_vars = list(model.value_vars)
+    if logp_graph is None:
+        value_vars, logp = list(model.value_vars), model.logp()
+    else:  # the profile's: a copy of the model with dims and data frozen, as a JAX run has them
+        value_vars, logp = list(logp_graph.value_vars), logp_graph.logp
     # Every backend compiles the log density with PyTensor's stabilizing rewrites
     # (log(1 - sigmoid(x)) becomes -softplus(x), and so on); without them a float32 Bernoulli
     # likelihood whose logit reaches about 17 evaluates log(0), and the check would refuse
     # float32 that the samplers compute finitely (the seed blog's model at full size did).
     # Stabilize before differentiating, as the JAX backends do (they differentiate the rewritten
     # logp): the gradient of log(1 - sigmoid(x)) taken first is 0/0 in float32 at large x.
-    logp = rewrite_graph(model.logp(), include=("canonicalize", "stabilize"))
+    logp = rewrite_graph(logp, include=("canonicalize", "stabilize"))
     grads = pytensor.grad(logp, value_vars)
     ins32, outs32 = float32_graph(value_vars, [logp, *grads])
     with evaluating() as mode:

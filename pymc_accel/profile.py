@@ -191,13 +191,23 @@ def _constant_bytes(outputs: list) -> int:
     return total
 
 
+@dataclass
+class LogpGraph:
+    """The log density graph a profile built: its value variables (of the model's copy with dims
+    and data frozen, named as the model's) and its output. The float32 check starts from it
+    rather than building the log density again (:func:`pymc_accel.precision.check_float32`)."""
+
+    value_vars: list[Any]
+    logp: Any
+
+
 def _logp_and_grad_census(
     model: pm.Model,
-) -> tuple[OpCensus, str, int, dict[str, tuple[int, ...]] | None]:
+) -> tuple[OpCensus, str, int, dict[str, tuple[int, ...]] | None, LogpGraph]:
     """Census of logp + gradient, on a copy of the model with dims and data frozen so every
     intermediate shape is static (PyMC's own ``freeze_dims_and_data``); with the bytes of the
-    data the graph reads, and the value variables' shapes when the frozen copy knows them all
-    (``None`` otherwise)."""
+    data the graph reads, the value variables' shapes when the frozen copy knows them all
+    (``None`` otherwise), and the log density graph."""
     from pymc.model.transform.optimization import freeze_dims_and_data
 
     note = ""
@@ -214,10 +224,10 @@ def _logp_and_grad_census(
         note = f"{census.unknown_shapes} intermediate shapes unknown; counted as 1 element each"
     shapes = {v.name: tuple(v.type.shape) for v in frozen.value_vars}
     static = all(d is not None for shape in shapes.values() for d in shape)
-    return census, note, _constant_bytes([logp]), (shapes if static else None)
+    return (census, note, _constant_bytes([logp]), (shapes if static else None),
+            LogpGraph(list(frozen.value_vars), logp))
 
 
-@quietly
 def profile_model(model: pm.Model | None = None) -> ModelProfile:
     """Profile a PyMC model for sampler selection, without sampling or evaluating it.
 
@@ -230,9 +240,16 @@ def profile_model(model: pm.Model | None = None) -> ModelProfile:
     -------
     ModelProfile
     """
+    return profile_and_logp(model)[0]
+
+
+@quietly
+def profile_and_logp(model: pm.Model | None = None) -> tuple[ModelProfile, LogpGraph]:
+    """:func:`profile_model`, with the log density graph it built (:class:`LogpGraph`), for a
+    caller that goes on to evaluate it."""
     start = time.perf_counter()
     model = pm.modelcontext(model)
-    census, note, data_bytes, static_shapes = _logp_and_grad_census(model)
+    census, note, data_bytes, static_shapes, graph = _logp_and_grad_census(model)
     names = [v.name for v in model.value_vars]
     if static_shapes is not None and set(static_shapes) == set(names):
         # no initial-point function to compile (a third of a small model's profile)
@@ -254,7 +271,7 @@ def profile_model(model: pm.Model | None = None) -> ModelProfile:
         centred = centred_hierarchies(model)
     except Exception:  # an unusual distribution: no funnel found is the prior's answer
         centred = []
-    return ModelProfile(
+    profile = ModelProfile(
         n_free=n_free,
         free_vars=free_vars,
         n_observed=n_observed,
@@ -269,6 +286,7 @@ def profile_model(model: pm.Model | None = None) -> ModelProfile:
         data_bytes=data_bytes,
         centred_hierarchies=centred,
     )
+    return profile, graph
 
 
 #: The location parameter of location-scale families, by random variable op: their location

@@ -33,7 +33,13 @@ from pymc_accel.errors import (
 from pymc_accel.machine import MachineFigures, machine_figures
 from pymc_accel.measure import DEFAULT_BUDGET_SECONDS, measure_candidates
 from pymc_accel.precision import PrecisionCheck, check_float32
-from pymc_accel.profile import ModelProfile, data_digest, profile_model, structure_key
+from pymc_accel.profile import (
+    LogpGraph,
+    ModelProfile,
+    data_digest,
+    profile_and_logp,
+    structure_key,
+)
 from pymc_accel.registry import BLOCK_ENV, BrokenPlugin, Registry, get_registry
 from pymc_accel.switches import switched_on
 from pymc_accel.report import Row, SelectionReport
@@ -383,7 +389,9 @@ def select(
         model = pm.modelcontext(None)
     if model is not None:
         refuse_models_without_free_variables(model)
-    profile = profile or cached_profile(model)
+    logp_graph = None  # the log density a fresh profile built, for the float32 check
+    if profile is None:
+        profile, logp_graph = _cached_profile_and_logp(model)
     devices = devices or discover()
     for name, value, least in (("draws", draws, 0), ("tune", tune, 0), ("chains", chains, 1)):
         if not isinstance(value, int) or value < least:
@@ -531,7 +539,7 @@ def select(
         guard_budget = None
         if measure:  # jittered points only in what is left of the measured-mode budget
             guard_budget = max(0.0, measure_budget - (_measure._clock() - budget_start))
-        check, why = _guard(model, initvals, guard_budget, kept_check)
+        check, why = _guard(model, initvals, guard_budget, kept_check, logp_graph)
         if why:
             refusals += [Refusal.of(s.candidate, why)
                          for s in scored if s.needs_guard]
@@ -542,7 +550,8 @@ def select(
     elif precision == "float32" and profile.float_dtype == "float64" and model is not None:
         # the user's choice wins; warn if unsafe, or if it could not be checked
         try:
-            check = kept_check.get() or kept_check.keep(check_float32(model, initvals=initvals))
+            check = kept_check.get() or kept_check.keep(
+                check_float32(model, initvals=initvals, logp_graph=logp_graph))
         except Exception as exc:
             check = None
             warnings.warn(
@@ -781,17 +790,23 @@ def forget_profiles() -> None:
 
 
 def cached_profile(model) -> ModelProfile:
-    """:func:`profile_model`, reused for the same model while its fingerprint is unchanged, and
+    """:func:`pymc_accel.profile.profile_model`, reused for the same model while its fingerprint is unchanged, and
     for a model of the same structure (:func:`pymc_accel.profile.structure_key`) profiled
     earlier in this process or, through :mod:`pymc_accel.profile_store`, in an earlier one;
     the reused profile's ``profile_seconds`` is what the lookup took."""
+    return _cached_profile_and_logp(model)[0]
+
+
+def _cached_profile_and_logp(model) -> tuple[ModelProfile, LogpGraph | None]:
+    """:func:`cached_profile`, with the log density graph where the model was profiled now
+    (``None`` for a reused profile)."""
     try:
         key = model_fingerprint(model)
         hit = _PROFILES.get(model)
     except TypeError:  # not weak-referenceable: profile every time
-        return profile_model(model)
+        return profile_and_logp(model)
     if hit is not None and hit[0] == key:
-        return hit[1]
+        return hit[1], None
     start = time.perf_counter()
     try:
         structure = structure_key(model)
@@ -801,12 +816,14 @@ def cached_profile(model) -> ModelProfile:
     where = "in this process"
     if kept is None and structure is not None:
         kept, where = profile_store.load(structure), "in an earlier process"
+    graph = None
     if kept is not None:  # the kept profile stays as profiled; the copy says it was reused
         profile = replace(kept, profile_seconds=time.perf_counter() - start,
                           note=(kept.note + "; " if kept.note else "")
                           + f"reused: a model of the same structure was profiled {where}")
     else:
-        kept = profile = profile_model(model)
+        kept, graph = profile_and_logp(model)
+        profile = kept
         if structure is not None:
             profile_store.save(structure, kept)
     if structure is not None:
@@ -814,7 +831,7 @@ def cached_profile(model) -> ModelProfile:
         while len(_BY_STRUCTURE) > _BY_STRUCTURE_MAX:
             _BY_STRUCTURE.pop(next(iter(_BY_STRUCTURE)))
     _PROFILES[model] = (key, profile)
-    return profile
+    return profile, graph
 
 
 def _fit_memory(backend, candidate: Candidate, profile: ModelProfile, devices: Devices,
@@ -885,10 +902,12 @@ def _unsafe_reason(check: PrecisionCheck) -> str:
 
 
 def _guard(model, initvals, budget_seconds: float | None = None,
-           kept: _KeptCheck | None = None) -> tuple[PrecisionCheck | None, str | None]:
+           kept: _KeptCheck | None = None,
+           logp_graph: LogpGraph | None = None) -> tuple[PrecisionCheck | None, str | None]:
     """Run the float32 accuracy guard, or read it where ``kept`` holds this model's; return the
     check and, if float32 must be refused, why. ``budget_seconds`` bounds its jittered points
-    (the initial point is always checked)."""
+    (the initial point is always checked); ``logp_graph``, the log density the model's profile
+    built, saves building it again."""
     if model is None:
         return None, (
             "float32 accuracy not checked: select() was given a profile without its model; "
@@ -898,7 +917,7 @@ def _guard(model, initvals, budget_seconds: float | None = None,
     if check is None:
         kwargs = {} if budget_seconds is None else {"budget_seconds": budget_seconds}
         try:
-            check = check_float32(model, initvals=initvals, **kwargs)
+            check = check_float32(model, initvals=initvals, logp_graph=logp_graph, **kwargs)
         except Exception as exc:  # an op the check cannot evaluate: float64, not a failure
             return None, (f"float32 accuracy could not be checked ({type(exc).__name__}: "
                           f"{str(exc)[:200]}); float64 is used instead")

@@ -80,3 +80,41 @@ def test_evaluating_mode_leaves_the_callers_graph_alone():
     assert all(getattr(op, "nfunc_spec", None) is None or
                not op.nfunc_spec[0].startswith("pymc_accel")
                for op in before if isinstance(op, Elemwise))
+
+
+def _many_starts():
+    import pymc as pm
+
+    with pm.Model() as model:
+        mu = pm.Normal("mu", 3.0, 2.0)
+        sigma = pm.HalfNormal("sigma", 1.5)
+        pm.Dirichlet("w", np.ones(4))
+        pm.Normal("drawn", 0.0, 1.0, shape=3, initval="prior")  # a random start: seeded
+        pm.Beta("p", 2.0, 5.0, initval=0.2)
+        pm.Normal("y", mu, sigma, observed=[1.0, 2.5, 3.0])
+    return model
+
+
+@pytest.mark.parametrize("initvals", [None, {"mu": 1.5, "sigma": 0.3}])
+@pytest.mark.parametrize("seed", [0, 7])
+def test_initial_point_is_pymcs(initvals, seed):
+    from pymc.initial_point import make_initial_point_fn
+
+    model = _many_starts()
+    got = graph_building.initial_point(model, initvals, seed)
+    want = make_initial_point_fn(model=model, overrides=initvals, jitter_rvs=set())(seed)
+    assert list(got) == list(want)
+    for name in want:
+        np.testing.assert_array_equal(got[name], want[name])
+        assert got[name].dtype == want[name].dtype
+
+
+def test_initial_point_falls_back_to_pymcs_function(monkeypatch):
+    import pymc.pytensorf
+
+    def broken(outputs):
+        raise RuntimeError("internals moved")
+
+    monkeypatch.setattr(pymc.pytensorf, "replace_rng_nodes", broken)
+    model = _many_starts()
+    assert set(graph_building.initial_point(model)) == {v.name for v in model.value_vars}

@@ -120,6 +120,23 @@ def test_selection_uses_float32_only_where_the_check_passes():
     assert "float32 check" in str(unsafe)
 
 
+def test_the_check_starts_from_the_log_density_the_profile_built(monkeypatch):
+    from pymc_accel import check_store, selection
+
+    monkeypatch.setattr(selection, "_BY_STRUCTURE", {})
+    monkeypatch.setenv("PYMC_ACCEL_PROFILE_CACHE", "off")
+    check_store.forget()
+    built = []
+    real_logp = pm.Model.logp
+    monkeypatch.setattr(pm.Model, "logp", lambda self, *a, **k: built.append(self) or
+                        real_logp(self, *a, **k))
+    report = select(conjugate_normal().model, registry=_registry(_TwoPrecisions()),
+                    devices=CPU_ONLY)
+    assert report.candidate.precision == "float32"
+    assert report.precision_check["safe"] and not report.precision_check["kept"]
+    assert len(built) == 1  # the profile's; the check rewrote that graph, not a second one
+
+
 def test_float32_is_not_checked_when_it_would_not_be_chosen():
     report = select(large_offset_model(), registry=build_registry(autoload=False),
                     devices=CPU_ONLY, chains=2)

@@ -38,7 +38,7 @@ def test_a_model_profiled_in_an_earlier_process_is_read_from_disk(store_on, monk
     assert list((store_on / "profiles").glob("*.json"))
     monkeypatch.setattr(selection, "_BY_STRUCTURE", {})  # a new process: nothing in memory
     calls = []
-    monkeypatch.setattr(selection, "profile_model", lambda m: calls.append(m))
+    monkeypatch.setattr(selection, "profile_and_logp", lambda m: calls.append(m))
     again = selection.cached_profile(scan_model(25))
     assert not calls
     assert again.census == first.census and again.free_vars == first.free_vars
@@ -50,8 +50,8 @@ def test_another_structure_or_the_store_off_profiles_again(store_on, monkeypatch
     selection.cached_profile(scan_model(25))
     monkeypatch.setattr(selection, "_BY_STRUCTURE", {})
     calls = []
-    real = selection.profile_model
-    monkeypatch.setattr(selection, "profile_model", lambda m: calls.append(m) or real(m))
+    real = selection.profile_and_logp
+    monkeypatch.setattr(selection, "profile_and_logp", lambda m: calls.append(m) or real(m))
     selection.cached_profile(scan_model(26))  # another length: another key
     assert len(calls) == 1
     monkeypatch.setattr(selection, "_BY_STRUCTURE", {})
