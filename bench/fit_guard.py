@@ -4,7 +4,8 @@ The selector runs :func:`pymc_accel.precision.check_float32` before it chooses f
 float64 model, and the check's seconds are the selection's, so a float32 candidate is charged
 them in advance (``costmodel.guard_seconds``). For each model of the fit (the quick zoo and
 ``zoo.shapes()``), in one process that has checked a primer model first, it times the check on
-a model object built afresh each time and records the profile's census beside it, with the
+a model object built afresh each time, from the log density its profile built (as a selection
+runs it), and records the profile's census beside it, with the
 seconds of ``pymc_accel.integration.check_initial_point`` (the start check ``pymc_accel.sample``
 runs before a sampler that does not check its start itself) on another fresh model.
 
@@ -40,10 +41,11 @@ def time_model(name: str, build) -> dict:
 
     from pymc_accel.integration import check_initial_point
     from pymc_accel.precision import check_float32
-    from pymc_accel.profile import profile_model
+    from pymc_accel.profile import profile_and_logp
 
-    profile = profile_model(build())
-    check = check_float32(build())
+    checked = build()
+    profile, graph = profile_and_logp(checked)
+    check = check_float32(checked, logp_graph=graph)  # as a selection runs it, after the profile
     model = build()
     start = time.perf_counter()
     check_initial_point(model)

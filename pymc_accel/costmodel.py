@@ -983,19 +983,21 @@ def cold_compile_seconds(profile: ModelProfile, runtime: Runtime,
                   "this backend")
 
 
-#: The float32 accuracy check (:func:`pymc_accel.precision.check_float32`): building the log
-#: density and gradient once, each kernel's Python overhead, and four evaluations that read the
-#: gradient's bytes. Fit to relative error on the quick zoo, its shapes and two large
-#: hierarchical logistic regressions, 20 models, 3 repeats (bench/fit_guard.py --big,
-#: docs/results/fit-guard-cpu-2026-11-27.jsonl): 25 ms (the conjugate normal) to 6.2 s (200,000
-#: rows, 714 MB a gradient), each model left out estimated at 0.73x-1.36x (rms log error 0.16).
-#: The fit of 2026-11-24 (20.5 ms + 0.71 ms a kernel + 11.9 ms a MB,
-#: docs/results/fit-guard-cpu.jsonl) charged about twice what the checks take since: 122 ms
-#: then against 57 ms now on glm_poisson, 385 against 207 on the pharmacokinetic Scan model.
+#: The float32 accuracy check (:func:`pymc_accel.precision.check_float32`): rewriting the log
+#: density the profile built and differentiating it once, each kernel's Python overhead, and
+#: four evaluations that read the gradient's bytes. Fit to relative error on the quick zoo, its
+#: shapes and two large hierarchical logistic regressions, 20 models, 3 repeats
+#: (bench/fit_guard.py --big, docs/results/fit-guard-cpu-2026-11-27-vectorized.jsonl): 17 ms
+#: (the conjugate normal) to 0.69 s (200,000 rows, 714 MB a gradient), each model left out
+#: estimated at 0.61x-1.31x (rms log error 0.16). Its per-byte figure is a ninth of the earlier
+#: fit's since the checks evaluate softplus and the gradient's fills over whole arrays
+#: (:func:`pymc_accel.graph_building.evaluating_mode`); that fit (7.4 ms + 0.35 ms a kernel +
+#: 7.5 ms a MB, docs/results/fit-guard-cpu-2026-11-27.jsonl) had the 200,000-row check at
+#: 6.2 s, glm_poisson's at 57 ms (now 32) and seed_mid's at 117 (now 66).
 #: A check kept from an earlier selection of the model (pymc_accel.check_store) costs nothing.
-GUARD_SECONDS = 0.0074
-GUARD_SECONDS_PER_KERNEL = 0.35e-3
-GUARD_SECONDS_PER_BYTE = 7.5e-9
+GUARD_SECONDS = 0.0045
+GUARD_SECONDS_PER_KERNEL = 0.257e-3
+GUARD_SECONDS_PER_BYTE = 0.82e-9
 
 
 def guard_seconds(profile: ModelProfile) -> Figure:
