@@ -95,7 +95,7 @@ def markdown(results: dict) -> str:
         lines += ["", "In a new process per model (a script's run: the process's first selection, "
                       "and the run with the sampler's first use; medians over the processes):", "",
                   "| model | chosen | run | first selection | start check | record | "
-                  "overhead (each process) | first selection, log density built first | "
+                  "overhead (each process) | first selection, log density built and ArviZ imported first | "
                   "overhead (each process) |",
                   "|---|---|---|---|---|---|---|---|---|"]
         for m in fresh:
@@ -123,7 +123,7 @@ def markdown(results: dict) -> str:
                   if "logp_first" in m["new_process"]]
         if beyond:
             lines += ["", "Beyond the start-up a run shares (the model's log density built "
-                          f"first): median {statistics.median(beyond):.1%}, max {max(beyond):.1%}"
+                          f"and ArviZ imported first): median {statistics.median(beyond):.1%}, max {max(beyond):.1%}"
                           f", over {len(beyond)} models ({sum(o <= 0.02 for o in beyond)} "
                           "within 2%)."]
     return "\n".join(lines) + "\n"
@@ -157,9 +157,10 @@ def new_process_runs(name: str, history: str, seed: int, repeats: int) -> dict:
 
     A new process's first ``model.logp()`` pays PyMC's and PyTensor's start-up (about half of
     the funnel's first selection: 162 ms against 79 ms), which the chosen sampler's run pays
-    when no selection went before it: that run builds the same log density. The second set of
-    processes builds it first (untimed), so its selection is what the selection adds to the
-    script.
+    when no selection went before it: that run builds the same log density, and imports ArviZ
+    (with ``scipy.special``, about 0.1 s, which the float32 check imports when it goes first).
+    The second set of processes does both first (untimed), so its selection is what the
+    selection adds to the script.
     """
     plain, shared = [], []
     for _ in range(repeats):
@@ -211,7 +212,9 @@ def new_process_run(name: str, history: str, seed: int, logp_first: bool = False
 def _child(name: str, seed: int, logp_first: bool = False) -> None:
     """One model in this new process: first selection, start check, run, record (timed);
     prints the record as one JSON line. ``logp_first``: a copy of the model builds its log
-    density first, untimed (the start-up the run would otherwise pay)."""
+    density first and ArviZ is imported, untimed (the start-up the run would otherwise pay:
+    every sampler's run builds the log density and returns ArviZ's InferenceData, and
+    importing ArviZ imports ``scipy.special``, which a selection's float32 check also needs)."""
     warnings.filterwarnings("ignore")
     from bench_regret import min_bulk_ess, private_history
     from zoo import zoo
@@ -226,6 +229,7 @@ def _child(name: str, seed: int, logp_first: bool = False) -> None:
     model = zoo(quick=True)[name]()
     if logp_first:
         zoo(quick=True)[name]().logp()
+        import arviz  # noqa: F401
     cores = min(4, cpu_cores())
     chains, tune, draws = max(2, cores), 1000, 1000  # pm.sample's defaults
     out = {"tune": tune, "draws": draws, "chains": chains}

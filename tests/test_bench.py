@@ -917,7 +917,7 @@ def test_overhead_bench_reports_new_processes_by_their_medians(monkeypatch):
     assert ("| eight_schools | numpyro[cpu] | 5.5 s | 150 ms | 0 ms | 15 ms | **3.1%** "
             "(4.2%, 2.0%) | 45 ms | **1.1%** (1.2%, 1.0%) |") in text
     assert "Overhead in a new process: median 3.1%" in text
-    assert "(the model's log density built first): median 1.1%" in text
+    assert "(the model's log density built and ArviZ imported first): median 1.1%" in text
 
 
 def test_a_later_runs_choice_that_was_not_run_is_run_for_its_regret(monkeypatch):
