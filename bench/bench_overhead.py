@@ -96,8 +96,8 @@ def markdown(results: dict) -> str:
         lines += ["", "In a new process per model (a script's run: the process's first selection, "
                       "and the run with the sampler's first use; medians over the processes):", "",
                   "| model | chosen | run | first selection | start check | record | "
-                  "overhead (each process) | first selection, log density built and ArviZ imported first | "
-                  "overhead (each process) |",
+                  "overhead (each process) | first selection, log density built and ArviZ "
+                  "imported first | overhead (each process) |",
                   "|---|---|---|---|---|---|---|---|---|"]
         for m in fresh:
             n = m["new_process"]
@@ -124,7 +124,8 @@ def markdown(results: dict) -> str:
                   if "logp_first" in m["new_process"]]
         if beyond:
             lines += ["", "Beyond the start-up a run shares (the model's log density built "
-                          f"and ArviZ imported first): median {statistics.median(beyond):.1%}, max {max(beyond):.1%}"
+                          "and ArviZ imported first): "
+                          f"median {statistics.median(beyond):.1%}, max {max(beyond):.1%}"
                           f", over {len(beyond)} models ({sum(o <= 0.02 for o in beyond)} "
                           "within 2%)."]
     return "\n".join(lines) + "\n"

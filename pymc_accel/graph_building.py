@@ -220,4 +220,3 @@ def initial_point(model: Any, initvals: dict | None = None, seed: int = 0) -> di
     except Exception:  # PyMC's internals moved: its own function
         return make_initial_point_fn(model=model, overrides=initvals or None,
                                      jitter_rvs=set())(seed)
-

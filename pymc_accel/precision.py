@@ -22,11 +22,14 @@ from __future__ import annotations
 import math
 import time
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from pymc_accel.graph_building import evaluating, initial_point, quietly
+
+if TYPE_CHECKING:
+    from pymc_accel.profile import LogpGraph
 
 LOGP_RTOL = 1e-4
 GRAD_RTOL = 1e-3
@@ -198,7 +201,7 @@ def check_float32(
     initvals: dict | None = None,
     seed: int = 0,
     budget_seconds: float = CHECK_BUDGET_SECONDS,
-    logp_graph: Any = None,
+    logp_graph: LogpGraph | None = None,
 ) -> PrecisionCheck:
     """Compare the model's float32 log density and gradient with float64's.
 
