@@ -28,10 +28,12 @@
 #   REGRET_GPU_LIMIT=420 bash bench/gpu_session.sh check tests regret_gpu
 #   (the default model order now starts with the models no lease has run since chain_map's fix
 #   of 6aacde7: glm_linear, seed_small, eight_schools, glm_poisson, funnel; then
-#   REGRET_GPU_MODELS=seed_mid REGRET_GPU_PART=2 to judge measured mode's GPU leapfrog, priced
-#   with the sampler's loop iterations since the third lease)
+#   REGRET_GPU_MODELS=seed_mid REGRET_GPU_PART=2 bash bench/gpu_session.sh host_threads regret_gpu
+#   to judge measured mode's GPU leapfrog, priced with the sampler's loop iterations since the
+#   third lease, and whether XLA's threads make the host's CPU gradient 1.6x its modelled figure)
 #
-# Steps: check, launch_probe (bench/gpu_launch_probe.py), tests (pytest -m gpu), deer (bench/bench_deer.py), scan (bench/bench_scan.py),
+# Steps: check, launch_probe (bench/gpu_launch_probe.py), host_threads (NumPyro's CPU leapfrog
+# with and without XLA's Eigen threads), tests (pytest -m gpu), deer (bench/bench_deer.py), scan (bench/bench_scan.py),
 # seed_full, seed_full4 (bench/bench_seed_full.py, 1 and 4 chains), regret (bench/bench_regret.py
 # --quick), numpyro_fixed (bench/fit_numpyro_fixed.py on the host's CPU and on the GPU),
 # regret_gpu (the quick zoo at 200 + 200 draws; bench_regret writes its JSON after each candidate,
@@ -133,6 +135,17 @@ for name, d in f.accelerators.items():
           --jax-cache on --repeats 2 --long 200 \
           --candidate 'numpyro[gpu,float64,chain_method=vectorized]' \
           > $OUT/fit-numpyro-fixed-gpu.jsonl" ;;
+    host_threads)  # NumPyro's CPU leapfrog on the host (bench/fit_jax_gradient_timing.py's
+      # in_sampler against its modelled figure), with XLA's Eigen thread pool as JAX sets it up
+      # and with one thread an op. The third lease's host ran NumPyro's seed_mid gradient at
+      # about 144 us against 88.5 modelled from its calibration; on 16 cores XLA may split a
+      # 2,000-row model's ops over threads whose hand-offs cost more than the work. 2 x ~20 s.
+      run host_threads 120 bash -c "JAX_PLATFORMS=cpu python3 bench/fit_jax_gradient_timing.py \
+          --models seed_mid,pk_scan > $OUT/host-threads-default.jsonl; \
+        JAX_PLATFORMS=cpu XLA_FLAGS='--xla_force_host_platform_device_count=2 \
+          --xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1' \
+          python3 bench/fit_jax_gradient_timing.py --models seed_mid,pk_scan \
+          > $OUT/host-threads-single.jsonl" ;;
     *) echo "unknown step $step" ;;
   esac
 done
