@@ -316,12 +316,39 @@ def _geometric_mean(seen: list[tuple[float, str]]) -> tuple[float, list[str]] | 
     return math.exp(sum(math.log(x) for x, _ in seen) / len(seen)), [c for _, c in seen]
 
 
+def _same_sampler(entry: dict[str, Any] | None, twin_entry: dict[str, Any] | None,
+                  twin_precision: str, name: str) -> tuple[float | None, str]:
+    """Figure ``name`` of a sampler's latest run of the model, and of its twin's in the other
+    precision (``twin_precision``), the geometric mean where both recorded it; with when it
+    was recorded (``""`` for none).
+
+    A sampler's trees and effective draws do not follow the precision, and one run's stray from
+    the next's by up to 2x (the demo model's NumPyro took 31 leapfrogs a draw in one float32
+    run, 58-63 in others): taking the float32 run's trees and the float64 run's effective draws
+    per gradient, its float32 was priced at half the effective draws a draw of its float64 on
+    the same model. Pooled, both precisions are priced from the same trees and draws.
+    """
+    own, other = _positive(entry, name), _positive(twin_entry, name)
+    same = "the same sampler: its trees and effective draws do not follow the precision"
+    if own is not None and other is not None:
+        return math.sqrt(own * other), (
+            f"{entry.get('recorded', 'an earlier run')} and "
+            f"{twin_entry.get('recorded', 'an earlier run')} in {twin_precision}, their "
+            f"geometric mean ({same})")
+    if own is not None:
+        return own, entry.get("recorded", "an earlier run")
+    if other is not None:
+        return other, f"{twin_entry.get('recorded', 'an earlier run')} in {twin_precision} ({same})"
+    return None, ""
+
+
 def _observed_gradient_efficiency(
     profile: ModelProfile, entry: dict[str, Any] | None, twin_entry: dict[str, Any] | None,
-    scale: float, modelled: float,
+    twin_precision: str, scale: float, modelled: float,
 ) -> tuple[float, str] | None:
     """A NUTS sampler's effective draws per gradient against nutpie's on this model, from its
-    own recorded runs (or its twin's in the other precision: the same algorithm), else from
+    own recorded runs and its twin's in ``twin_precision`` (the same algorithm:
+    :func:`_same_sampler`), else from
     those of another sampler with the same adaptation (``scale``, its trees against nutpie's,
     and ``modelled``, its modelled efficiency: BlackJAX's NUTS and NumPyro's both run Stan's),
     against the reference the model's runs give (:func:`_reference_ess_per_gradient`), with a
@@ -340,12 +367,9 @@ def _observed_gradient_efficiency(
     value, seen_by = reference
     nutpie = (f"nutpie's {value:.4f} effective draws a gradient as {', '.join(seen_by)} "
               "show it")
-    own, whose = _positive(entry, "ess_per_gradient"), entry
-    if own is None:
-        own, whose = _positive(twin_entry, "ess_per_gradient"), twin_entry
+    own, recorded = _same_sampler(entry, twin_entry, twin_precision, "ess_per_gradient")
     if own is not None:
         ratio = own / value
-        recorded = whose.get("recorded", "an earlier run") if isinstance(whose, dict) else ""
         return ratio, (f"{ratio:.2f}x nutpie's as observed (run at {recorded}: "
                        f"{own:.4f} effective draws a gradient; {nutpie})")
     kin = _same_adaptation(profile, scale, modelled)
@@ -647,9 +671,10 @@ def apply(estimate: Estimate, profile: ModelProfile, candidate: Candidate,
       implementations get about the same effective draws per gradient
       (:func:`pymc_accel.costmodel.nuts_trajectory`).
     - Any other sampler takes its own observed leapfrogs per draw.
-    - A candidate that has not run the model takes the leapfrogs, and the fixed seconds' ratio
-      to the modelled ones, of its twin's run in the other precision
-      (:func:`other_precision`), where it has one.
+    - A candidate's leapfrogs per draw and effective draws per gradient are those of its latest
+      run and its twin's in the other precision (:func:`other_precision`) together: the
+      geometric mean where both ran, either where one did (:func:`_same_sampler`). A candidate
+      that has not run the model takes its twin's fixed seconds' ratio to the modelled ones.
     - Seconds per gradient that ``measure=True`` timed for the model and candidate
       (:func:`record_measured`), where the estimate's own are modelled.
     - Those seconds per gradient times the model's latest run's wall time over its estimate,
@@ -675,17 +700,10 @@ def apply(estimate: Estimate, profile: ModelProfile, candidate: Candidate,
     """
     entry = lookup(profile, candidate)
     when = entry.get("recorded", "an earlier run") if entry else ""
-    own = entry.get("leapfrogs_per_draw") if entry else None
-    own = float(own) if isinstance(own, (int, float)) and own > 0 else None
-    ran = when  # when the leapfrogs taken were recorded (the fixed seconds' note keeps ``when``)
     twin = other_precision(candidate)
     twin_entry = lookup(profile, twin)
-    if own is None and twin_entry is not None:  # the same sampler's trees in the other precision
-        lent = twin_entry.get("leapfrogs_per_draw")
-        if isinstance(lent, (int, float)) and lent > 0:
-            own = float(lent)
-            ran = (f"{twin_entry.get('recorded', 'an earlier run')} in {twin.precision} "
-                   "(the same sampler: its trees do not follow the precision)")
+    # the leapfrogs taken, and when they were recorded (the fixed seconds' note keeps ``when``)
+    own, ran = _same_sampler(entry, twin_entry, twin.precision, "leapfrogs_per_draw")
     out = estimate
     if estimate.trajectory_scale is not None and enabled():
         reference = _reference_leapfrogs(profile)
@@ -705,7 +723,7 @@ def apply(estimate: Estimate, profile: ModelProfile, candidate: Candidate,
                         if estimate.trajectory_scale > 0 else 1.0)
             per_gradient, efficiency_note = modelled, f"{modelled:.2f}x nutpie's"
             seen_efficiency = _observed_gradient_efficiency(
-                profile, entry, twin_entry, estimate.trajectory_scale, modelled)
+                profile, entry, twin_entry, twin.precision, estimate.trajectory_scale, modelled)
             if seen_efficiency is not None:
                 per_gradient, efficiency_note = seen_efficiency
             out = replace(out, gradients_per_draw=steps, relative_efficiency=Figure(
@@ -724,8 +742,13 @@ def apply(estimate: Estimate, profile: ModelProfile, candidate: Candidate,
         out = replace(out, seconds_per_gradient=Figure(
             float(grad), "measured", f"measure=True at {measured.get('recorded', '?')}: "
             f"{measured.get('gradient_note', '')}"))
-    split_by = out  # the estimate a run's wall time is split by, before the run corrects it
-    out = _gradient_from_runs(out, entry, twin_entry, twin, when)
+    # the estimate a run's wall time is split by, before the run corrects it, at the leapfrogs
+    # that run took (a pooled figure is for the next run: _same_sampler)
+    split_by = out
+    taken = _positive(entry, "leapfrogs_per_draw")
+    if taken is not None and taken != out.gradients_per_draw.value:
+        split_by = replace(out, gradients_per_draw=Figure(taken, "observed"))
+    out = _gradient_from_runs(out, split_by, entry, twin_entry, twin, when)
     fixed_measured = measured.get("fixed_seconds")
     if (entry is not None and fixed_seconds_usable(entry)
             and (fixed := _observed_fixed_seconds(entry, split_by)) is not None):
@@ -778,17 +801,18 @@ def apply(estimate: Estimate, profile: ModelProfile, candidate: Candidate,
 
 
 def _gradient_from_runs(
-    estimate: Estimate, entry: dict[str, Any] | None, twin_entry: dict[str, Any] | None,
-    twin: Candidate, when: str,
+    estimate: Estimate, split_by: Estimate, entry: dict[str, Any] | None,
+    twin_entry: dict[str, Any] | None, twin: Candidate, when: str,
 ) -> Estimate:
     """``estimate`` with its seconds per gradient corrected by the model's latest run with the
-    candidate (:func:`observed_gradient_ratio`), or else by its twin's in the other precision
+    candidate (:func:`observed_gradient_ratio` of that run against ``split_by``, the estimate
+    at the run's own leapfrogs), or else by its twin's in the other precision
     (the ratio it recorded: a precision changes what a gradient costs, not how far the cost
     model is off for the model's program), weighed with
     :data:`OBSERVED_GRADIENT_WEIGHT`. The candidate's own timing in measured mode is not
     replaced by its twin's run."""
     if entry is not None:
-        ratio = observed_gradient_ratio(entry, estimate)
+        ratio = observed_gradient_ratio(entry, split_by)
         where = f"this model's run at {when}"
     elif (twin_entry is not None and estimate.seconds_per_gradient.source != "measured"
           and isinstance(lent := twin_entry.get("gradient_ratio"), (int, float)) and lent > 0):

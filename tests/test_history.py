@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 import xarray as xr
@@ -501,6 +503,44 @@ def test_two_nuts_samplers_effective_draws_are_ranked_as_observed(ledger):
     # the twin in float32 is the same algorithm: it takes NumPyro's observed efficiency
     twin = history.apply(_nuts(profile, "stan"), profile, history.other_precision(NUMPYRO))
     assert twin.relative_efficiency.value == pytest.approx(stan.relative_efficiency.value)
+
+
+def test_one_samplers_runs_in_both_precisions_are_pooled(ledger):
+    """The demo model's NumPyro took 31 leapfrogs a draw in a float32 run (its seed) and 63 in a
+    float64 run that recorded its effective draws; float32 was priced from its own trees and
+    float64's effective draws per gradient, at half float64's effective draws a draw. Both
+    precisions of one sampler now take the two runs' geometric mean."""
+    import arviz_stats  # noqa: F401  (loaded, as PyMC's convergence checks load it)
+
+    profile = profile_model(eight_schools())
+    request = SampleRequest(draws=1000, tune=1000, chains=2)
+    f32 = history.other_precision(NUMPYRO)
+    est = _nuts(profile, "stan")
+    history.record(profile, NUTPIE, _nuts(profile, "nutpie"), request, 2.0, _Run(6.0, 0.0))
+    history.record(profile, NUMPYRO, est, request, 2.0, _Run(63.0, 0.5, seed=2))
+    alone = history.apply(est, profile, NUMPYRO).seconds_per_gradient
+    assert alone.source == "observed"  # corrected by its run
+    history.record(profile, f32, est, request, 2.0, _Result(31.0))  # no effective draws kept
+    assert "ess_per_gradient" not in history.lookup(profile, f32)
+    single, double = history.apply(est, profile, f32), history.apply(est, profile, NUMPYRO)
+    # a run's correction of the seconds per gradient is taken at the leapfrogs it took
+    assert double.seconds_per_gradient.value == pytest.approx(alone.value)
+    pooled = math.sqrt(31.0 * 63.0)
+    assert single.gradients_per_draw.value == pytest.approx(pooled)
+    assert double.gradients_per_draw.value == pytest.approx(pooled)
+    assert "geometric mean" in single.gradients_per_draw.note
+    assert single.relative_efficiency.value == pytest.approx(double.relative_efficiency.value)
+    # effective draws per gradient recorded in both precisions are pooled too
+    history.record(profile, f32, est, request, 2.0, _Run(31.0, 0.0, seed=3))
+    both = [history.lookup(profile, c)["ess_per_gradient"] for c in (f32, NUMPYRO)]
+    seen = history.apply(est, profile, f32)
+    reference = history._reference_ess_per_gradient(profile)[0]
+    assert "geometric mean" in seen.relative_efficiency.note
+    assert seen.relative_efficiency.value == pytest.approx(
+        math.sqrt(both[0] * both[1]) / reference * pooled / history._reference_leapfrogs(
+            profile)[0])
+    assert seen.relative_efficiency.value == pytest.approx(
+        history.apply(est, profile, NUMPYRO).relative_efficiency.value)
 
 
 def test_a_trial_that_did_not_finish_counts_as_tried_not_as_a_compile(ledger):
