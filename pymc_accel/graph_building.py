@@ -64,8 +64,9 @@ def evaluating_mode() -> Any:
     """PyTensor's Python linker with no rewrites: each op's ``perform`` on NumPy arrays.
 
     The one rewrite applied gives a few elementwise ops that PyTensor evaluates element by
-    element in Python a NumPy function over the whole array (:data:`_VECTORIZED`); values are
-    unchanged.
+    element in Python a NumPy function over the whole array (:func:`_vectorized_ops`): the same
+    values in float64, and in float32 within a unit in the last place (NumPy's float32 ``exp``
+    and ``log`` over arrays, where the per-element path rounds each scalar result).
 
     For a graph evaluated a handful of times, compiling is where the time would go: the float32
     check (:func:`pymc_accel.precision.check_float32`) compiled two functions with
@@ -87,8 +88,8 @@ def evaluating_mode() -> Any:
 # have no such function, and the float32 check of a 5,000-row logistic model spent about three
 # quarters of its evaluations in those Python calls. No library provides them vectorized, so
 # these are written here: each is the scalar ``impl`` of PyTensor 2.x, branch for branch, on
-# whole arrays (same formulas, thresholds and dtypes, so the same values up to NumPy's
-# vectorized rounding of ``exp`` and ``log``).
+# whole arrays (same formulas, thresholds and dtypes; float32 results within a unit in the last
+# place of the per-element ones, from NumPy's vectorized float32 ``exp`` and ``log``).
 
 
 def _float_input(x: Any) -> Any:
@@ -137,28 +138,34 @@ def vectorized_log1mexp(x: Any) -> Any:
     return np.where(x < np.log(0.5), np.log1p(-np.exp(x)), np.log(-np.expm1(x)))
 
 
-#: Scalar op class name -> (function in this module, number of inputs).
-_VECTORIZED = {
-    "Second": ("vectorized_second", 2),
-    "Identity": ("vectorized_identity", 1),
-    "Clip": ("vectorized_clip", 3),
-    "Softplus": ("vectorized_softplus", 1),
-    "Log1mexp": ("vectorized_log1mexp", 1),
-}
+def _vectorized_ops() -> dict[type, tuple[str, int]]:
+    """PyTensor's scalar op class -> (function in this module, number of inputs)."""
+    from pytensor.scalar.basic import Clip, Identity, Second
+    from pytensor.scalar.math import Log1mexp, Softplus
+
+    return {
+        Second: ("vectorized_second", 2),
+        Identity: ("vectorized_identity", 1),
+        Clip: ("vectorized_clip", 3),
+        Softplus: ("vectorized_softplus", 1),
+        Log1mexp: ("vectorized_log1mexp", 1),
+    }
 
 
 def _vectorized_elemwise_rewriter() -> Any:
-    """A rewrite giving the elementwise ops of :data:`_VECTORIZED` their NumPy functions, for
+    """A rewrite giving the elementwise ops of :func:`_vectorized_ops` their NumPy functions, for
     the Python linker (the only rewrite :func:`evaluating_mode` applies). It rebuilds each such
     node with an ``Elemwise`` of the same scalar op whose ``nfunc_spec`` names the function
     above, in the compiled function's own copy of the graph."""
     from pytensor.graph.rewriting.basic import in2out, node_rewriter
     from pytensor.tensor.elemwise import Elemwise
 
+    vectorized_ops = _vectorized_ops()
+
     @node_rewriter([Elemwise])
     def local_vectorized_elemwise(fgraph, node):
         op = node.op
-        entry = _VECTORIZED.get(type(op.scalar_op).__name__)
+        entry = vectorized_ops.get(type(op.scalar_op))  # the class itself: not a namesake
         if entry is None or op.inplace_pattern or op.nfunc_spec is not None:
             return None
         name, n_inputs = entry
