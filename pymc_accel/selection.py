@@ -518,6 +518,8 @@ def select(
         _raise_specific(refusals, profile, backend, precision, untaken - taken, bad_values,
                         devices.has_gpu)
     scored.sort(key=lambda s: s.key)
+    if precision != "float32" and not any(s.needs_guard for s in scored):
+        logp_graph = None  # no float32 check to come: its graph (and data) freed before measuring
 
     measurement = None
     if measure:
