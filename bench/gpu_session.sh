@@ -33,7 +33,7 @@
 #   third lease, and whether XLA's threads make the host's CPU gradient 1.6x its modelled figure)
 #
 # Steps: check, launch_probe (bench/gpu_launch_probe.py), host_threads (NumPyro's CPU leapfrog
-# with and without XLA's Eigen threads), tests (pytest -m gpu), deer (bench/bench_deer.py), scan (bench/bench_scan.py),
+# with and without XLA's multi-threaded Eigen), tests (pytest -m gpu), deer (bench/bench_deer.py), scan (bench/bench_scan.py),
 # seed_full, seed_full4 (bench/bench_seed_full.py, 1 and 4 chains), regret (bench/bench_regret.py
 # --quick), numpyro_fixed (bench/fit_numpyro_fixed.py on the host's CPU and on the GPU),
 # regret_gpu (the quick zoo at 200 + 200 draws; bench_regret writes its JSON after each candidate,
@@ -136,14 +136,16 @@ for name, d in f.accelerators.items():
           --candidate 'numpyro[gpu,float64,chain_method=vectorized]' \
           > $OUT/fit-numpyro-fixed-gpu.jsonl" ;;
     host_threads)  # NumPyro's CPU leapfrog on the host (bench/fit_jax_gradient_timing.py's
-      # in_sampler against its modelled figure), with XLA's Eigen thread pool as JAX sets it up
-      # and with one thread an op. The third lease's host ran NumPyro's seed_mid gradient at
-      # about 144 us against 88.5 modelled from its calibration; on 16 cores XLA may split a
-      # 2,000-row model's ops over threads whose hand-offs cost more than the work. 2 x ~20 s.
-      run host_threads 120 bash -c "JAX_PLATFORMS=cpu python3 bench/fit_jax_gradient_timing.py \
-          --models seed_mid,pk_scan > $OUT/host-threads-default.jsonl; \
-        JAX_PLATFORMS=cpu XLA_FLAGS='--xla_force_host_platform_device_count=2 \
-          --xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1' \
+      # in_sampler against its modelled figure), two XLA CPU devices in both runs, with XLA's
+      # multi-threaded Eigen (its default) and without it. The third lease's host ran NumPyro's
+      # seed_mid gradient at about 144 us against 88.5 modelled from its calibration; on 16
+      # cores Eigen may split a 2,000-row model's ops over threads whose hand-offs cost more
+      # than the work. 2 x ~20 s.
+      run host_threads 120 bash -c "export JAX_PLATFORMS=cpu; \
+        XLA_FLAGS=--xla_force_host_platform_device_count=2 python3 \
+          bench/fit_jax_gradient_timing.py --models seed_mid,pk_scan \
+          > $OUT/host-threads-default.jsonl; \
+        XLA_FLAGS='--xla_force_host_platform_device_count=2 --xla_cpu_multi_thread_eigen=false' \
           python3 bench/fit_jax_gradient_timing.py --models seed_mid,pk_scan \
           > $OUT/host-threads-single.jsonl" ;;
     *) echo "unknown step $step" ;;
