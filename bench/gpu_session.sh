@@ -24,13 +24,19 @@
 #   REGRET_GPU_MODELS=pk_scan,glm_linear REGRET_GPU_PART=2 REGRET_GPU_LIMIT=330 \
 #       bash bench/gpu_session.sh regret_gpu       # 332 s on the warm machine: pk_scan whole,
 #                                   # glm_linear cut before its GPU float32 row; 810 s held
+#   The fourth H200 lease (2026-11-27, 18:47-19:00) ran, 862 s held:
+#   REGRET_GPU_LIMIT=400 bash bench/gpu_session.sh check tests regret_gpu
+#                                   # 478 s (check 21 s, tests 55 s, the regret 400 s: glm_linear
+#                                   # and seed_small whole, eight_schools's six candidates)
+#   REGRET_GPU_MODELS=seed_mid REGRET_GPU_PART=2 REGRET_GPU_LIMIT=250 \
+#       bash bench/gpu_session.sh host_threads regret_gpu   # 341 s (host_threads 88 s; seed_mid's
+#                                   # six candidates, cut before its history and measure=True rows)
 #   The next lease's plan (timeout_s 590, then a second call at once on the warm machine):
-#   REGRET_GPU_LIMIT=420 bash bench/gpu_session.sh check tests regret_gpu
-#   (the default model order now starts with the models no lease has run since chain_map's fix
-#   of 6aacde7: glm_linear, seed_small, eight_schools, glm_poisson, funnel; then
-#   REGRET_GPU_MODELS=seed_mid REGRET_GPU_PART=2 bash bench/gpu_session.sh host_threads regret_gpu
-#   to judge measured mode's GPU leapfrog, priced with the sampler's loop iterations since the
-#   third lease, and whether XLA's threads make the host's CPU gradient 1.6x its modelled figure)
+#   REGRET_GPU_MODELS=glm_poisson,funnel,pk_scan REGRET_GPU_LIMIT=480 \
+#       bash bench/gpu_session.sh check regret_gpu
+#   REGRET_GPU_MODELS=seed_mid REGRET_GPU_PART=2 REGRET_GPU_LIMIT=300 bash bench/gpu_session.sh regret_gpu
+#   (the models no lease has run with chain_map's fix first; then seed_mid whole, for measured
+#   mode's GPU leapfrog priced with the sampler's loop iterations)
 #
 # Steps: check, launch_probe (bench/gpu_launch_probe.py), host_threads (NumPyro's CPU leapfrog
 # with and without XLA's multi-threaded Eigen), tests (pytest -m gpu), deer (bench/bench_deer.py), scan (bench/bench_scan.py),
