@@ -74,7 +74,7 @@ def evaluating_mode() -> Any:
     pharmacokinetic Scan model's pair), against 0.05-0.4 s for the whole check in this mode
     (docs/benchmarks.md, "The float32 check's cost"). Callers apply the stabilizing rewrites
     every backend applies themselves, once, where they matter (``rewrite_graph(...,
-    include=("canonicalize", "stabilize"))``).
+    include=("stabilize",))``).
     """
     from pytensor.compile.mode import Mode
 

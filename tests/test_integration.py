@@ -225,6 +225,22 @@ def test_the_start_check_names_a_potential_and_passes_a_finite_one():
         check_initial_point(model)
 
 
+def test_the_start_check_computes_a_term_as_stably_as_the_samplers_do():
+    """log1p(-sigmoid(40 + b)) is -40.9 under PyTensor's C, numba and JAX compiles; with
+    canonicalize applied before the stabilizing rewrites it was -inf, and the check refused a
+    start that pm.sample accepts."""
+    import pymc as pm
+    import pytensor.tensor as pt
+
+    from pymc_accel.integration import check_initial_point
+
+    with pm.Model() as model:
+        b = pm.Normal("b", 0.0, 1.0)
+        pm.Potential("tail", pt.log1p(-pt.sigmoid(40.0 + b)))
+    assert np.isfinite(model.compile_logp()({"b": 0.0}))  # PyMC's own start check passes
+    check_initial_point(model)
+
+
 def test_a_start_check_that_cannot_evaluate_the_model_lets_the_sampler_start(monkeypatch):
     """Only a non-finite start stops a run before its sampler starts; the check failing to
     evaluate the model (an op it cannot run) does not."""

@@ -55,6 +55,19 @@ def test_float32_is_safe_where_backends_compute_stably():
     assert check.safe, check.problem
 
 
+def test_float32_is_checked_on_what_the_backends_compute_not_on_an_overflow_they_avoid():
+    """log1p(-sigmoid(40 + b)): every backend compiles it to a finite -softplus form, and so
+    must the check; with canonicalize first, float64 itself was -inf and float32 was refused."""
+    import pytensor.tensor as pt
+
+    with pm.Model() as model:
+        b = pm.Normal("b", 0.0, 1.0)
+        pm.Potential("tail", pt.log1p(-pt.sigmoid(40.0 + b)))
+    check = check_float32(model)
+    assert check.safe, check.problem
+    assert check.per_point[0]["logp64"] == pytest.approx(model.compile_logp()({"b": 0.0}))
+
+
 def test_float32_fails_on_large_offsets_with_the_measured_error():
     check = check_float32(large_offset_model())
     assert not check.safe
