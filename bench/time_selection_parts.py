@@ -1,0 +1,179 @@
+"""Where a first selection's time goes, part by part: the data behind the overhead tables.
+
+For each model, in one process that has selected a primer model first (imports and machine
+figures paid), with the run history empty and no profile kept: the first selection of a model
+built afresh, timed whole and in its two large parts (the profile and the float32 check, as
+:func:`pymc_accel.select` calls them), and the parts of each on their own, on other fresh models:
+
+- the profile: freezing dims and data, PyMC's log density, PyTensor's gradient, the census;
+- the float32 check: the stabilizing rewrite, the gradient, the float32 copy, the two
+  evaluating functions, the points, four points' evaluations in both precisions.
+
+Medians of ``--repeats`` fresh models, in milliseconds, as a Markdown table:
+
+    JAX_PLATFORMS=cpu python bench/time_selection_parts.py --models pk_scan,glm_poisson,seed_mid
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import os
+import statistics
+import sys
+import time
+import warnings
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).parent))
+
+
+def _parse(argv):
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--models", default="pk_scan,glm_poisson,seed_mid")
+    p.add_argument("--repeats", type=int, default=5)
+    return p.parse_args(argv)
+
+
+def _timed(module, name: str, seconds: dict) -> None:
+    """Wrap ``module.name`` so that each call adds its seconds to ``seconds[name]``."""
+    function = getattr(module, name)
+
+    def wrapper(*args, **kwargs):
+        start = time.perf_counter()
+        try:
+            return function(*args, **kwargs)
+        finally:
+            seconds[name] = seconds.get(name, 0.0) + time.perf_counter() - start
+
+    setattr(module, name, wrapper)
+
+
+def profile_parts(model) -> dict:
+    """The profile's steps on ``model``, in milliseconds (as ``profile._logp_and_grad_census``)."""
+    import pytensor
+    from pymc.model.transform.optimization import freeze_dims_and_data
+
+    from pymc_accel.census import census_of
+    from pymc_accel.graph_building import quietly
+
+    @quietly
+    def run():
+        t = [time.perf_counter()]
+        frozen = freeze_dims_and_data(model) if (model.dim_lengths or model.data_vars) else model
+        t.append(time.perf_counter())
+        logp = frozen.logp()
+        t.append(time.perf_counter())
+        grads = pytensor.grad(logp, frozen.value_vars)
+        t.append(time.perf_counter())
+        census_of(list(frozen.value_vars), [logp, *grads])
+        t.append(time.perf_counter())
+        return t
+
+    t = run()
+    return {k: (b - a) * 1e3 for k, a, b in zip(("freeze", "log density", "gradient", "census"),
+                                                 t, t[1:])}
+
+
+def check_parts(model) -> dict:
+    """The float32 check's steps on ``model`` from its profile's graph, in milliseconds (as
+    :func:`pymc_accel.precision.check_float32` runs them)."""
+    import numpy as np
+    import pytensor
+    from pytensor.graph.rewriting.utils import rewrite_graph
+
+    from pymc_accel import precision
+    from pymc_accel.graph_building import quietly
+    from pymc_accel.profile import profile_and_logp
+
+    graph = profile_and_logp(model)[1]
+    gc.collect()
+
+    @quietly
+    def run():
+        value_vars = list(graph.value_vars)
+        t = [time.perf_counter()]
+        logp = rewrite_graph(graph.logp, include=("stabilize",))
+        t.append(time.perf_counter())
+        grads = pytensor.grad(logp, value_vars)
+        t.append(time.perf_counter())
+        ins32, outs32 = precision.float32_graph(value_vars, [logp, *grads])
+        t.append(time.perf_counter())
+        with precision.evaluating() as mode:
+            f64 = pytensor.function(value_vars, [logp, *grads], mode=mode, on_unused_input="ignore")
+            f32 = pytensor.function(ins32, outs32, mode=mode, on_unused_input="ignore")
+        t.append(time.perf_counter())
+        points = precision._points(model, 3, None, 0)
+        t.append(time.perf_counter())
+        for point in points:
+            args = [point[v.name] for v in value_vars]
+            f64(*args)
+            f32(*[np.asarray(a, dtype="float32") if a.dtype == np.float64 else a for a in args])
+        t.append(time.perf_counter())
+        return t
+
+    t = run()
+    names = ("rewrite", "check gradient", "float32 copy", "two functions", "points", "evaluations")
+    return {k: (b - a) * 1e3 for k, a, b in zip(names, t, t[1:])}
+
+
+def main(argv=None) -> str:
+    """Time the parts; print and return the Markdown table."""
+    args = _parse(argv)
+    os.environ["PYMC_ACCEL_PROFILE_CACHE"] = "off"
+    os.environ["PYMC_ACCEL_FIRST_USE"] = "off"
+    warnings.filterwarnings("ignore")
+    from bench_regret import private_history
+    from zoo import held_out, zoo
+
+    import pymc_accel
+    from pymc_accel import selection
+    from pymc_accel.selection import forget_profiles
+
+    models = {**zoo(quick=True), **held_out()}
+    seconds: dict[str, float] = {}
+    _timed(selection, "_cached_profile_and_logp", seconds)
+    _timed(selection, "check_float32", seconds)
+    pymc_accel.select(models["eight_schools"]())  # the process's one-off costs
+    rows = []
+    with private_history():
+        for name in args.models.split(","):
+            runs = []
+            for _ in range(args.repeats):
+                forget_profiles()
+                model = models[name]()
+                gc.collect()
+                seconds.clear()
+                start = time.perf_counter()
+                report = pymc_accel.select(model, draws=1000, tune=1000, chains=2)
+                whole = (time.perf_counter() - start) * 1e3
+                checked = "check_float32" in seconds
+                run = {"selection": whole,
+                       "profile": seconds["_cached_profile_and_logp"] * 1e3,
+                       "float32 check": seconds.get("check_float32", 0.0) * 1e3}
+                run["rest of selection"] = whole - run["profile"] - run["float32 check"]
+                gc.collect()
+                run.update(profile_parts(models[name]()))
+                if checked:
+                    gc.collect()
+                    run.update(check_parts(models[name]()))
+                runs.append(run)
+            keys = dict.fromkeys(k for r in runs for k in r)
+            med = {k: statistics.median(r.get(k, 0.0) for r in runs) for k in keys}
+            rows.append((name, report.chosen, med))
+    columns = ["selection", "profile", "freeze", "log density", "gradient", "census",
+               "float32 check", "rewrite", "check gradient", "float32 copy", "two functions",
+               "points", "evaluations", "rest of selection"]
+    lines = [f"Command: `python bench/time_selection_parts.py {' '.join(argv or sys.argv[1:])}`",
+             "", "| model | chosen | " + " | ".join(columns) + " |",
+             "|---|---|" + "---|" * len(columns)]
+    for name, chosen, med in rows:
+        cells = [f"{med[c]:.1f}" if c in med else "–" for c in columns]
+        lines.append(f"| {name} | {chosen} | " + " | ".join(cells) + " |")
+    text = "\n".join(lines) + "\n\nMilliseconds, medians of fresh models.\n"
+    print(text)
+    return text
+
+
+if __name__ == "__main__":
+    main()
