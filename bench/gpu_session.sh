@@ -35,8 +35,8 @@
 #   REGRET_GPU_MODELS=glm_poisson,funnel,pk_scan REGRET_GPU_LIMIT=480 \
 #       bash bench/gpu_session.sh check regret_gpu
 #   REGRET_GPU_MODELS=seed_mid REGRET_GPU_PART=2 REGRET_GPU_LIMIT=300 bash bench/gpu_session.sh regret_gpu
-#   (the models no lease has run with chain_map's fix first; then seed_mid whole, for measured
-#   mode's GPU leapfrog priced with the sampler's loop iterations)
+#   (glm_poisson and the funnel, which no lease has run with chain_map's fix, and pk_scan again;
+#   then seed_mid whole, for measured mode's GPU leapfrog priced with the sampler's loop iterations)
 #
 # Steps: check, launch_probe (bench/gpu_launch_probe.py), host_threads (NumPyro's CPU leapfrog
 # with and without XLA's multi-threaded Eigen), tests (pytest -m gpu), deer (bench/bench_deer.py), scan (bench/bench_scan.py),
