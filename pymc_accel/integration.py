@@ -65,9 +65,11 @@ def check_initial_point(model: pm.Model, initvals: dict | None = None) -> None:
             "Pass initvals={...} with values inside the support, or leave them out."
         )
     terms = model.free_RVs + model.observed_RVs + model.potentials  # model.logp's order
-    # the stabilizing rewrites alone, as the float32 check applies them: canonicalize first hides
-    # log1p(-sigmoid(x)) from them, and it is -inf at x = 40 where every backend computes -40.9
-    logp_terms = rewrite_graph(model.logp(terms, sum=False), include=("stabilize",))
+    # the rewrites the float32 check applies, as the backends do (precision.STABILIZING_REWRITES)
+    from pymc_accel import precision
+
+    logp_terms = rewrite_graph(model.logp(terms, sum=False),
+                               include=precision.STABILIZING_REWRITES)
     inputs = list(model.value_vars)
     try:
         with evaluating() as mode:

@@ -32,6 +32,16 @@ if TYPE_CHECKING:
     from pymc_accel.profile import LogpGraph
 
 LOGP_RTOL = 1e-4
+#: PyTensor's rewrite databases the float32 check and the start check
+#: (:func:`pymc_accel.integration.check_initial_point`) apply before evaluating the log density,
+#: so that they compute what the backends compile (PyTensor's FAST_RUN, numba and JAX modes all
+#: run canonicalize, stabilize and specialize). ``bench/compare_check_rewrites.py`` compares the
+#: sets on forms that need them (docs/benchmarks.md, "The checks' rewrites").
+#: ``canonicalize`` alone before ``stabilize`` hides log1p(-sigmoid(x)) from it (it is -inf in
+#: float64 at x = 40 where the backends compute -40.0); ``stabilize`` alone leaves log(exp(x))
+#: as written (+inf at x = 800 where the backends simplify it to x). With ``specialize`` the
+#: checks match PyMC's compiled log density on every form compared, in about the same time.
+STABILIZING_REWRITES: tuple[str, ...] = ("canonicalize", "stabilize", "specialize")
 GRAD_RTOL = 1e-3
 JITTERED_POINTS = 3
 #: Seconds after which the check evaluates no further jittered points.
@@ -248,13 +258,7 @@ def check_float32(
     # float32 that the samplers compute finitely (the seed blog's model at full size did).
     # Stabilize before differentiating, as the JAX backends do (they differentiate the rewritten
     # logp): the gradient of log(1 - sigmoid(x)) taken first is 0/0 in float32 at large x.
-    # The stabilizing rewrites alone, without canonicalize before them: canonicalize first hides
-    # a form from them, log1p(-sigmoid(40 + b)), which PyTensor's C, numba and JAX compiles
-    # compute as -40.9 and the check then took for -inf in float64. The same float32 errors at
-    # every checked point of the quick zoo and the held-out models, and about the same time (the
-    # rewrite takes half, the larger graph after it costs most of that back: seed_mid 71 -> 68 ms;
-    # docs/benchmarks.md, "The float32 check's stabilizing rewrites alone").
-    logp = rewrite_graph(logp, include=("stabilize",))
+    logp = rewrite_graph(logp, include=STABILIZING_REWRITES)
     grads = pytensor.grad(logp, value_vars)
     ins32, outs32 = float32_graph(value_vars, [logp, *grads])
     with evaluating() as mode:

@@ -226,9 +226,10 @@ def test_the_start_check_names_a_potential_and_passes_a_finite_one():
 
 
 def test_the_start_check_computes_a_term_as_stably_as_the_samplers_do():
-    """log1p(-sigmoid(40 + b)) is -40.9 under PyTensor's C, numba and JAX compiles; with
-    canonicalize applied before the stabilizing rewrites it was -inf, and the check refused a
-    start that pm.sample accepts."""
+    """log1p(-sigmoid(40 + b)) is -40.0 at b = 0 under PyTensor's C, numba and JAX compiles (the
+    model's log density -40.9). With canonicalize applied first, which hid the form from the
+    stabilizing rewrite, sigmoid(40) rounded to 1.0, the term to -inf, and the check refused
+    a start that pm.sample accepts."""
     import pymc as pm
     import pytensor.tensor as pt
 
@@ -238,6 +239,21 @@ def test_the_start_check_computes_a_term_as_stably_as_the_samplers_do():
         b = pm.Normal("b", 0.0, 1.0)
         pm.Potential("tail", pt.log1p(-pt.sigmoid(40.0 + b)))
     assert np.isfinite(model.compile_logp()({"b": 0.0}))  # PyMC's own start check passes
+    check_initial_point(model)
+
+
+def test_the_start_check_simplifies_a_term_as_the_samplers_do():
+    """log(exp(800 + b)) is 800 + b under PyTensor's C, numba and JAX compiles; evaluated as
+    written, exp(800) overflows and the check would refuse a start pm.sample accepts."""
+    import pymc as pm
+    import pytensor.tensor as pt
+
+    from pymc_accel.integration import check_initial_point
+
+    with pm.Model() as model:
+        b = pm.Normal("b", 0.0, 1.0)
+        pm.Potential("big", -pt.log(pt.exp(800.0 + b)))
+    assert np.isfinite(model.compile_logp()({"b": 0.0}))
     check_initial_point(model)
 
 

@@ -55,14 +55,29 @@ def test_float32_is_safe_where_backends_compute_stably():
     assert check.safe, check.problem
 
 
-def test_float32_is_checked_on_what_the_backends_compute_not_on_an_overflow_they_avoid():
-    """log1p(-sigmoid(40 + b)): every backend compiles it to a finite -softplus form, and so
-    must the check; with canonicalize first, float64 itself was -inf and float32 was refused."""
+def test_float32_is_checked_on_what_the_backends_compute_not_on_a_rounding_they_avoid():
+    """log1p(-sigmoid(40 + b)) is -40.0 at b = 0: every backend compiles it to -softplus(40 + b).
+    Evaluated as written, sigmoid(40) rounds to 1.0 in float64 and the term to -inf; the check
+    did that after canonicalize, which hid the form from the stabilizing rewrite, and refused
+    float32 for want of a finite float64."""
     import pytensor.tensor as pt
 
     with pm.Model() as model:
         b = pm.Normal("b", 0.0, 1.0)
         pm.Potential("tail", pt.log1p(-pt.sigmoid(40.0 + b)))
+    check = check_float32(model)
+    assert check.safe, check.problem
+    assert check.per_point[0]["logp64"] == pytest.approx(model.compile_logp()({"b": 0.0}))
+
+
+def test_float32_is_checked_on_the_simplified_log_density_the_backends_compute():
+    """log(exp(800 + b)): every backend simplifies it to 800 + b; evaluated as written it
+    overflows to inf in float64 too (the stabilizing rewrites alone left it so)."""
+    import pytensor.tensor as pt
+
+    with pm.Model() as model:
+        b = pm.Normal("b", 0.0, 1.0)
+        pm.Potential("big", -pt.log(pt.exp(800.0 + b)))
     check = check_float32(model)
     assert check.safe, check.problem
     assert check.per_point[0]["logp64"] == pytest.approx(model.compile_logp()({"b": 0.0}))

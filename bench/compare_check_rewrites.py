@@ -1,0 +1,145 @@
+"""Which PyTensor rewrites the float32 and start checks should apply: each set beside PyMC's own
+compiled log density.
+
+The checks (:func:`pymc_accel.precision.check_float32`, :func:`pymc_accel.integration.check_initial_point`)
+evaluate the log density with PyTensor's Python linker after the rewrite databases named by
+``precision.STABILIZING_REWRITES``, to compute what the backends compile. For each model (forms
+that need the rewrites to stay finite, then the quick zoo and the held-out models) and each
+rewrite set, this runs the float32 check and reports its float64 log density at the initial
+point, its verdict, its errors and its seconds, beside ``model.compile_logp()`` (PyTensor's
+FAST_RUN, whose rewrites PyMC's numba and JAX compiles share up to ``specialize``):
+
+    JAX_PLATFORMS=cpu python bench/compare_check_rewrites.py > docs/results/check-rewrites-cpu.md
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import time
+import warnings
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).parent))
+
+SETS = {"canonicalize + stabilize": ("canonicalize", "stabilize"),
+        "stabilize": ("stabilize",),
+        "canonicalize + stabilize + specialize": ("canonicalize", "stabilize", "specialize")}
+
+
+def hazard_models() -> dict:
+    """Small models whose log density needs a stabilizing or simplifying rewrite to be finite at
+    its initial point (or near it), keyed by name."""
+    import pymc as pm
+    import pytensor.tensor as pt
+
+    def one(term):
+        def build():
+            with pm.Model() as model:
+                b = pm.Normal("b", 0.0, 1.0)
+                pm.Potential("t", term(b))
+            return model
+        return build
+
+    def bernoulli(**kw):
+        def build():
+            with pm.Model() as model:
+                b = pm.Normal("b", 0.0, 1.0)
+                pm.Bernoulli("y", **{k: v(b) for k, v in kw.items()}, observed=np.zeros(5))
+            return model
+        return build
+
+    def mixture():
+        with pm.Model() as model:
+            mu = pm.Normal("mu", 0.0, 1.0, shape=2)
+            w = pm.Dirichlet("w", np.ones(2))
+            pm.NormalMixture("y", w=w, mu=mu, sigma=0.1, observed=np.array([50.0, -50.0]))
+        return model
+
+    return {
+        "Bernoulli(logit_p=20+b)": bernoulli(logit_p=lambda b: 20.0 + b),
+        "Bernoulli(p=invlogit(20+b))": bernoulli(p=lambda b: pm.math.invlogit(20.0 + b)),
+        "log(1+exp(100+b))": one(lambda b: -pt.log(1 + pt.exp(100.0 + b))),
+        "log(1-exp(-exp(b-30)))": one(lambda b: pt.log(1 - pt.exp(-pt.exp(b - 30.0)))),
+        "log(sigmoid(b-40))": one(lambda b: pt.log(pt.sigmoid(b - 40.0))),
+        "log(1-sigmoid(40+b))": one(lambda b: pt.log(1 - pt.sigmoid(40.0 + b))),
+        "log1p(-sigmoid(40+b))": one(lambda b: pt.log1p(-pt.sigmoid(40.0 + b))),
+        "log(exp(800+b)+exp(800-b))": one(lambda b: pt.log(pt.exp(800.0 + b) + pt.exp(800.0 - b))),
+        "log(exp(800+b))": one(lambda b: -pt.log(pt.exp(800.0 + b))),
+        "log1p(expm1(800+b))": one(lambda b: -pt.log1p(pt.expm1(800.0 + b))),
+        "normal mixture, far data": mixture,
+    }
+
+
+def run(name: str, build, include: tuple[str, ...], repeats: int) -> dict:
+    """The float32 check of fresh ``build()`` models under ``include``: its first record, with
+    the median seconds over ``repeats``."""
+    from pymc_accel import precision
+
+    precision.STABILIZING_REWRITES = include
+    seconds, first = [], None
+    for _ in range(repeats):
+        model = build()
+        start = time.perf_counter()
+        try:
+            check = precision.check_float32(model)
+        except Exception as exc:  # what the selection would report as a refusal
+            first = first or {"error": f"{type(exc).__name__}: {str(exc)[:60]}"}
+            continue
+        seconds.append(time.perf_counter() - start)
+        if first is None:
+            at_start = check.per_point[0] if check.per_point else {}
+            first = {"logp64": at_start.get("logp64"), "safe": check.safe,
+                     "logp_err": check.logp_rel_error, "grad_err": check.grad_rel_error,
+                     "problem": check.problem}
+    first["seconds"] = statistics.median(seconds) if seconds else float("nan")
+    return first
+
+
+def main(argv=None) -> str:
+    """Run every model under every set; print and return the Markdown table."""
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--repeats", type=int, default=3)
+    p.add_argument("--no-zoo", action="store_true", help="the hazard forms only")
+    args = p.parse_args(argv)
+    warnings.filterwarnings("ignore")
+    from zoo import held_out, zoo
+
+    models = hazard_models()
+    if not args.no_zoo:
+        models.update({k: v for k, v in zoo(quick=True).items()
+                       if k not in ("seed_large", "gp_200")})
+        models.update(held_out())
+    lines = ["Command: `JAX_PLATFORMS=cpu python bench/compare_check_rewrites.py "
+             + " ".join(argv if argv is not None else sys.argv[1:]) + "`", "",
+             "Per rewrite set: the check's float64 log density at the initial point, its verdict "
+             "(max logp / gradient relative errors) and its median seconds.", "",
+             "| model | PyMC's compiled logp | " + " | ".join(SETS) + " |",
+             "|---|---|" + "---|" * len(SETS)]
+    for name, build in models.items():
+        try:
+            reference = float(build().compile_logp()(build().initial_point()))
+        except Exception as exc:
+            reference = f"{type(exc).__name__}"
+        cells = []
+        for include in SETS.values():
+            r = run(name, build, include, args.repeats)
+            if "error" in r:
+                cells.append(f"{r['error']}")
+                continue
+            verdict = "safe" if r["safe"] else "refused"
+            cells.append(f"{r['logp64']:.6g}, {verdict} ({r['logp_err']:.1e} / {r['grad_err']:.1e}),"
+                         f" {r['seconds'] * 1e3:.0f} ms" if r["logp64"] is not None else
+                         f"{verdict}: {r['problem'][:40]}, {r['seconds'] * 1e3:.0f} ms")
+        ref = f"{reference:.6g}" if isinstance(reference, float) else reference
+        lines.append(f"| {name} | {ref} | " + " | ".join(cells) + " |")
+    text = "\n".join(lines) + "\n"
+    print(text)
+    return text
+
+
+if __name__ == "__main__":
+    main()
