@@ -23,6 +23,18 @@ import pymc as pm
 from pymc_accel.devices import jax_device  # noqa: F401  (re-exported for the backends)
 
 
+def _process_wide_x64() -> bool:
+    """JAX's process-wide 64-bit setting, whatever thread-local one the caller is inside. JAX
+    has no public reader of it: ``jax.config.jax_enable_x64`` gives the thread-local value
+    where one is set. Falls back to that outside JAX versions with ``State.get_global``."""
+    try:
+        from jax._src import config as jax_config
+
+        return bool(jax_config.enable_x64.get_global())
+    except (ImportError, AttributeError):
+        return bool(jax.config.jax_enable_x64)
+
+
 @contextlib.contextmanager
 def jax_precision(precision: str, *, process_wide: bool = True) -> Iterator[None]:
     """Run JAX in ``precision``: 64-bit types on for float64, off for float32.
@@ -35,13 +47,16 @@ def jax_precision(precision: str, *, process_wide: bool = True) -> Iterator[None
     callbacks that may run beside a sampler, as measured mode's timings do (a timing left
     running past its budget must not switch a run's precision under it).
     """
+    # the process-wide setting to give back: ``jax.config.jax_enable_x64`` read inside a
+    # thread-local setting is that one's value, and a float32 run read it there and left
+    # 64-bit types off for the rest of the process (a user's later JAX code ran in float32)
+    previous = _process_wide_x64()
     with contextlib.ExitStack() as stack:
         stack.enter_context(jax.enable_x64(precision == "float64"))
         # and process-wide: the thread-local setting does not reach the threads JAX runs host
         # callbacks in, where NumPyro's progress bar returned an int64 to a float32 program
         # compiled for int32 ("Incorrect output dtype for return value #0") and the run failed
         if process_wide:
-            previous = jax.config.jax_enable_x64
             jax.config.update("jax_enable_x64", precision == "float64")
             stack.callback(jax.config.update, "jax_enable_x64", previous)
         if precision == "float32":

@@ -347,6 +347,27 @@ def test_a_float32_run_with_numpyros_progress_bar_completes():
     assert jax.config.jax_enable_x64 == before  # the process-wide setting is given back
 
 
+@pytest.mark.parametrize("before", [True, False])
+def test_a_float32_run_leaves_jax_s_64_bit_setting_as_it_found_it(before):
+    """A float32 run switched 64-bit types off and gave back the value it had just set, so a
+    user's JAX code after it ran in float32 (and, in this suite, the DEER solver's float64
+    tests failed whenever they ran after a float32 run in the same worker)."""
+    import jax
+
+    import pymc_accel
+    from pymc_accel.models import eight_schools
+
+    found = jax.config.jax_enable_x64
+    jax.config.update("jax_enable_x64", before)
+    try:
+        pymc_accel.sample(20, tune=20, chains=1, model=eight_schools(), nuts_sampler="numpyro",
+                          precision="float32", progressbar=False, random_seed=1,
+                          compute_convergence_checks=False)
+        assert jax.config.jax_enable_x64 is before
+    finally:
+        jax.config.update("jax_enable_x64", found)
+
+
 def test_a_jax_run_returns_once_its_draws_are_computed(monkeypatch):
     """PyMC's ``sample_jax_nuts`` returns JAX arrays whose computation may still be running
     (with BlackJAX, the whole of sampling: 10.7 s returned, 93.6 s more at first use on the
