@@ -79,7 +79,20 @@ def run(name: str, build, include: tuple[str, ...], repeats: int) -> dict:
     the median seconds over ``repeats``."""
     from pymc_accel import precision
 
-    precision.STABILIZING_REWRITES = include
+    default, precision.STABILIZING_REWRITES = precision.STABILIZING_REWRITES, include
+    try:
+        first, seconds = _checks(build, repeats)
+    finally:
+        precision.STABILIZING_REWRITES = default
+    first["seconds"] = statistics.median(seconds) if seconds else float("nan")
+    return first
+
+
+def _checks(build, repeats: int) -> tuple[dict, list[float]]:
+    """``repeats`` float32 checks of fresh ``build()`` models: the first one's record and the
+    seconds of each that ran."""
+    from pymc_accel import precision
+
     seconds, first = [], None
     for _ in range(repeats):
         model = build()
@@ -95,12 +108,11 @@ def run(name: str, build, include: tuple[str, ...], repeats: int) -> dict:
             first = {"logp64": at_start.get("logp64"), "safe": check.safe,
                      "logp_err": check.logp_rel_error, "grad_err": check.grad_rel_error,
                      "problem": check.problem}
-    first["seconds"] = statistics.median(seconds) if seconds else float("nan")
-    return first
+    return first, seconds
 
 
 def main(argv=None) -> str:
-    """Run every model under every set; print and return the Markdown table."""
+    """Run every model under every set; return the Markdown table."""
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--repeats", type=int, default=3)
     p.add_argument("--no-zoo", action="store_true", help="the hazard forms only")
@@ -124,22 +136,22 @@ def main(argv=None) -> str:
             reference = float(build().compile_logp()(build().initial_point()))
         except Exception as exc:
             reference = f"{type(exc).__name__}"
-        cells = []
-        for include in SETS.values():
-            r = run(name, build, include, args.repeats)
-            if "error" in r:
-                cells.append(f"{r['error']}")
-                continue
-            verdict = "safe" if r["safe"] else "refused"
-            cells.append(f"{r['logp64']:.6g}, {verdict} ({r['logp_err']:.1e} / {r['grad_err']:.1e}),"
-                         f" {r['seconds'] * 1e3:.0f} ms" if r["logp64"] is not None else
-                         f"{verdict}: {r['problem'][:40]}, {r['seconds'] * 1e3:.0f} ms")
+        cells = [_cell(run(name, build, include, args.repeats)) for include in SETS.values()]
         ref = f"{reference:.6g}" if isinstance(reference, float) else reference
         lines.append(f"| {name} | {ref} | " + " | ".join(cells) + " |")
-    text = "\n".join(lines) + "\n"
-    print(text)
-    return text
+    return "\n".join(lines) + "\n"
+
+
+def _cell(r: dict) -> str:
+    """One check's record as a table cell."""
+    if "error" in r:
+        return r["error"]
+    verdict = "safe" if r["safe"] else "refused"
+    if r["logp64"] is None:
+        return f"{verdict}: {r['problem'][:40]}, {r['seconds'] * 1e3:.0f} ms"
+    return (f"{r['logp64']:.6g}, {verdict} ({r['logp_err']:.1e} / {r['grad_err']:.1e}), "
+            f"{r['seconds'] * 1e3:.0f} ms")
 
 
 if __name__ == "__main__":
-    main()
+    print(main())

@@ -121,7 +121,7 @@ def check_parts(model) -> dict:
 
 
 def main(argv=None) -> str:
-    """Time the parts; print and return the Markdown table."""
+    """Time the parts; return the Markdown table."""
     args = _parse(argv)
     os.environ["PYMC_ACCEL_PROFILE_CACHE"] = "off"
     os.environ["PYMC_ACCEL_FIRST_USE"] = "off"
@@ -176,10 +176,8 @@ def main(argv=None) -> str:
     for name, chosen, med in rows:
         cells = [f"{med[c]:.1f}" if c in med else "–" for c in columns]
         lines.append(f"| {name} | {chosen} | " + " | ".join(cells) + " |")
-    text = "\n".join(lines) + "\n\nMilliseconds, medians of fresh models.\n"
-    print(text)
-    return text
+    return "\n".join(lines) + "\n\nMilliseconds, medians of fresh models.\n"
 
 
 if __name__ == "__main__":
-    main()
+    print(main())
