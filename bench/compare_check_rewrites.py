@@ -3,7 +3,7 @@ compiled log density.
 
 The checks (:func:`pymc_accel.precision.check_float32`, :func:`pymc_accel.integration.check_initial_point`)
 evaluate the log density with PyTensor's Python linker after the rewrite databases named by
-``precision.STABILIZING_REWRITES``, to compute what the backends compile. For each model (forms
+``precision.BACKEND_REWRITES``, to compute what the backends compile. For each model (forms
 that need the rewrites to stay finite, then the quick zoo and the held-out models) and each
 rewrite set, this runs the float32 check and reports its float64 log density at the initial
 point, its verdict, its errors and its seconds, beside ``model.compile_logp()`` (PyTensor's
@@ -79,11 +79,11 @@ def run(name: str, build, include: tuple[str, ...], repeats: int) -> dict:
     the median seconds over ``repeats``."""
     from pymc_accel import precision
 
-    default, precision.STABILIZING_REWRITES = precision.STABILIZING_REWRITES, include
+    default, precision.BACKEND_REWRITES = precision.BACKEND_REWRITES, include
     try:
         first, seconds = _checks(build, repeats)
     finally:
-        precision.STABILIZING_REWRITES = default
+        precision.BACKEND_REWRITES = default
     first["seconds"] = statistics.median(seconds) if seconds else float("nan")
     return first
 

@@ -96,7 +96,7 @@ def check_parts(model) -> dict:
     def run():
         value_vars = list(graph.value_vars)
         t = [time.perf_counter()]
-        logp = rewrite_graph(graph.logp, include=precision.STABILIZING_REWRITES)
+        logp = rewrite_graph(graph.logp, include=precision.BACKEND_REWRITES)
         t.append(time.perf_counter())
         grads = pytensor.grad(logp, value_vars)
         t.append(time.perf_counter())

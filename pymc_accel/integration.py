@@ -65,11 +65,11 @@ def check_initial_point(model: pm.Model, initvals: dict | None = None) -> None:
             "Pass initvals={...} with values inside the support, or leave them out."
         )
     terms = model.free_RVs + model.observed_RVs + model.potentials  # model.logp's order
-    # the rewrites the float32 check applies, as the backends do (precision.STABILIZING_REWRITES)
+    # the rewrites the float32 check applies, as the backends do (precision.BACKEND_REWRITES)
     from pymc_accel import precision
 
     logp_terms = rewrite_graph(model.logp(terms, sum=False),
-                               include=precision.STABILIZING_REWRITES)
+                               include=precision.BACKEND_REWRITES)
     inputs = list(model.value_vars)
     try:
         with evaluating() as mode:

@@ -32,6 +32,7 @@ if TYPE_CHECKING:
     from pymc_accel.profile import LogpGraph
 
 LOGP_RTOL = 1e-4
+GRAD_RTOL = 1e-3
 #: PyTensor's rewrite databases the float32 check and the start check
 #: (:func:`pymc_accel.integration.check_initial_point`) apply before evaluating the log density,
 #: so that they compute what the backends compile (PyTensor's FAST_RUN, numba and JAX modes all
@@ -41,8 +42,7 @@ LOGP_RTOL = 1e-4
 #: float64 at x = 40 where the backends compute -40.0); ``stabilize`` alone leaves log(exp(x))
 #: as written (+inf at x = 800 where the backends simplify it to x). With ``specialize`` the
 #: checks match PyMC's compiled log density on every form compared, in about the same time.
-STABILIZING_REWRITES: tuple[str, ...] = ("canonicalize", "stabilize", "specialize")
-GRAD_RTOL = 1e-3
+BACKEND_REWRITES: tuple[str, ...] = ("canonicalize", "stabilize", "specialize")
 JITTERED_POINTS = 3
 #: Seconds after which the check evaluates no further jittered points.
 CHECK_BUDGET_SECONDS = 10.0
@@ -258,7 +258,7 @@ def check_float32(
     # float32 that the samplers compute finitely (the seed blog's model at full size did).
     # Stabilize before differentiating, as the JAX backends do (they differentiate the rewritten
     # logp): the gradient of log(1 - sigmoid(x)) taken first is 0/0 in float32 at large x.
-    logp = rewrite_graph(logp, include=STABILIZING_REWRITES)
+    logp = rewrite_graph(logp, include=BACKEND_REWRITES)
     grads = pytensor.grad(logp, value_vars)
     ins32, outs32 = float32_graph(value_vars, [logp, *grads])
     with evaluating() as mode:
