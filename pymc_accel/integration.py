@@ -21,6 +21,7 @@ from pymc_accel.errors import (
 )
 from pymc_accel.graph_building import evaluating, initial_point, quietly
 from pymc_accel.measure import DEFAULT_BUDGET_SECONDS
+from pymc_accel.precision import BACKEND_REWRITES
 from pymc_accel.registry import BUILTIN_PLUGIN_NAME, get_registry
 from pymc_accel.report import ATTRS_KEY, SelectionReport
 from pymc_accel.selection import TRYING_RUNNER_UP, refuse_models_without_free_variables, select
@@ -65,11 +66,8 @@ def check_initial_point(model: pm.Model, initvals: dict | None = None) -> None:
             "Pass initvals={...} with values inside the support, or leave them out."
         )
     terms = model.free_RVs + model.observed_RVs + model.potentials  # model.logp's order
-    # the rewrites the float32 check applies, as the backends do (precision.BACKEND_REWRITES)
-    from pymc_accel import precision
-
-    logp_terms = rewrite_graph(model.logp(terms, sum=False),
-                               include=precision.BACKEND_REWRITES)
+    # the rewrites the float32 check applies, as the backends do
+    logp_terms = rewrite_graph(model.logp(terms, sum=False), include=BACKEND_REWRITES)
     inputs = list(model.value_vars)
     try:
         with evaluating() as mode:
