@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -432,6 +433,86 @@ def test_a_large_variable_is_judged_on_evenly_spaced_elements(monkeypatch):
     # their ESS of the mean
     assert calls == [("mean", 2 * 1000 * history.ESS_ELEMENTS_PER_VARIABLE),
                      ("bulk", 2 * 1000 * history.ESS_SCREENED_SERIES)]
+
+
+class _Shard:
+    def __init__(self, index, data):
+        self.index, self.data = index, data
+
+
+class _ShardedDraws:
+    """A stand-in for a JAX array whose chains are split over devices (as PyMC's JAX samplers
+    leave the posterior): it can be read shard by shard, and turning it whole into a NumPy
+    array, the copy the record avoids, fails."""
+
+    def __init__(self, values, splits):
+        self.shape, self.dtype, self.ndim = values.shape, values.dtype, values.ndim
+        bounds = [0, *splits, values.shape[0]]
+        rest = (slice(None),) * (values.ndim - 1)
+        self.addressable_shards = [_Shard((slice(a, b), *rest), values[a:b])
+                                   for a, b in zip(bounds, bounds[1:])][::-1]  # out of order
+
+    def __array__(self, *args, **kwargs):
+        raise AssertionError("the whole array was copied")
+
+
+def test_the_record_reads_only_the_elements_it_takes_from_sharded_chains():
+    """A large deterministic (the ordered logistic model's 10,000 category probabilities, 80 MB)
+    was copied whole into NumPy to take 16 of its elements: 40 ms of recording a 1 s run."""
+    rng = np.random.default_rng(3)
+    values = rng.standard_normal((4, 1000, 50, 20))
+    for t in range(1, 1000):  # the first element, always taken, mixes as an AR(1) chain
+        values[:, t, 0, 0] = 0.5 * values[:, t - 1, 0, 0] + 0.87 * values[:, t, 0, 0]
+    plain = _Run(7.0, 0.0)
+    plain.posterior = xr.Dataset({"p": (("chain", "draw", "i", "j"), values)})
+    expected = history.observed_ess_per_draw(plain)
+    assert expected == pytest.approx(1 / 3, rel=0.3)
+    blocks = history._chain_blocks(_ShardedDraws(values, [1, 3]))
+    assert [b.shape[0] for b in blocks] == [1, 2, 1]  # in chain order, not the shards' order
+    assert np.array_equal(np.concatenate(blocks), values)
+    sharded = _Run(7.0, 0.0)  # a dataset's shape, around the stand-in (xarray would copy it)
+    sharded.posterior = SimpleNamespace(data_vars={"p": SimpleNamespace(
+        dims=("chain", "draw", "i", "j"), dtype=values.dtype, shape=values.shape,
+        data=_ShardedDraws(values, [2]))})
+    assert history.observed_ess_per_draw(sharded) == pytest.approx(expected)
+
+
+def test_chains_not_split_alone_are_copied_whole():
+    values = np.arange(2 * 3 * 4.0).reshape(2, 3, 4)
+
+    class Copied(_ShardedDraws):
+        def __array__(self, *args, **kwargs):
+            return values
+
+    split_inside = Copied(values, [1])
+    for shard in split_inside.addressable_shards:  # split along the draws as well
+        shard.index = (shard.index[0], slice(0, 2), slice(None))
+    assert np.array_equal(history._chain_blocks(split_inside)[0], values)
+    replicated = Copied(values, [])
+    replicated.addressable_shards *= 2  # every device holds all the chains
+    blocks = history._chain_blocks(replicated)
+    assert len(blocks) == 1 and np.array_equal(blocks[0], values)
+
+
+def test_the_record_reads_a_jax_array_sharded_over_cpu_devices():
+    jax = pytest.importorskip("jax")
+    devices = jax.devices("cpu")
+    if len(devices) < 2:
+        pytest.skip("one XLA CPU device")
+    values = np.random.default_rng(4).standard_normal((2, 1000, 40)).astype(np.float32)
+    from jax.sharding import Mesh, NamedSharding, PartitionSpec
+
+    sharded = jax.device_put(values, NamedSharding(Mesh(np.array(devices[:2]), ("chain",)),
+                                                   PartitionSpec("chain")))
+    assert len(sharded.addressable_shards) == 2
+    blocks = history._chain_blocks(sharded)
+    assert len(blocks) == 2 and np.array_equal(np.concatenate(blocks), values)
+    run = _Run(7.0, 0.0)
+    run.posterior = xr.Dataset({"x": (("chain", "draw", "i"), values)})
+    on_devices = _Run(7.0, 0.0)
+    on_devices.posterior = xr.Dataset({"x": (("chain", "draw", "i"), sharded)})
+    assert history.observed_ess_per_draw(on_devices) == pytest.approx(
+        history.observed_ess_per_draw(run))
 
 
 def test_the_record_finds_the_slowest_series_without_computing_every_ess():
