@@ -83,7 +83,6 @@ def check_parts(model) -> dict:
     :func:`pymc_accel.precision.check_float32` runs them)."""
     import numpy as np
     import pytensor
-    from pytensor.graph.rewriting.utils import rewrite_graph
 
     from pymc_accel import precision
     from pymc_accel.graph_building import quietly
@@ -96,7 +95,7 @@ def check_parts(model) -> dict:
     def run():
         value_vars = list(graph.value_vars)
         t = [time.perf_counter()]
-        logp = rewrite_graph(graph.logp, include=precision.BACKEND_REWRITES)
+        logp = precision.as_backends_rewrite(graph.logp)
         t.append(time.perf_counter())
         grads = pytensor.grad(logp, value_vars)
         t.append(time.perf_counter())

@@ -21,7 +21,7 @@ from pymc_accel.errors import (
 )
 from pymc_accel.graph_building import evaluating, initial_point, quietly
 from pymc_accel.measure import DEFAULT_BUDGET_SECONDS
-from pymc_accel.precision import BACKEND_REWRITES
+from pymc_accel.precision import as_backends_rewrite
 from pymc_accel.registry import BUILTIN_PLUGIN_NAME, get_registry
 from pymc_accel.report import ATTRS_KEY, SelectionReport
 from pymc_accel.selection import TRYING_RUNNER_UP, refuse_models_without_free_variables, select
@@ -51,7 +51,6 @@ def check_initial_point(model: pm.Model, initvals: dict | None = None) -> None:
     """
     import pytensor
     from pymc.logprob.utils import ParameterValueError
-    from pytensor.graph.rewriting.utils import rewrite_graph
 
     point = initial_point(model, initvals)
     # a starting value outside its variable's support (initvals={"sigma": -1.0}) is not finite
@@ -67,7 +66,7 @@ def check_initial_point(model: pm.Model, initvals: dict | None = None) -> None:
         )
     terms = model.free_RVs + model.observed_RVs + model.potentials  # model.logp's order
     # the rewrites the float32 check applies, as the backends do
-    logp_terms = rewrite_graph(model.logp(terms, sum=False), include=BACKEND_REWRITES)
+    logp_terms = as_backends_rewrite(model.logp(terms, sum=False))
     inputs = list(model.value_vars)
     try:
         with evaluating() as mode:

@@ -43,6 +43,12 @@ GRAD_RTOL = 1e-3
 #: as written (+inf at x = 800 where the backends simplify it to x). With ``specialize`` the
 #: checks match PyMC's compiled log density on every form compared, in about the same time.
 BACKEND_REWRITES: tuple[str, ...] = ("canonicalize", "stabilize", "specialize")
+#: What the backends' linkers leave out of those sets (numba's and JAX's
+#: ``incompatible_rewrites``): rewrites to ops that only PyTensor's C code runs. Left in, one
+#: of them (sparse ``local_usmm``) read PyTensor's BLAS flags, whose first read in a process
+#: probes the C compiler: 0.27 s of the negative binomial regression's first selection in a new
+#: process (docs/benchmarks.md, "Four model families no fit has seen").
+BACKEND_EXCLUDED_REWRITES: tuple[str, ...] = ("cxx_only", "BlasOpt")
 JITTERED_POINTS = 3
 #: Seconds after which the check evaluates no further jittered points.
 CHECK_BUDGET_SECONDS = 10.0
@@ -100,6 +106,15 @@ class PrecisionCheck:
     def to_dict(self) -> dict[str, Any]:
         """Plain-data form."""
         return asdict(self)
+
+
+def as_backends_rewrite(graph: Any) -> Any:
+    """``graph`` (a variable or a list of them) after the rewrites every backend compiles with,
+    :data:`BACKEND_REWRITES` less :data:`BACKEND_EXCLUDED_REWRITES`, for the checks to compute
+    what the samplers will."""
+    from pytensor.graph.rewriting.utils import rewrite_graph
+
+    return rewrite_graph(graph, include=BACKEND_REWRITES, exclude=BACKEND_EXCLUDED_REWRITES)
 
 
 def float32_graph(inputs: list[Any], outputs: list[Any]) -> tuple[list[Any], list[Any]]:
@@ -244,7 +259,6 @@ def check_float32(
     """
     import pymc as pm
     import pytensor
-    from pytensor.graph.rewriting.utils import rewrite_graph
 
     start = time.perf_counter()
     model = pm.modelcontext(model)
@@ -258,7 +272,7 @@ def check_float32(
     # float32 that the samplers compute finitely (the seed blog's model at full size did).
     # Stabilize before differentiating, as the JAX backends do (they differentiate the rewritten
     # logp): the gradient of log(1 - sigmoid(x)) taken first is 0/0 in float32 at large x.
-    logp = rewrite_graph(logp, include=BACKEND_REWRITES)
+    logp = as_backends_rewrite(logp)
     grads = pytensor.grad(logp, value_vars)
     ins32, outs32 = float32_graph(value_vars, [logp, *grads])
     with evaluating() as mode:

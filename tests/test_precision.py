@@ -70,6 +70,50 @@ def test_float32_is_checked_on_what_the_backends_compute_not_on_a_rounding_they_
     assert check.per_point[0]["logp64"] == pytest.approx(model.compile_logp()({"b": 0.0}))
 
 
+_COMPILER_PROBES = """
+import numpy as np, pymc as pm
+from pytensor.link.c import cmodule
+calls = []
+real = cmodule.GCC_compiler.try_compile_tmp
+cmodule.GCC_compiler.try_compile_tmp = lambda *a, **k: calls.append(1) or real(*a, **k)
+from pymc_accel import check_float32
+from pymc_accel.profile import profile_and_logp
+rng = np.random.default_rng(0)
+x = rng.normal(size=(200, 3))
+with pm.Model() as model:
+    a = pm.Normal("a", 0, 1)
+    b = pm.Normal("b", 0, 1, shape=3)
+    alpha = pm.Exponential("alpha", 1.0)
+    pm.NegativeBinomial("y", mu=pm.math.exp(a + x @ b), alpha=alpha,
+                        observed=rng.poisson(2.0, 200))
+check = check_float32(model, logp_graph=profile_and_logp(model)[1])
+print(check.safe, len(calls))
+"""
+
+
+def test_the_check_leaves_out_the_rewrites_the_backends_leave_out():
+    """numba's and JAX's linkers leave out the rewrites to C-only ops. The check ran them, and
+    one (sparse ``local_usmm``) read PyTensor's BLAS flags, whose first read in a process probes
+    the C compiler: 0.19 s of the negative binomial regression's first selection in a new
+    process. A new process, so that nothing has read the flags before."""
+    import os
+    import subprocess
+    import sys
+
+    from pytensor.link.jax.linker import JAXLinker
+    from pytensor.link.numba.linker import NumbaLinker
+
+    from pymc_accel.precision import BACKEND_EXCLUDED_REWRITES
+
+    assert "cxx_only" in BACKEND_EXCLUDED_REWRITES
+    assert set(BACKEND_EXCLUDED_REWRITES) <= (set(JAXLinker.incompatible_rewrites)
+                                              & set(NumbaLinker.incompatible_rewrites))
+    out = subprocess.run([sys.executable, "-c", _COMPILER_PROBES], capture_output=True,
+                         text=True, check=True, env=dict(os.environ, JAX_PLATFORMS="cpu"))
+    safe, probes = out.stdout.split()[-2:]
+    assert (safe, probes) == ("True", "0")
+
+
 def test_float32_is_checked_on_the_simplified_log_density_the_backends_compute():
     """log(exp(800 + b)): every backend simplifies it to 800 + b; evaluated as written it
     overflows to inf in float64 too (the stabilizing rewrites alone left it so)."""
