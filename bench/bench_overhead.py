@@ -259,12 +259,14 @@ def _child(name: str, seed: int, logp_first: bool = False) -> None:
     idata = get_registry().backends[report.candidate.backend].sample(
         model, report.candidate, request)
     out["wall"] = time.perf_counter() - start
-    out["ess"] = min_bulk_ess(idata)
-    with private_history():  # the record's seconds, without touching the run history
+    # the record's seconds, without touching the run history, before anything else reads the
+    # draws (as in pymc_accel.sample; the ESS below turns a JAX posterior into NumPy)
+    with private_history():
         start = time.perf_counter()
         history.record(report.model_profile, report.candidate, report.estimate, request,
                        out["wall"], idata)
         out["record_seconds"] = time.perf_counter() - start
+    out["ess"] = min_bulk_ess(idata)
     out["overhead"] = (out["selection_seconds"] + out["check_seconds"]
                        + out["record_seconds"]) / out["wall"]
     print(json.dumps(out), flush=True)

@@ -555,9 +555,9 @@ def default_run(factory, args, rows):
         out["error"] = f"{type(exc).__name__}: {exc}"[:300]
         return out
     out["wall"] = time.perf_counter() - t0
-    out["ess"] = min_bulk_ess(idata)
     # what pymc_accel.sample does after the run: the run history's record (its effective
-    # draws: history.observed_ess_per_draw), timed into a history of its own
+    # draws: history.observed_ess_per_draw), timed into a history of its own, before anything
+    # else reads the draws (the benchmark's ESS turned a JAX posterior into NumPy first)
     from pymc_accel import history
 
     with private_history():
@@ -565,6 +565,7 @@ def default_run(factory, args, rows):
         history.record(report.model_profile, report.candidate, report.estimate, request,
                        out["wall"], idata)
         out["record_seconds"] = time.perf_counter() - t0
+    out["ess"] = min_bulk_ess(idata)
     own = out["selection_seconds"] + out["check_seconds"] + out["record_seconds"]
     out["overhead"] = own / out["wall"]
     out["overhead_repeat"] = ((out["repeat_selection_seconds"] + out["check_repeat_seconds"]
