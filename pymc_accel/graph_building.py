@@ -73,8 +73,8 @@ def evaluating_mode() -> Any:
     ``FAST_COMPILE`` and the stabilizing rewrites, 0.1-0.3 s each on the quick zoo (1.2 s for the
     pharmacokinetic Scan model's pair), against 0.05-0.4 s for the whole check in this mode
     (docs/benchmarks.md, "The float32 check's cost"). Callers apply the rewrites every backend
-    compiles with themselves, once, where they matter (``rewrite_graph(...,
-    include=precision.BACKEND_REWRITES)``).
+    compiles with themselves, once, where they matter
+    (:func:`pymc_accel.precision.as_backends_rewrite`).
     """
     from pytensor.compile.mode import Mode
 

@@ -447,7 +447,7 @@ def observed_ess_per_draw(idata: Any) -> float | None:
         taken.append(np.concatenate(
             [block.reshape(block.shape[0], block.shape[1], -1)[:, :, picks]
              if picks is not None else block.reshape(block.shape[0], block.shape[1], -1)
-             for block in _chain_blocks(var.data)], axis=0).astype(np.float64))
+             for block in _chain_blocks(var.data)], axis=0).astype(np.float64, copy=False))
     if not taken:
         return None
     series = _slowest_series(np.concatenate(taken, axis=2), ESS_SCREENED_SERIES)
@@ -465,9 +465,10 @@ def _chain_blocks(data: Any) -> list:
     are picked before anything is copied.
 
     PyMC's JAX samplers leave the posterior as JAX arrays, their chains sharded over the XLA
-    CPU devices. Turned into one NumPy array, a large deterministic was copied whole: the
-    ordered logistic model's 2,000 x 5 category probabilities (80 MB) took 40 ms of recording
-    a run of about a second. Each CPU shard is read in place through DLPack instead (JAX has no
+    CPU devices. Turned into one NumPy array, a large deterministic was copied whole: with the
+    ordered logistic model's 2,000 x 5 category probabilities (80 MB), recording a run at
+    ``pm.sample``'s defaults took 22-110 ms, and takes 7-11 ms reading them in place
+    (``bench/time_run_record.py``). Each CPU shard is read in place through DLPack instead (JAX has no
     way to take a few elements of a sharded array without compiling a gather). An array
     whose shards do not split the chains alone, or that cannot be read in place (on a GPU), is
     copied as before.
@@ -492,7 +493,8 @@ def _chain_blocks(data: Any) -> list:
             spans.sort(key=lambda span: span[0])
             if spans[0][:2] == (0, shape[0]):  # replicated: every shard holds all the chains
                 return [np.from_dlpack(spans[0][2].data)]
-            if [s[0] for s in spans] == [0] + [s[1] for s in spans[:-1]] and spans[-1][1] == shape[0]:
+            starts, stops = [s[0] for s in spans], [s[1] for s in spans]
+            if starts == [0, *stops[:-1]] and stops[-1] == shape[0]:  # chains split, in order
                 return [np.from_dlpack(shard.data) for _, _, shard in spans]
     except Exception:  # a GPU's buffers, a layout not foreseen: copy it whole
         pass

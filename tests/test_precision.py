@@ -87,15 +87,19 @@ with pm.Model() as model:
     pm.NegativeBinomial("y", mu=pm.math.exp(a + x @ b), alpha=alpha,
                         observed=rng.poisson(2.0, 200))
 check = check_float32(model, logp_graph=profile_and_logp(model)[1])
-print(check.safe, len(calls))
+during = len(calls)
+import pytensor
+pytensor.config.blas__ldflags  # the read the check no longer makes: it probes here
+print(check.safe, during, len(calls))
 """
 
 
 def test_the_check_leaves_out_the_rewrites_the_backends_leave_out():
     """numba's and JAX's linkers leave out the rewrites to C-only ops. The check ran them, and
     one (sparse ``local_usmm``) read PyTensor's BLAS flags, whose first read in a process probes
-    the C compiler: 0.19 s of the negative binomial regression's first selection in a new
-    process. A new process, so that nothing has read the flags before."""
+    the C compiler: negbin_12's first selection in a new process took 387 ms, 149 ms without.
+    A new process, so that nothing has read the flags before; skipped where reading them
+    probes nothing (no C compiler, or the flags set by the user)."""
     import os
     import subprocess
     import sys
@@ -109,9 +113,12 @@ def test_the_check_leaves_out_the_rewrites_the_backends_leave_out():
     assert set(BACKEND_EXCLUDED_REWRITES) <= (set(JAXLinker.incompatible_rewrites)
                                               & set(NumbaLinker.incompatible_rewrites))
     out = subprocess.run([sys.executable, "-c", _COMPILER_PROBES], capture_output=True,
-                         text=True, check=True, env=dict(os.environ, JAX_PLATFORMS="cpu"))
-    safe, probes = out.stdout.split()[-2:]
-    assert (safe, probes) == ("True", "0")
+                         text=True, env=dict(os.environ, JAX_PLATFORMS="cpu"))
+    assert out.returncode == 0, out.stderr[-3000:]
+    safe, during, after = out.stdout.split()[-3:]
+    if after == "0":
+        pytest.skip("reading PyTensor's BLAS flags probes no compiler here")
+    assert (safe, during) == ("True", "0")
 
 
 def test_float32_is_checked_on_the_simplified_log_density_the_backends_compute():
