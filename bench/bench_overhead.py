@@ -259,6 +259,9 @@ def _child(name: str, seed: int, logp_first: bool = False) -> None:
     idata = get_registry().backends[report.candidate.backend].sample(
         model, report.candidate, request)
     out["wall"] = time.perf_counter() - start
+    # pm.sample's default convergence checks import ArviZ's statistics during the run (these
+    # runs skip the checks); without them the record skips its effective draws
+    import arviz_stats.base  # noqa: F401
     # the record's seconds, without touching the run history, before anything else reads the
     # draws (as in pymc_accel.sample; the ESS below turns a JAX posterior into NumPy)
     with private_history():

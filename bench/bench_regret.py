@@ -555,6 +555,9 @@ def default_run(factory, args, rows):
         out["error"] = f"{type(exc).__name__}: {exc}"[:300]
         return out
     out["wall"] = time.perf_counter() - t0
+    # pm.sample's default convergence checks import ArviZ's statistics during the run (these
+    # runs skip the checks); without them the record skips its effective draws
+    import arviz_stats.base  # noqa: F401
     # what pymc_accel.sample does after the run: the run history's record (its effective
     # draws: history.observed_ess_per_draw), timed into a history of its own, before anything
     # else reads the draws (the benchmark's ESS turned a JAX posterior into NumPy first)

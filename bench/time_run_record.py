@@ -1,7 +1,8 @@
 """What the run history's record of a run costs, as ``pymc_accel.sample`` pays it: the record
 (:func:`pymc_accel.history.record`) timed inside real runs at ``pm.sample``'s defaults
-(convergence checks on, so ArviZ's statistics are imported as they are for a user), each on a
-fresh model, in a private cache with this machine's figures.
+(1000 + 1000 draws, ``max(2, cores)`` chains, convergence checks on, so ArviZ's statistics
+are imported as they are for a user), each on a fresh model, in an empty run history beside
+this machine's figures.
 
     JAX_PLATFORMS=cpu python bench/time_run_record.py --model ordinal_9 --sampler numpyro \\
         --precision float32 --repeats 3
@@ -10,11 +11,7 @@ fresh model, in a private cache with this machine's figures.
 from __future__ import annotations
 
 import argparse
-import glob
-import os
-import shutil
 import sys
-import tempfile
 import time
 import warnings
 from pathlib import Path
@@ -30,12 +27,9 @@ def main(argv=None) -> list[float]:
     p.add_argument("--precision", default=None)
     p.add_argument("--repeats", type=int, default=3)
     args = p.parse_args(argv)
-    cache = tempfile.mkdtemp(prefix="pymc-accel-record-")
-    for figures in glob.glob(os.path.expanduser("~/.cache/pymc-accel/machine-*.json")):
-        shutil.copy(figures, cache)
-    os.environ["PYMC_ACCEL_CACHE_DIR"] = cache
     warnings.filterwarnings("ignore")
     import zoo
+    from bench_regret import private_history
 
     import pymc_accel
     from pymc_accel import history
@@ -52,10 +46,10 @@ def main(argv=None) -> list[float]:
             took.append((time.perf_counter() - start) * 1e3)
 
     history.record = timed
-    for seed in range(1, args.repeats + 1):
-        pymc_accel.sample(model=factory(), draws=1000, tune=1000, chains=2, progressbar=False,
-                          random_seed=seed, quiet=True, nuts_sampler=args.sampler,
-                          precision=args.precision)
+    with private_history():  # an empty run history beside this machine's figures
+        for seed in range(1, args.repeats + 1):
+            pymc_accel.sample(model=factory(), progressbar=False, random_seed=seed, quiet=True,
+                              nuts_sampler=args.sampler, precision=args.precision)
     print(f"{args.model}, {args.sampler} {args.precision or ''}: the record took "
           + ", ".join(f"{t:.1f}" for t in took) + " ms")
     return took
