@@ -443,10 +443,9 @@ def observed_ess_per_draw(idata: Any) -> float | None:
             continue
         elements = math.prod(var.shape[2:])
         picks = (np.linspace(0, elements - 1, ESS_ELEMENTS_PER_VARIABLE).round().astype(int)
-                 if elements > ESS_ELEMENTS_PER_VARIABLE else None)
+                 if elements > ESS_ELEMENTS_PER_VARIABLE else slice(None))
         taken.append(np.concatenate(
             [block.reshape(block.shape[0], block.shape[1], -1)[:, :, picks]
-             if picks is not None else block.reshape(block.shape[0], block.shape[1], -1)
              for block in _chain_blocks(var.data)], axis=0).astype(np.float64, copy=False))
     if not taken:
         return None
@@ -468,10 +467,10 @@ def _chain_blocks(data: Any) -> list:
     CPU devices. Turned into one NumPy array, a large deterministic was copied whole: with the
     ordered logistic model's 2,000 x 5 category probabilities (80 MB), recording a run at
     ``pm.sample``'s defaults took 22-110 ms, and takes 7-11 ms reading them in place
-    (``bench/time_run_record.py``). Each CPU shard is read in place through DLPack instead (JAX has no
-    way to take a few elements of a sharded array without compiling a gather). An array
-    whose shards do not split the chains alone, or that cannot be read in place (on a GPU), is
-    copied as before.
+    (``bench/time_run_record.py``). Each CPU shard is read in place through DLPack (JAX has
+    no way to take a few elements of a sharded array without compiling a gather). An array
+    whose shards do not split the chains alone, or that cannot be read in place (on a GPU),
+    is copied as before.
     """
     import numpy as np
 
