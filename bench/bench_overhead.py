@@ -219,11 +219,10 @@ def _child(name: str, seed: int, logp_first: bool = False) -> None:
     importing ArviZ imports ``scipy.special``, which a selection's float32 check also needs),
     and the full collection those imports leave due is run."""
     warnings.filterwarnings("ignore")
-    from bench_regret import min_bulk_ess, private_history
+    from bench_regret import min_bulk_ess, timed_record
     from zoo import held_out, zoo
 
     import pymc_accel
-    from pymc_accel import history
     from pymc_accel.backend import SampleRequest
     from pymc_accel.devices import cpu_cores
     from pymc_accel.integration import check_initial_point, checks_its_own_start
@@ -259,16 +258,7 @@ def _child(name: str, seed: int, logp_first: bool = False) -> None:
     idata = get_registry().backends[report.candidate.backend].sample(
         model, report.candidate, request)
     out["wall"] = time.perf_counter() - start
-    # pm.sample's default convergence checks import ArviZ's statistics during the run (these
-    # runs skip the checks); without them the record skips its effective draws
-    import arviz_stats.base  # noqa: F401
-    # the record's seconds, without touching the run history, before anything else reads the
-    # draws (as in pymc_accel.sample; the ESS below turns a JAX posterior into NumPy)
-    with private_history():
-        start = time.perf_counter()
-        history.record(report.model_profile, report.candidate, report.estimate, request,
-                       out["wall"], idata)
-        out["record_seconds"] = time.perf_counter() - start
+    out["record_seconds"] = timed_record(report, request, out["wall"], idata)
     out["ess"] = min_bulk_ess(idata)
     out["overhead"] = (out["selection_seconds"] + out["check_seconds"]
                        + out["record_seconds"]) / out["wall"]

@@ -222,6 +222,24 @@ def min_bulk_ess(idata) -> float:
     return float(min(float(ess[v].min()) for v in ess.data_vars))
 
 
+def timed_record(report, request, wall: float, idata) -> float:
+    """Seconds of what ``pymc_accel.sample`` does after a run: the run history's record (its
+    effective draws: ``history.observed_ess_per_draw``), into a history of its own, so the
+    machine's run history is not touched. Call it before anything else reads the draws (an ESS
+    turns a JAX posterior into NumPy, which the record would then find done)."""
+    # pm.sample's default convergence checks import ArviZ's statistics during the run (the
+    # benchmarks' runs skip the checks); without them the record skips its effective draws
+    import arviz_stats.base  # noqa: F401
+
+    from pymc_accel import history
+
+    with private_history():
+        start = time.perf_counter()
+        history.record(report.model_profile, report.candidate, report.estimate, request,
+                       wall, idata)
+        return time.perf_counter() - start
+
+
 def write_outputs(results: dict, text: str, out: str | None = None,
                   markdown: str | None = None) -> None:
     """Write a benchmark's ``results`` as JSON to ``out`` and its table ``text`` to
@@ -555,19 +573,7 @@ def default_run(factory, args, rows):
         out["error"] = f"{type(exc).__name__}: {exc}"[:300]
         return out
     out["wall"] = time.perf_counter() - t0
-    # pm.sample's default convergence checks import ArviZ's statistics during the run (these
-    # runs skip the checks); without them the record skips its effective draws
-    import arviz_stats.base  # noqa: F401
-    # what pymc_accel.sample does after the run: the run history's record (its effective
-    # draws: history.observed_ess_per_draw), timed into a history of its own, before anything
-    # else reads the draws (the benchmark's ESS turned a JAX posterior into NumPy first)
-    from pymc_accel import history
-
-    with private_history():
-        t0 = time.perf_counter()
-        history.record(report.model_profile, report.candidate, report.estimate, request,
-                       out["wall"], idata)
-        out["record_seconds"] = time.perf_counter() - t0
+    out["record_seconds"] = timed_record(report, request, out["wall"], idata)
     out["ess"] = min_bulk_ess(idata)
     own = out["selection_seconds"] + out["check_seconds"] + out["record_seconds"]
     out["overhead"] = own / out["wall"]
