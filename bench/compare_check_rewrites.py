@@ -3,7 +3,8 @@ compiled log density.
 
 The checks (:func:`pymc_accel.precision.check_float32`, :func:`pymc_accel.integration.check_initial_point`)
 evaluate the log density with PyTensor's Python linker after the rewrite databases named by
-``precision.BACKEND_REWRITES``, to compute what the backends compile. For each model (forms
+``precision.BACKEND_REWRITES`` (less ``precision.BACKEND_EXCLUDED_REWRITES``, as the numba and
+JAX linkers leave them out), to compute what the backends compile. For each model (forms
 that need the rewrites to stay finite, then the quick zoo and the held-out models) and each
 rewrite set, this runs the float32 check and reports its float64 log density at the initial
 point, its verdict, its errors and its seconds, beside ``model.compile_logp()`` (PyTensor's
