@@ -2,8 +2,10 @@
 
 The model's logp-and-gradient graph (built in float64) is rebuilt with every float64 input,
 constant and data container in float32, so each operation computes and rounds in float32 as a
-float32 backend would. The log density is first rewritten with the stabilizing rewrites every
-backend applies, then differentiated; both graphs are evaluated as built, op by op in Python
+float32 backend would. The log density and gradient the profile built are checked as written;
+where float32 fails there, the log density is rewritten with the stabilizing rewrites every
+backend applies, differentiated, and checked again. Both graphs are evaluated as built, op by
+op in Python
 (:func:`~pymc_accel.graph_building.evaluating`: no JIT or C compilation and no further
 rewrites), at the initial point and at a few points jittered as PyMC jitters chain starts
 (uniform(-1, 1) on the unconstrained scale). float32 is safe when every float32 value is
@@ -51,6 +53,19 @@ BACKEND_REWRITES: tuple[str, ...] = ("canonicalize", "stabilize", "specialize")
 #: seen"). JAX also leaves out ``reuse_decomposition_multiple_solves`` for a JAX variant of its
 #: own that computes the same; the checks keep PyTensor's.
 BACKEND_EXCLUDED_REWRITES: tuple[str, ...] = ("cxx_only",)
+#: :attr:`PrecisionCheck.graph` of a check of the log density as PyMC built it, with PyTensor's
+#: gradient: what the check evaluates first. The backends compile it after
+#: :data:`BACKEND_REWRITES`, and those rewrites leave a value as it is (merging, constant folding,
+#: removing no-ops, cancelling terms) or compute it more stably (log1p, softplus, log-sum-exp,
+#: log(exp(x)) as x): the forms docs/benchmarks.md lists ("The checks' rewrites") are each finite
+#: as compiled and refused as written, none the other way round. So float32 that passes as
+#: written passes as compiled, and the rewrites (half of a check's time: 17 of 34 ms on
+#: glm_poisson, 31 of 77 on negbin_12) and a second gradient are spent only where float32 fails
+#: as written. ``bench/compare_check_rewrites.py`` compares the two verdicts on every form.
+AS_WRITTEN = "as written"
+#: :attr:`PrecisionCheck.graph` of a check of the log density after :data:`BACKEND_REWRITES`,
+#: differentiated after them, as the JAX backends differentiate it.
+AS_COMPILED = "as the backends rewrite it"
 JITTERED_POINTS = 3
 #: Seconds after which the check evaluates no further jittered points.
 CHECK_BUDGET_SECONDS = 10.0
@@ -79,6 +94,11 @@ class PrecisionCheck:
     kept : str
         Empty for a check just run; for one read from :mod:`pymc_accel.check_store`, when the
         check it repeats was run (a model of the same structure and data was checked then).
+    graph : str
+        Which graph the errors are of: :data:`AS_WRITTEN` (passed as written) or
+        :data:`AS_COMPILED` (failed as written, or a check stored before the distinction).
+    written_problem : str
+        For a check of :data:`AS_COMPILED`, why float32 failed as written.
     """
 
     safe: bool
@@ -91,14 +111,18 @@ class PrecisionCheck:
     seconds: float = 0.0
     per_point: list[dict[str, Any]] = field(default_factory=list)
     kept: str = ""
+    graph: str = AS_COMPILED
+    written_problem: str = ""
 
     def summary(self) -> str:
         """One line for reports, with the measured errors and the tolerances."""
         errors = (
             f"max logp rel. error {self.logp_rel_error:.2g} (tolerance {self.logp_rtol:g}), "
             f"max gradient rel. error {self.grad_rel_error:.2g} (tolerance {self.grad_rtol:g}) "
-            f"over {self.points} points"
+            f"over {self.points} points of the log density {self.graph}"
         )
+        if self.written_problem:
+            errors += f" (as written: {self.written_problem})"
         if self.kept:
             errors += f" (the check of {self.kept}, kept: same model structure and data)"
         if self.safe:
@@ -229,8 +253,16 @@ def check_float32(
     seed: int = 0,
     budget_seconds: float = CHECK_BUDGET_SECONDS,
     logp_graph: LogpGraph | None = None,
+    as_written_first: bool = True,
 ) -> PrecisionCheck:
     """Compare the model's float32 log density and gradient with float64's.
+
+    The log density is evaluated as written first (the profile's graph and gradient, when
+    ``logp_graph`` holds them); only if float32 fails there is it evaluated again as the
+    backends compile it (:func:`as_backends_rewrite`, then differentiated). The rewrites keep a
+    value or compute it more stably, never less (see :data:`AS_WRITTEN`), so float32 that is
+    safe as written is safe as compiled, and the rewrites are paid only where they can change
+    the verdict.
 
     Parameters
     ----------
@@ -249,9 +281,12 @@ def check_float32(
         initial point always is), so a very large model's check stays bounded; ``points``
         says how many were evaluated.
     logp_graph : pymc_accel.profile.LogpGraph, optional
-        The model's log density as its profile built it
-        (:func:`pymc_accel.profile.profile_and_logp`), to start from instead of building it
-        again; the check rewrites it in place, so it is not to be used afterwards.
+        The model's log density and gradient as its profile built them
+        (:func:`pymc_accel.profile.profile_and_logp`), to start from instead of building them
+        again; the check may rewrite them in place, so they are not to be used afterwards.
+    as_written_first : bool, default True
+        False checks the log density as the backends compile it only (what the check did
+        before 2026-11-28; ``bench/compare_check_rewrites.py`` compares the two).
 
     Returns
     -------
@@ -265,9 +300,24 @@ def check_float32(
     start = time.perf_counter()
     model = pm.modelcontext(model)
     if logp_graph is None:
-        value_vars, logp = list(model.value_vars), model.logp()
+        value_vars, logp, grads = list(model.value_vars), model.logp(), None
     else:  # the profile's: a copy of the model with dims and data frozen, as a JAX run has them
         value_vars, logp = list(logp_graph.value_vars), logp_graph.logp
+        grads = logp_graph.grads
+    points = _points(model, n_jittered, initvals, seed)
+    common = {"value_vars": value_vars, "points": points, "logp_rtol": logp_rtol,
+              "grad_rtol": grad_rtol, "start": start, "budget_seconds": budget_seconds}
+    written_problem = ""
+    if as_written_first:
+        try:
+            if grads is None:
+                grads = pytensor.grad(logp, value_vars)
+            written = _as_written([logp, *grads], **common)
+        except Exception as exc:  # e.g. a float32 parameter check raising: settled as compiled
+            written = f"evaluating it raised {type(exc).__name__}"
+        if isinstance(written, PrecisionCheck):
+            return written
+        written_problem = written
     # Every backend compiles the log density with PyTensor's stabilizing rewrites
     # (log(1 - sigmoid(x)) becomes -softplus(x), and so on); without them a float32 Bernoulli
     # likelihood whose logit reaches about 17 evaluates log(0), and the check would refuse
@@ -276,25 +326,106 @@ def check_float32(
     # logp): the gradient of log(1 - sigmoid(x)) taken first is 0/0 in float32 at large x.
     logp = as_backends_rewrite(logp)
     grads = pytensor.grad(logp, value_vars)
-    ins32, outs32 = float32_graph(value_vars, [logp, *grads])
+    check = _as_compiled([logp, *grads], model=model, initvals=initvals, **common)
+    check.written_problem = written_problem
+    return check
+
+
+def _evaluators(value_vars: list[Any], outputs: list[Any]) -> tuple[Any, Any]:
+    """Functions of a point giving ``outputs`` (a log density and its gradient) as the log
+    density and one flat gradient, in float64 and, rebuilt by :func:`float32_graph`, in
+    float32 (the gradient as float64 values)."""
+    import pytensor
+
+    ins32, outs32 = float32_graph(value_vars, outputs)
     with evaluating() as mode:
-        f64 = pytensor.function(value_vars, [logp, *grads], mode=mode,
-                                on_unused_input="ignore")
+        f64 = pytensor.function(value_vars, outputs, mode=mode, on_unused_input="ignore")
         f32 = pytensor.function(ins32, outs32, mode=mode, on_unused_input="ignore")
 
+    def flat(values: list[Any]) -> Any:
+        lp, *g = values
+        return lp, (np.concatenate([np.ravel(x) for x in g]).astype("float64") if g
+                    else np.zeros(0))
+
+    def at64(point: dict) -> tuple[Any, Any]:
+        return flat(f64(*[point[v.name] for v in value_vars]))
+
+    def at32(point: dict) -> tuple[Any, Any]:
+        args = [point[v.name] for v in value_vars]
+        return flat(f32(*[np.asarray(a, dtype="float32") if a.dtype == np.float64 else a
+                          for a in args]))
+
+    return at64, at32
+
+
+def _errors(lp32: Any, g32: Any, lp64: Any, g64: Any) -> tuple[float, float]:
+    """Relative errors of float32's log density and gradient (see the module docstring)."""
+    le = _rel(float(abs(float(lp32) - float(lp64))), float(lp64))
+    ge = float(np.linalg.norm(g32 - g64)) / max(float(np.linalg.norm(g64)), 1.0)
+    return le, ge
+
+
+def _finite(lp: Any, g: Any) -> bool:
+    return bool(np.isfinite(lp) and np.all(np.isfinite(g)))
+
+
+def _where(i: int) -> str:
+    return "the initial point" if i == 0 else f"jittered point {i}"
+
+
+def _as_written(
+    outputs: list[Any], *, value_vars: list[Any], points: list[dict], logp_rtol: float,
+    grad_rtol: float, start: float, budget_seconds: float,
+) -> PrecisionCheck | str:
+    """The check of the log density as written, which can only vouch for float32: its
+    :class:`PrecisionCheck` where float32 passes at every point, otherwise why not, from the
+    first point where it does not (float32 evaluated first, so that a non-finite one costs no
+    float64 evaluation there). The check as compiled then settles it."""
+    at64, at32 = _evaluators(value_vars, outputs)
+    logp_err = grad_err = 0.0
+    per_point = []
+    for i, point in enumerate(points):
+        if i > 0 and time.perf_counter() - start > budget_seconds:
+            break
+        lp32, g32 = at32(point)
+        if not _finite(lp32, g32):
+            return f"float32 is not finite at {_where(i)}"
+        lp64, g64 = at64(point)
+        if not _finite(lp64, g64):
+            return f"float64 is not finite at {_where(i)}"
+        le, ge = _errors(lp32, g32, lp64, g64)
+        if le > logp_rtol or ge > grad_rtol:
+            return f"float32 differs from float64 beyond the tolerances at {_where(i)}"
+        per_point.append({"point": _where(i), "logp64": float(lp64), "logp32": float(lp32),
+                          "logp_rel_error": le, "grad_rel_error": ge})
+        logp_err, grad_err = max(logp_err, le), max(grad_err, ge)
+    return PrecisionCheck(
+        safe=True, points=len(per_point), logp_rel_error=logp_err, grad_rel_error=grad_err,
+        logp_rtol=logp_rtol, grad_rtol=grad_rtol, seconds=time.perf_counter() - start,
+        per_point=per_point, graph=AS_WRITTEN,
+    )
+
+
+def _as_compiled(
+    outputs: list[Any], *, value_vars: list[Any], points: list[dict], logp_rtol: float,
+    grad_rtol: float, start: float, budget_seconds: float, model: Any,
+    initvals: dict | None,
+) -> PrecisionCheck:
+    """The check of the log density as the backends compile it (``outputs``, rewritten and
+    differentiated), which settles float32 either way. A float64 failure at the initial
+    point is reported as ``pm.sample`` reports a start outside the support."""
+    at64, at32 = _evaluators(value_vars, outputs)
     logp_err = grad_err = 0.0
     problem = ""
     per_point = []
-    points = _points(model, n_jittered, initvals, seed)
     evaluated = 0
     for i, point in enumerate(points):
         if i > 0 and time.perf_counter() - start > budget_seconds:
             break
         evaluated += 1
-        where = "the initial point" if i == 0 else f"jittered point {i}"
-        args = [point[v.name] for v in value_vars]
+        where = _where(i)
         try:
-            lp64, *g64 = f64(*args)
+            lp64, g64 = at64(point)
         except Exception:
             if i > 0:
                 raise
@@ -304,14 +435,11 @@ def check_float32(
 
             check_initial_point(model, initvals)
             raise
-        lp32, *g32 = f32(*[np.asarray(a, dtype="float32") if a.dtype == np.float64 else a
-                           for a in args])
-        g64 = np.concatenate([np.ravel(g) for g in g64]) if g64 else np.zeros(0)
-        g32 = np.concatenate([np.ravel(g) for g in g32]).astype("float64") if g32 else np.zeros(0)
-        if not (np.isfinite(lp64) and np.all(np.isfinite(g64))):
+        lp32, g32 = at32(point)
+        if not _finite(lp64, g64):
             per_point.append({"point": where, "skipped": "float64 not finite"})
             continue  # nothing to compare against
-        if not np.isfinite(lp32) or not np.all(np.isfinite(g32)):
+        if not _finite(lp32, g32):
             what = "log density" if not np.isfinite(lp32) else "gradient"
             value = float(lp32) if not np.isfinite(lp32) else "non-finite entries"
             problem = problem or (
@@ -321,8 +449,7 @@ def check_float32(
             logp_err, grad_err = math.inf, math.inf
             per_point.append({"point": where, "logp64": float(lp64), "logp32": float(lp32)})
             continue
-        le = _rel(float(abs(float(lp32) - float(lp64))), float(lp64))
-        ge = float(np.linalg.norm(g32 - g64)) / max(float(np.linalg.norm(g64)), 1.0)
+        le, ge = _errors(lp32, g32, lp64, g64)
         per_point.append({"point": where, "logp64": float(lp64), "logp32": float(lp32),
                           "logp_rel_error": le, "grad_rel_error": ge})
         if not problem and le > logp_rtol:
@@ -343,6 +470,7 @@ def check_float32(
         problem=problem,
         seconds=time.perf_counter() - start,
         per_point=per_point,
+        graph=AS_COMPILED,
     )
 
 

@@ -194,11 +194,13 @@ def _constant_bytes(outputs: list) -> int:
 @dataclass
 class LogpGraph:
     """The log density graph a profile built: its value variables (of the model's copy with dims
-    and data frozen, named as the model's) and its output. The float32 check starts from it
-    rather than building the log density again (:func:`pymc_accel.precision.check_float32`)."""
+    and data frozen, named as the model's), its output and the gradient the census counted. The
+    float32 check starts from it rather than building the log density and its gradient again
+    (:func:`pymc_accel.precision.check_float32`)."""
 
     value_vars: list[Any]
     logp: Any
+    grads: list[Any] | None = None
 
 
 def _logp_and_grad_census(
@@ -225,7 +227,7 @@ def _logp_and_grad_census(
     shapes = {v.name: tuple(v.type.shape) for v in frozen.value_vars}
     static = all(d is not None for shape in shapes.values() for d in shape)
     return (census, note, _constant_bytes([logp]), (shapes if static else None),
-            LogpGraph(list(frozen.value_vars), logp))
+            LogpGraph(list(frozen.value_vars), logp, list(grads)))
 
 
 def profile_model(model: pm.Model | None = None) -> ModelProfile:

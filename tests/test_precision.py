@@ -12,8 +12,11 @@ from pymc_accel.devices import Devices
 from pymc_accel.errors import PrecisionWarning
 from pymc_accel.models import conjugate_normal, eight_schools
 from pymc_accel.precision import (
+    AS_COMPILED,
+    AS_WRITTEN,
     DIVERGENCE_FALLBACK_FRACTION,
     GRAD_RTOL,
+    LOGP_RTOL,
     check_float32,
     divergence_fraction,
     float32_graph,
@@ -86,7 +89,7 @@ with pm.Model() as model:
     alpha = pm.Exponential("alpha", 1.0)
     pm.NegativeBinomial("y", mu=pm.math.exp(a + x @ b), alpha=alpha,
                         observed=rng.poisson(2.0, 200))
-check = check_float32(model, logp_graph=profile_and_logp(model)[1])
+check = check_float32(model, logp_graph=profile_and_logp(model)[1], as_written_first=False)
 during = len(calls)
 import pytensor
 pytensor.config.blas__ldflags  # the read the check no longer makes: it probes here
@@ -99,7 +102,8 @@ def test_the_check_leaves_out_the_rewrites_the_backends_leave_out():
     one (sparse ``local_usmm``) read PyTensor's BLAS flags, whose first read in a process probes
     the C compiler: negbin_12's first selection in a new process took 387 ms, 149 ms without.
     A new process, so that nothing has read the flags before; skipped where reading them
-    probes nothing (no C compiler, or the flags set by the user)."""
+    probes nothing (no C compiler, or the flags set by the user). The check runs as compiled
+    only, as it does where float32 fails as written."""
     import os
     import subprocess
     import sys
@@ -132,6 +136,87 @@ def test_float32_is_checked_on_the_simplified_log_density_the_backends_compute()
     check = check_float32(model)
     assert check.safe, check.problem
     assert check.per_point[0]["logp64"] == pytest.approx(model.compile_logp()({"b": 0.0}))
+
+
+def test_float32_safe_as_written_is_not_rewritten_or_differentiated_again(monkeypatch):
+    """A model whose float32 passes as written is vouched for by the profile's own log density
+    and gradient: no rewrites (half the check's time) and no second gradient."""
+    from pymc_accel import precision
+    from pymc_accel.profile import profile_and_logp
+
+    model = eight_schools()
+    graph = profile_and_logp(model)[1]
+    assert graph.grads is not None and len(graph.grads) == len(model.value_vars)
+    monkeypatch.setattr(precision, "as_backends_rewrite",
+                        lambda graph: pytest.fail("rewrote a log density that passed as written"))
+    real_grad = pytensor.grad
+    monkeypatch.setattr(pytensor, "grad", lambda *a, **k: pytest.fail("differentiated again")
+                        or real_grad(*a, **k))
+    check = check_float32(model, logp_graph=graph)
+    assert check.safe and check.graph == AS_WRITTEN and not check.written_problem
+    assert "of the log density as written" in check.summary()
+
+
+def test_float32_refused_as_written_is_settled_as_the_backends_compute_it():
+    """log1p(-sigmoid(40 + b)) is -inf as written in both precisions; the backends compute it
+    stably, so the check goes on to the rewritten log density and passes there, and says why it
+    went on."""
+    import pytensor.tensor as pt
+
+    with pm.Model() as model:
+        b = pm.Normal("b", 0.0, 1.0)
+        pm.Potential("tail", pt.log1p(-pt.sigmoid(40.0 + b)))
+    check = check_float32(model)
+    assert check.safe and check.graph == AS_COMPILED
+    assert "not finite" in check.written_problem
+    assert "(as written: float32 is not finite at the initial point)" in check.summary()
+    only_compiled = check_float32(model, as_written_first=False)
+    assert only_compiled.graph == AS_COMPILED and not only_compiled.written_problem
+    assert only_compiled.per_point == check.per_point
+
+
+def test_float32_that_raises_as_written_is_settled_as_compiled(monkeypatch):
+    from pymc_accel import precision
+
+    def raising(*args, **kwargs):
+        raise FloatingPointError("a parameter check failed in float32")
+
+    monkeypatch.setattr(precision, "_as_written", raising)
+    check = check_float32(eight_schools())
+    assert check.safe and check.graph == AS_COMPILED
+    assert check.written_problem == "evaluating it raised FloatingPointError"
+
+
+def test_float32_not_finite_as_written_stops_there_and_costs_no_float64_evaluation(monkeypatch):
+    """A log density whose float32 is not finite as written is settled as compiled at once: the
+    check as written evaluates float32 first and stops at the first such point."""
+    import pytensor.tensor as pt
+
+    from pymc_accel import precision
+    from pymc_accel.precision import _as_written, _points
+
+    with pm.Model() as model:
+        b = pm.Normal("b", 0.0, 1.0)
+        pm.Potential("tail", pt.log(1 - pt.sigmoid(20.0 + b)))  # sigmoid(20) is 1 in float32
+    logp = model.logp()
+    grads = pytensor.grad(logp, model.value_vars)
+    evaluated = []
+    real = precision._evaluators
+
+    def counting(value_vars, outputs):
+        at64, at32 = real(value_vars, outputs)
+        return (lambda p: evaluated.append(64) or at64(p)), (lambda p: evaluated.append(32) or at32(p))
+
+    monkeypatch.setattr(precision, "_evaluators", counting)
+    why = _as_written([logp, *grads], value_vars=list(model.value_vars),
+                      points=_points(model, 3, None, 0), logp_rtol=LOGP_RTOL,
+                      grad_rtol=GRAD_RTOL, start=0.0, budget_seconds=1e9)
+    monkeypatch.undo()
+    assert why == "float32 is not finite at the initial point"
+    assert evaluated == [32]
+    check = check_float32(model)
+    assert check.safe and check.graph == AS_COMPILED
+    assert check.written_problem == why
 
 
 def test_float32_fails_on_large_offsets_with_the_measured_error():
@@ -213,7 +298,7 @@ def test_the_check_starts_from_the_log_density_the_profile_built(monkeypatch):
                     devices=CPU_ONLY)
     assert report.candidate.precision == "float32"
     assert report.precision_check["safe"] and not report.precision_check["kept"]
-    assert len(built) == 1  # the profile's; the check rewrote that graph, not a second one
+    assert len(built) == 1  # the profile's; the check evaluated that graph, not a second one
 
 
 def test_float32_is_not_checked_when_it_would_not_be_chosen():
