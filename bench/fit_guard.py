@@ -18,7 +18,8 @@ and prints each model's error, with each model left out of the fit in turn.
 
 Run with an older checkout's package first on ``PYTHONPATH`` (``git worktree add``), it times
 that version's checks: ``docs/results/fit-guard-cpu-a96c893.jsonl`` is the checks before they
-stopped compiling.
+stopped compiling. ``--as-compiled-only`` times the check as it ran before it checked the log
+density as written first (``docs/results/fit-guard-cpu-2026-11-28-as-compiled.jsonl``).
     python bench/fit_guard.py --summarise docs/results/fit-guard-cpu.jsonl
 """
 
@@ -35,7 +36,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).parent))
 
 
-def time_model(name: str, build) -> dict:
+def time_model(name: str, build, as_written_first: bool = True) -> dict:
     """One repeat: the check's seconds, its verdict and the model's census figures."""
     import time
 
@@ -45,13 +46,15 @@ def time_model(name: str, build) -> dict:
 
     checked = build()
     profile, graph = profile_and_logp(checked)
-    check = check_float32(checked, logp_graph=graph)  # as a selection runs it, after the profile
+    # as a selection runs it, after the profile
+    check = check_float32(checked, logp_graph=graph, as_written_first=as_written_first)
     model = build()
     start = time.perf_counter()
     check_initial_point(model)
     start_check = time.perf_counter() - start
     census = profile.census
     return {"model": name, "seconds": check.seconds, "safe": check.safe, "points": check.points,
+            "graph": check.graph,
             "start_check_seconds": start_check,
             "kernels": census.kernels, "bytes": census.bytes, "flops": census.flops,
             "n_free": profile.n_free}
@@ -109,6 +112,9 @@ def main() -> None:
     parser.add_argument("--big", action="store_true",
                         help="add two large hierarchical logistic regressions (50,000 and "
                              "200,000 rows, 20 covariates), where the check reads 0.2-0.7 GB")
+    parser.add_argument("--as-compiled-only", action="store_true",
+                        help="time the check as the backends compile the log density only, as "
+                             "it ran before 2026-11-28 (as_written_first=False)")
     parser.add_argument("--summarise", metavar="JSONL", help="fit recorded timings instead")
     args = parser.parse_args()
     if args.summarise:
@@ -132,7 +138,8 @@ def main() -> None:
     names = args.models.split(",") if args.models else list(models)
     for _ in range(args.repeats):
         for name in names:
-            print(json.dumps(time_model(name, models[name])), flush=True)
+            print(json.dumps(time_model(name, models[name], not args.as_compiled_only)),
+                  flush=True)
 
 
 if __name__ == "__main__":

@@ -983,21 +983,22 @@ def cold_compile_seconds(profile: ModelProfile, runtime: Runtime,
                   "this backend")
 
 
-#: The float32 accuracy check (:func:`pymc_accel.precision.check_float32`): rewriting the log
-#: density the profile built and differentiating it once, each kernel's Python overhead, and
-#: four evaluations that read the gradient's bytes. Fit to relative error on the quick zoo, its
-#: shapes and two large hierarchical logistic regressions, 20 models, 3 repeats
-#: (bench/fit_guard.py --big, docs/results/fit-guard-cpu-2026-11-27-vectorized.jsonl): 17 ms
-#: (the conjugate normal) to 0.69 s (200,000 rows, 714 MB a gradient), each model left out
-#: estimated at 0.61x-1.31x (rms log error 0.16). Its per-byte figure is a ninth of the earlier
-#: fit's since the checks evaluate softplus and the gradient's fills over whole arrays
-#: (:func:`pymc_accel.graph_building.evaluating_mode`); that fit (7.4 ms + 0.35 ms a kernel +
-#: 7.5 ms a MB, docs/results/fit-guard-cpu-2026-11-27.jsonl) had the 200,000-row check at
-#: 6.2 s, glm_poisson's at 57 ms (now 32) and seed_mid's at 117 (now 66).
+#: The float32 accuracy check (:func:`pymc_accel.precision.check_float32`): each kernel's Python
+#: overhead in copying, linking and evaluating the log density and gradient the profile built,
+#: and four evaluations that read the gradient's bytes. Fit to relative error on the quick zoo,
+#: its shapes and two large hierarchical logistic regressions, 20 models, 3 repeats
+#: (bench/fit_guard.py --big, docs/results/fit-guard-cpu-2026-11-28-as-written.jsonl): 14 ms
+#: (the funnel) to 0.71 s (200,000 rows, 714 MB a gradient), each model left out estimated at
+#: 0.67x-1.26x (rms log error 0.18). Every one of the 20 passed as written; a check that fails
+#: as written goes on to the rewritten log density (30-60% more, as logistic_101's 47 ms against
+#: 32 ms as compiled only), which this does not charge. Side by side in one run, the check as
+#: compiled only (its form until 2026-11-28, fit-guard-cpu-2026-11-28-as-compiled.jsonl) took
+#: 1.05x-1.60x as long on nineteen of them (7.1 ms + 0.262 ms a kernel + 0.80 ms a MB), and
+#: 0.92x on the 200,000-row model, whose graph as written is larger where the data are read.
 #: A check kept from an earlier selection of the model (pymc_accel.check_store) costs nothing.
-GUARD_SECONDS = 0.0045
-GUARD_SECONDS_PER_KERNEL = 0.257e-3
-GUARD_SECONDS_PER_BYTE = 0.82e-9
+GUARD_SECONDS = 0.0009
+GUARD_SECONDS_PER_KERNEL = 0.223e-3
+GUARD_SECONDS_PER_BYTE = 0.849e-9
 
 
 def guard_seconds(profile: ModelProfile) -> Figure:
