@@ -6,8 +6,10 @@ built afresh, timed whole and in its two large parts (the profile and the float3
 :func:`pymc_accel.select` calls them), and the parts of each on their own, on other fresh models:
 
 - the profile: freezing dims and data, PyMC's log density, PyTensor's gradient, the census;
-- the float32 check: the stabilizing rewrite, the gradient, the float32 copy, the two
-  evaluating functions, the points, four points' evaluations in both precisions.
+- the float32 check: the float32 copy of the profile's log density and gradient, the two
+  evaluating functions, the points, four points' evaluations in both precisions; where it
+  fails as written, the rewrites every backend applies, the gradient again, and the same
+  steps on the rewritten log density, added to the same columns.
 
 Medians of ``--repeats`` fresh models, in milliseconds, as a Markdown table:
 
@@ -78,9 +80,12 @@ def profile_parts(model) -> dict:
                                                  t, t[1:])}
 
 
-def check_parts(model) -> dict:
+def check_parts(model, as_compiled: bool) -> dict:
     """The float32 check's steps on ``model`` from its profile's graph, in milliseconds (as
-    :func:`pymc_accel.precision.check_float32` runs them)."""
+    :func:`pymc_accel.precision.check_float32` runs them): the log density as written, and
+    with ``as_compiled`` (where the check went on) the rewrite, the gradient and the same steps
+    again on the rewritten log density. Every point is evaluated, where the check as written
+    stops at the first that fails."""
     import numpy as np
     import pytensor
 
@@ -90,19 +95,18 @@ def check_parts(model) -> dict:
 
     graph = profile_and_logp(model)[1]
     gc.collect()
+    value_vars = list(graph.value_vars)
+    parts: dict[str, float] = {}
 
-    @quietly
-    def run():
-        value_vars = list(graph.value_vars)
+    def add(name: str, seconds: float) -> None:
+        parts[name] = parts.get(name, 0.0) + seconds * 1e3
+
+    def stage(outputs: list) -> None:
         t = [time.perf_counter()]
-        logp = precision.as_backends_rewrite(graph.logp)
-        t.append(time.perf_counter())
-        grads = pytensor.grad(logp, value_vars)
-        t.append(time.perf_counter())
-        ins32, outs32 = precision.float32_graph(value_vars, [logp, *grads])
+        ins32, outs32 = precision.float32_graph(value_vars, outputs)
         t.append(time.perf_counter())
         with precision.evaluating() as mode:
-            f64 = pytensor.function(value_vars, [logp, *grads], mode=mode, on_unused_input="ignore")
+            f64 = pytensor.function(value_vars, outputs, mode=mode, on_unused_input="ignore")
             f32 = pytensor.function(ins32, outs32, mode=mode, on_unused_input="ignore")
         t.append(time.perf_counter())
         points = precision._points(model, 3, None, 0)
@@ -112,11 +116,23 @@ def check_parts(model) -> dict:
             f64(*args)
             f32(*[np.asarray(a, dtype="float32") if a.dtype == np.float64 else a for a in args])
         t.append(time.perf_counter())
-        return t
+        for name, a, b in zip(("float32 copy", "two functions", "points", "evaluations"), t, t[1:]):
+            add(name, b - a)
 
-    t = run()
-    names = ("rewrite", "check gradient", "float32 copy", "two functions", "points", "evaluations")
-    return {k: (b - a) * 1e3 for k, a, b in zip(names, t, t[1:])}
+    @quietly
+    def run():
+        stage([graph.logp, *graph.grads])
+        if as_compiled:
+            start = time.perf_counter()
+            logp = precision.as_backends_rewrite(graph.logp)
+            add("rewrite", time.perf_counter() - start)
+            start = time.perf_counter()
+            grads = pytensor.grad(logp, value_vars)
+            add("check gradient", time.perf_counter() - start)
+            stage([logp, *grads])
+
+    run()
+    return parts
 
 
 def main(argv=None) -> str:
@@ -129,7 +145,7 @@ def main(argv=None) -> str:
     from zoo import held_out, zoo
 
     import pymc_accel
-    from pymc_accel import selection
+    from pymc_accel import precision, selection
     from pymc_accel.selection import forget_profiles
 
     models = {**zoo(quick=True), **held_out()}
@@ -160,7 +176,8 @@ def main(argv=None) -> str:
                 run["rest of profile"] = run["profile"] - sum(parts.values())
                 if checked:
                     gc.collect()
-                    run.update(check_parts(models[name]()))
+                    as_compiled = report.precision_check["graph"] == precision.AS_COMPILED
+                    run.update(check_parts(models[name](), as_compiled))
                 runs.append(run)
             keys = dict.fromkeys(k for r in runs for k in r)
             med = {k: statistics.median(r.get(k, 0.0) for r in runs) for k in keys}
