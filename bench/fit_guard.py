@@ -19,7 +19,7 @@ and prints each model's error, with each model left out of the fit in turn.
 Run with an older checkout's package first on ``PYTHONPATH`` (``git worktree add``), it times
 that version's checks: ``docs/results/fit-guard-cpu-a96c893.jsonl`` is the checks before they
 stopped compiling. ``--as-compiled-only`` times the check as it ran before it checked the log
-density as written first (``docs/results/fit-guard-cpu-2026-11-28-as-compiled.jsonl``).
+density as written first (``docs/results/fit-guard-cpu-2026-11-27-as-compiled.jsonl``).
     python bench/fit_guard.py --summarise docs/results/fit-guard-cpu.jsonl
 """
 
@@ -114,7 +114,7 @@ def main() -> None:
                              "200,000 rows, 20 covariates), where the check reads 0.2-0.7 GB")
     parser.add_argument("--as-compiled-only", action="store_true",
                         help="time the check as the backends compile the log density only, as "
-                             "it ran before 2026-11-28 (as_written_first=False)")
+                             "it ran until 2026-11-27 (as_written_first=False)")
     parser.add_argument("--summarise", metavar="JSONL", help="fit recorded timings instead")
     args = parser.parse_args()
     if args.summarise:

@@ -286,7 +286,7 @@ def check_float32(
         again; the check may rewrite them in place, so they are not to be used afterwards.
     as_written_first : bool, default True
         False checks the log density as the backends compile it only (what the check did
-        before 2026-11-28; ``bench/compare_check_rewrites.py`` compares the two).
+        until 2026-11-27; ``bench/compare_check_rewrites.py`` compares the two).
 
     Returns
     -------
