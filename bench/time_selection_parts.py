@@ -116,7 +116,8 @@ def check_parts(model, as_compiled: bool) -> dict:
             f64(*args)
             f32(*[np.asarray(a, dtype="float32") if a.dtype == np.float64 else a for a in args])
         t.append(time.perf_counter())
-        for name, a, b in zip(("float32 copy", "two functions", "points", "evaluations"), t, t[1:]):
+        names = ("float32 copy", "two functions", "points", "evaluations")
+        for name, a, b in zip(names, t, t[1:]):
             add(name, b - a)
 
     @quietly
