@@ -44,11 +44,12 @@ _KEPT_MAX = 32
 
 @functools.cache
 def _code_and_versions() -> str:
-    from pymc_accel import graph_building, precision
+    from pymc_accel import graph_building, precision, profile
     from pymc_accel.machine import library_versions
 
     digest = hashlib.sha1()
-    for module in (precision, graph_building):
+    # the profile's: the check evaluates the log density and gradient it builds first
+    for module in (precision, graph_building, profile):
         digest.update(Path(module.__file__).read_bytes())
     libs = library_versions(("pymc", "pytensor", "numpy", "pymc-accel"))
     return json.dumps(sorted(libs.items())) + digest.hexdigest()

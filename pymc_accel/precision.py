@@ -55,15 +55,22 @@ BACKEND_REWRITES: tuple[str, ...] = ("canonicalize", "stabilize", "specialize")
 BACKEND_EXCLUDED_REWRITES: tuple[str, ...] = ("cxx_only",)
 #: :attr:`PrecisionCheck.graph` of a check of the log density as PyMC built it, with PyTensor's
 #: gradient: what the check evaluates first. The backends compile it after
-#: :data:`BACKEND_REWRITES`, and those rewrites leave a value as it is (merging, constant folding,
-#: removing no-ops, cancelling terms) or compute it more stably (log1p, softplus, log-sum-exp,
-#: log(exp(x)) as x): the forms docs/benchmarks.md lists ("The checks' rewrites") are each finite
-#: as compiled and refused as written, none the other way round. So float32 that passes as
-#: written passes as compiled, and the rewrites (half of a check's time: 17 of 34 ms on
-#: glm_poisson, 31 of 77 on negbin_12) and a second gradient are spent only where float32 fails
-#: as written. ``bench/compare_check_rewrites.py`` compares the two verdicts: the same on all 31
-#: forms and models (docs/benchmarks.md, "The float32 check on the log density as written
-#: first"); the check as compiled only took 1.05x-1.60x as long on 19 of 20 (bench/fit_guard.py).
+#: :data:`BACKEND_REWRITES`, and those rewrites are made to keep a value (merging, constant
+#: folding, removing no-ops, cancelling terms) or compute it more stably (log1p, softplus,
+#: log-sum-exp, log(exp(x)) as x). So float32 that passes as written is taken to pass as
+#: compiled, and the rewrites and a second gradient (18 + 5 ms of glm_poisson's 39 ms check,
+#: 34 + 12 of negbin_12's 89: docs/results/selection-parts-cpu-2026-11-28-as-compiled.md) are
+#: spent only where float32 fails as written. That is observed, not proven: ``bench/compare_check_rewrites.py`` gives
+#: the same verdict both ways on all 31 forms and models compared, and nine of its eleven
+#: hazard forms fail as written and pass as compiled, none the other way round. A rewrite
+#: can in principle overflow float32 where the graph as written does not: folding the
+#: constants of ``(1e25 * x) * (1e25 * y)`` gives ``1e50 * (x * y)``, infinite in float32.
+#: Where float32 fails as written, the rewritten check settles it, with at least as many
+#: points. The check as compiled only took 1.05x-1.60x as long on 19 of bench/fit_guard.py's
+#: 20 models, 0.92x on the 200,000-row one and 0.84x on lkj_20, whose gradient as written is
+#: twice the rewritten one; a check that fails as written costs about 1.4x the old one
+#: (logistic_101 46 against 32 ms; docs/benchmarks.md, "The float32 check on the log density
+#: as written first").
 AS_WRITTEN = "as written"
 #: :attr:`PrecisionCheck.graph` of a check of the log density after :data:`BACKEND_REWRITES`,
 #: differentiated after them, as the JAX backends differentiate it.
@@ -98,7 +105,7 @@ class PrecisionCheck:
         check it repeats was run (a model of the same structure and data was checked then).
     graph : str
         Which graph the errors are of: :data:`AS_WRITTEN` (passed as written) or
-        :data:`AS_COMPILED` (failed as written, or a check stored before the distinction).
+        :data:`AS_COMPILED` (failed as written, or checked with ``as_written_first=False``).
     written_problem : str
         For a check of :data:`AS_COMPILED`, why float32 failed as written.
     """
@@ -261,10 +268,10 @@ def check_float32(
 
     The log density is evaluated as written first (the profile's graph and gradient, when
     ``logp_graph`` holds them); only if float32 fails there is it evaluated again as the
-    backends compile it (:func:`as_backends_rewrite`, then differentiated). The rewrites keep a
-    value or compute it more stably, never less (see :data:`AS_WRITTEN`), so float32 that is
-    safe as written is safe as compiled, and the rewrites are paid only where they can change
-    the verdict.
+    backends compile it (:func:`as_backends_rewrite`, then differentiated), at least at as many
+    points as the first evaluation reached. The rewrites are made to keep a value or compute it
+    more stably (see :data:`AS_WRITTEN`), so float32 that is safe as written is taken to be
+    safe as compiled, and the rewrites are paid only where they can change the verdict.
 
     Parameters
     ----------
@@ -309,17 +316,18 @@ def check_float32(
     points = _points(model, n_jittered, initvals, seed)
     common = {"value_vars": value_vars, "points": points, "logp_rtol": logp_rtol,
               "grad_rtol": grad_rtol, "start": start, "budget_seconds": budget_seconds}
-    written_problem = ""
+    written_problem, reached = "", 0
     if as_written_first:
         try:
             if grads is None:
                 grads = pytensor.grad(logp, value_vars)
             written = _as_written([logp, *grads], **common)
         except Exception as exc:  # e.g. a float32 parameter check raising: settled as compiled
-            written = f"evaluating it raised {type(exc).__name__}"
+            written = (f"building or evaluating it raised {type(exc).__name__}: "
+                       f"{str(exc)[:100]}", 0)
         if isinstance(written, PrecisionCheck):
             return written
-        written_problem = written
+        written_problem, reached = written
     # Every backend compiles the log density with PyTensor's stabilizing rewrites
     # (log(1 - sigmoid(x)) becomes -softplus(x), and so on); without them a float32 Bernoulli
     # likelihood whose logit reaches about 17 evaluates log(0), and the check would refuse
@@ -328,7 +336,8 @@ def check_float32(
     # logp): the gradient of log(1 - sigmoid(x)) taken first is 0/0 in float32 at large x.
     logp = as_backends_rewrite(logp)
     grads = pytensor.grad(logp, value_vars)
-    check = _as_compiled([logp, *grads], model=model, initvals=initvals, **common)
+    check = _as_compiled([logp, *grads], model=model, initvals=initvals, at_least=reached,
+                         **common)
     check.written_problem = written_problem
     return check
 
@@ -378,11 +387,11 @@ def _where(i: int) -> str:
 def _as_written(
     outputs: list[Any], *, value_vars: list[Any], points: list[dict], logp_rtol: float,
     grad_rtol: float, start: float, budget_seconds: float,
-) -> PrecisionCheck | str:
+) -> PrecisionCheck | tuple[str, int]:
     """The check of the log density as written, which can only vouch for float32: its
-    :class:`PrecisionCheck` where float32 passes at every point, otherwise why not, from the
-    first point where it does not (float32 evaluated first, so that a non-finite one costs no
-    float64 evaluation there). The check as compiled then settles it."""
+    :class:`PrecisionCheck` where float32 passes at every point, otherwise why not and the
+    index of the first point where it does not (float32 evaluated first, so that a non-finite
+    one costs no float64 evaluation there). The check as compiled then settles it."""
     at64, at32 = _evaluators(value_vars, outputs)
     logp_err = grad_err = 0.0
     per_point = []
@@ -391,13 +400,13 @@ def _as_written(
             break
         lp32, g32 = at32(point)
         if not _finite(lp32, g32):
-            return f"float32 is not finite at {_where(i)}"
+            return f"float32 is not finite at {_where(i)}", i
         lp64, g64 = at64(point)
         if not _finite(lp64, g64):
-            return f"float64 is not finite at {_where(i)}"
+            return f"float64 is not finite at {_where(i)}", i
         le, ge = _errors(lp32, g32, lp64, g64)
         if le > logp_rtol or ge > grad_rtol:
-            return f"float32 differs from float64 beyond the tolerances at {_where(i)}"
+            return f"float32 differs from float64 beyond the tolerances at {_where(i)}", i
         per_point.append({"point": _where(i), "logp64": float(lp64), "logp32": float(lp32),
                           "logp_rel_error": le, "grad_rel_error": ge})
         logp_err, grad_err = max(logp_err, le), max(grad_err, ge)
@@ -411,18 +420,19 @@ def _as_written(
 def _as_compiled(
     outputs: list[Any], *, value_vars: list[Any], points: list[dict], logp_rtol: float,
     grad_rtol: float, start: float, budget_seconds: float, model: Any,
-    initvals: dict | None,
+    initvals: dict | None, at_least: int = 0,
 ) -> PrecisionCheck:
     """The check of the log density as the backends compile it (``outputs``, rewritten and
-    differentiated), which settles float32 either way. A float64 failure at the initial
-    point is reported as ``pm.sample`` reports a start outside the support."""
+    differentiated), which settles float32 either way. Points up to index ``at_least`` (where
+    the check as written failed) are evaluated whatever the budget. A float64 failure at the
+    initial point is reported as ``pm.sample`` reports a start outside the support."""
     at64, at32 = _evaluators(value_vars, outputs)
     logp_err = grad_err = 0.0
     problem = ""
     per_point = []
     evaluated = 0
     for i, point in enumerate(points):
-        if i > 0 and time.perf_counter() - start > budget_seconds:
+        if i > at_least and time.perf_counter() - start > budget_seconds:
             break
         evaluated += 1
         where = _where(i)

@@ -89,11 +89,13 @@ with pm.Model() as model:
     alpha = pm.Exponential("alpha", 1.0)
     pm.NegativeBinomial("y", mu=pm.math.exp(a + x @ b), alpha=alpha,
                         observed=rng.poisson(2.0, 200))
+check_float32(model, logp_graph=profile_and_logp(model)[1])
+as_written = len(calls)
 check = check_float32(model, logp_graph=profile_and_logp(model)[1], as_written_first=False)
 during = len(calls)
 import pytensor
 pytensor.config.blas__ldflags  # the read the check no longer makes: it probes here
-print(check.safe, during, len(calls))
+print(as_written, check.safe, during, len(calls))
 """
 
 
@@ -102,8 +104,9 @@ def test_the_check_leaves_out_the_rewrites_the_backends_leave_out():
     one (sparse ``local_usmm``) read PyTensor's BLAS flags, whose first read in a process probes
     the C compiler: negbin_12's first selection in a new process took 387 ms, 149 ms without.
     A new process, so that nothing has read the flags before; skipped where reading them
-    probes nothing (no C compiler, or the flags set by the user). The check runs as compiled
-    only, as it does where float32 fails as written."""
+    probes nothing (no C compiler, or the flags set by the user). The check runs as selections
+    run it (as written first), then as compiled only, as it does where float32 fails as
+    written."""
     import os
     import subprocess
     import sys
@@ -119,10 +122,10 @@ def test_the_check_leaves_out_the_rewrites_the_backends_leave_out():
     out = subprocess.run([sys.executable, "-c", _COMPILER_PROBES], capture_output=True,
                          text=True, env=dict(os.environ, JAX_PLATFORMS="cpu"))
     assert out.returncode == 0, out.stderr[-3000:]
-    safe, during, after = out.stdout.split()[-3:]
+    as_written, safe, during, after = out.stdout.split()[-4:]
     if after == "0":
         pytest.skip("reading PyTensor's BLAS flags probes no compiler here")
-    assert (safe, during) == ("True", "0")
+    assert (as_written, safe, during) == ("0", "True", "0")
 
 
 def test_float32_is_checked_on_the_simplified_log_density_the_backends_compute():
@@ -148,7 +151,7 @@ def test_float32_safe_as_written_is_not_rewritten_or_differentiated_again(monkey
     graph = profile_and_logp(model)[1]
     assert graph.grads is not None and len(graph.grads) == len(model.value_vars)
     monkeypatch.setattr(precision, "as_backends_rewrite",
-                        lambda graph: pytest.fail("rewrote a log density that passed as written"))
+                        lambda logp: pytest.fail("rewrote a log density that passed as written"))
     real_grad = pytensor.grad
     monkeypatch.setattr(pytensor, "grad", lambda *a, **k: pytest.fail("differentiated again")
                         or real_grad(*a, **k))
@@ -184,7 +187,21 @@ def test_float32_that_raises_as_written_is_settled_as_compiled(monkeypatch):
     monkeypatch.setattr(precision, "_as_written", raising)
     check = check_float32(eight_schools())
     assert check.safe and check.graph == AS_COMPILED
-    assert check.written_problem == "evaluating it raised FloatingPointError"
+    assert check.written_problem == ("building or evaluating it raised FloatingPointError: a "
+                                     "parameter check failed in float32")
+
+
+def test_the_check_as_compiled_reaches_the_point_where_it_failed_as_written(monkeypatch):
+    """Both checks share one time budget; one that failed as written at a jittered point after
+    spending it must not leave the check as compiled to vouch from the initial point alone."""
+    from pymc_accel import precision
+
+    monkeypatch.setattr(precision, "_as_written",
+                        lambda *a, **k: ("float32 is not finite at jittered point 2", 2))
+    check = check_float32(eight_schools(), budget_seconds=0.0)
+    assert check.graph == AS_COMPILED and check.points == 3
+    assert [p["point"] for p in check.per_point][-1] == "jittered point 2"
+    assert check_float32(eight_schools(), budget_seconds=0.0, as_written_first=False).points == 1
 
 
 def test_float32_not_finite_as_written_stops_there_and_costs_no_float64_evaluation(monkeypatch):
@@ -212,11 +229,11 @@ def test_float32_not_finite_as_written_stops_there_and_costs_no_float64_evaluati
                       points=_points(model, 3, None, 0), logp_rtol=LOGP_RTOL,
                       grad_rtol=GRAD_RTOL, start=0.0, budget_seconds=1e9)
     monkeypatch.undo()
-    assert why == "float32 is not finite at the initial point"
+    assert why == ("float32 is not finite at the initial point", 0)
     assert evaluated == [32]
     check = check_float32(model)
     assert check.safe and check.graph == AS_COMPILED
-    assert check.written_problem == why
+    assert check.written_problem == why[0]
 
 
 def test_float32_fails_on_large_offsets_with_the_measured_error():
