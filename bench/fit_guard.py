@@ -108,7 +108,8 @@ def summarise(path: str) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=3)
-    parser.add_argument("--models", default="", help="comma-separated; default: every fit model")
+    parser.add_argument("--models", default="",
+                        help="comma-separated, fit or held-out models; default: every fit model")
     parser.add_argument("--big", action="store_true",
                         help="add two large hierarchical logistic regressions (50,000 and "
                              "200,000 rows, 20 covariates), where the check reads 0.2-0.7 GB")
@@ -136,6 +137,7 @@ def main() -> None:
         models |= {"seed_50k": lambda: hierarchical_logistic(50_000, 5_000, 20).model,
                    "seed_200k": lambda: hierarchical_logistic(200_000, 20_000, 20).model}
     names = args.models.split(",") if args.models else list(models)
+    models |= {k: v for k, v in zoo.held_out().items() if k in names}  # by name only: not fitted
     for _ in range(args.repeats):
         for name in names:
             print(json.dumps(time_model(name, models[name], not args.as_compiled_only)),
