@@ -60,9 +60,10 @@ BACKEND_EXCLUDED_REWRITES: tuple[str, ...] = ("cxx_only",)
 #: log-sum-exp, log(exp(x)) as x). So float32 that passes as written is taken to pass as
 #: compiled, and the rewrites and a second gradient (18 + 5 ms of glm_poisson's 39 ms check,
 #: 34 + 12 of negbin_12's 89: docs/results/selection-parts-cpu-2026-11-28-as-compiled.md) are
-#: spent only where float32 fails as written. That is observed, not proven: ``bench/compare_check_rewrites.py`` gives
-#: the same verdict both ways on all 31 forms and models compared, and nine of its eleven
-#: hazard forms fail as written and pass as compiled, none the other way round. A rewrite
+#: spent only where float32 fails as written. That is observed, not proven:
+#: ``bench/compare_check_rewrites.py`` gives the same verdict both ways on all 31 forms and
+#: models compared, and nine of its eleven hazard forms fail as written and pass as compiled,
+#: none the other way round. A rewrite
 #: can in principle overflow float32 where the graph as written does not: folding the
 #: constants of ``(1e25 * x) * (1e25 * y)`` gives ``1e50 * (x * y)``, infinite in float32.
 #: Where float32 fails as written, the rewritten check settles it, with at least as many
@@ -322,9 +323,8 @@ def check_float32(
             if grads is None:
                 grads = pytensor.grad(logp, value_vars)
             written = _as_written([logp, *grads], **common)
-        except Exception as exc:  # e.g. a float32 parameter check raising: settled as compiled
-            written = (f"building or evaluating it raised {type(exc).__name__}: "
-                       f"{str(exc)[:100]}", 0)
+        except Exception as exc:  # a graph the check cannot build: settled as compiled
+            written = f"building it raised {type(exc).__name__}: {str(exc)[:100]}", 0
         if isinstance(written, PrecisionCheck):
             return written
         written_problem, reached = written
@@ -398,10 +398,16 @@ def _as_written(
     for i, point in enumerate(points):
         if i > 0 and time.perf_counter() - start > budget_seconds:
             break
-        lp32, g32 = at32(point)
-        if not _finite(lp32, g32):
+        try:
+            lp32, g32 = at32(point)
+            finite32 = _finite(lp32, g32)
+            if finite32:
+                lp64, g64 = at64(point)
+        except Exception as exc:  # e.g. a float32 parameter check raising
+            return (f"evaluating it raised {type(exc).__name__} at {_where(i)}: "
+                    f"{str(exc)[:100]}", i)
+        if not finite32:
             return f"float32 is not finite at {_where(i)}", i
-        lp64, g64 = at64(point)
         if not _finite(lp64, g64):
             return f"float64 is not finite at {_where(i)}", i
         le, ge = _errors(lp32, g32, lp64, g64)

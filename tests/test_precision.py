@@ -187,8 +187,37 @@ def test_float32_that_raises_as_written_is_settled_as_compiled(monkeypatch):
     monkeypatch.setattr(precision, "_as_written", raising)
     check = check_float32(eight_schools())
     assert check.safe and check.graph == AS_COMPILED
-    assert check.written_problem == ("building or evaluating it raised FloatingPointError: a "
-                                     "parameter check failed in float32")
+    assert check.written_problem == ("building it raised FloatingPointError: a parameter check "
+                                     "failed in float32")
+
+
+def test_float32_raising_as_written_at_a_point_is_settled_as_compiled_and_says_where(monkeypatch):
+    from pymc_accel import precision
+
+    real = precision._evaluators
+    built = []
+
+    def raising_at_the_second_point(value_vars, outputs):
+        """The first evaluators built (the check as written) raise at their second point."""
+        built.append(outputs)
+        at64, at32 = real(value_vars, outputs)
+        if len(built) > 1:
+            return at64, at32
+        calls = []
+
+        def at32_raising(point):
+            calls.append(point)
+            if len(calls) == 2:
+                raise FloatingPointError("a parameter check failed in float32")
+            return at32(point)
+
+        return at64, at32_raising
+
+    monkeypatch.setattr(precision, "_evaluators", raising_at_the_second_point)
+    check = check_float32(eight_schools())
+    assert check.safe and check.graph == AS_COMPILED and check.points == 4
+    assert check.written_problem == ("evaluating it raised FloatingPointError at jittered point "
+                                     "1: a parameter check failed in float32")
 
 
 def test_the_check_as_compiled_reaches_the_point_where_it_failed_as_written(monkeypatch):
@@ -222,7 +251,8 @@ def test_float32_not_finite_as_written_stops_there_and_costs_no_float64_evaluati
 
     def counting(value_vars, outputs):
         at64, at32 = real(value_vars, outputs)
-        return (lambda p: evaluated.append(64) or at64(p)), (lambda p: evaluated.append(32) or at32(p))
+        return ((lambda p: evaluated.append(64) or at64(p)),
+                (lambda p: evaluated.append(32) or at32(p)))
 
     monkeypatch.setattr(precision, "_evaluators", counting)
     why = _as_written([logp, *grads], value_vars=list(model.value_vars),
