@@ -68,11 +68,23 @@ BACKEND_EXCLUDED_REWRITES: tuple[str, ...] = ("cxx_only",)
 #: constants of ``(1e25 * x) * (1e25 * y)`` gives ``1e50 * (x * y)``, infinite in float32.
 #: Where float32 fails as written, the rewritten check settles it, with at least as many
 #: points. The check as compiled only took 1.05x-1.60x as long on 19 of bench/fit_guard.py's
-#: 20 models, 0.92x on the 200,000-row one and 0.84x on lkj_20, whose gradient as written is
-#: twice the rewritten one; a check that fails as written costs about 1.4x the old one
+#: 20 models, 0.92x on the 200,000-row one (which now goes straight to it, past
+#: :data:`AS_WRITTEN_MAX_DATA_BYTES`) and 0.84x on lkj_20, whose gradient as written is twice
+#: the rewritten one; a check that fails as written costs about 1.4x the old one
 #: (logistic_101 46 against 32 ms; docs/benchmarks.md, "The float32 check on the log density
 #: as written first").
 AS_WRITTEN = "as written"
+#: Bytes of data the log density reads above which the check goes straight to the log density
+#: as compiled. Evaluating it as written costs more per byte (its gradient is unsimplified)
+#: and saves the rewrites, a cost that does not grow with the data. From bench/fit_guard.py's
+#: two fits, a check that passes as written saves 6.2 ms + 0.039 ms a kernel and loses
+#: 0.049 ms a MB of gradient: the hierarchical logistic regression at 50,000 rows (8.8 MB of
+#: data, 178 MB a gradient) took 176 ms as written against 185, at 200,000 rows (35 MB, 714 MB)
+#: 707 against 653 (docs/results/fit-guard-cpu-2026-11-27-as-*.jsonl). A check that fails as
+#: written pays its evaluations as well: the seed blog's model at full size (1,000,000 rows,
+#: 176 MB of data) fails at a jittered point, and its check took 8.2-8.3 s as written first
+#: against 4.6-4.9 s as compiled only (fit-guard-cpu-2026-11-28-seed-1m.jsonl).
+AS_WRITTEN_MAX_DATA_BYTES = 10e6
 #: :attr:`PrecisionCheck.graph` of a check of the log density after :data:`BACKEND_REWRITES`,
 #: differentiated after them, as the JAX backends differentiate it.
 AS_COMPILED = "as the backends rewrite it"
@@ -263,7 +275,7 @@ def check_float32(
     seed: int = 0,
     budget_seconds: float = CHECK_BUDGET_SECONDS,
     logp_graph: LogpGraph | None = None,
-    as_written_first: bool = True,
+    as_written_first: bool | None = None,
 ) -> PrecisionCheck:
     """Compare the model's float32 log density and gradient with float64's.
 
@@ -294,9 +306,11 @@ def check_float32(
         The model's log density and gradient as its profile built them
         (:func:`pymc_accel.profile.profile_and_logp`), to start from instead of building them
         again; the check may rewrite them in place, so they are not to be used afterwards.
-    as_written_first : bool, default True
-        False checks the log density as the backends compile it only (what the check did
-        until 2026-11-27; ``bench/compare_check_rewrites.py`` compares the two).
+    as_written_first : bool, optional
+        Whether to check the log density as written first. By default it is, where the log
+        density reads at most :data:`AS_WRITTEN_MAX_DATA_BYTES` of data. False checks it as
+        the backends compile it only (what the check did until 2026-11-27;
+        ``bench/compare_check_rewrites.py`` compares the two).
 
     Returns
     -------
@@ -311,9 +325,16 @@ def check_float32(
     model = pm.modelcontext(model)
     if logp_graph is None:
         value_vars, logp, grads = list(model.value_vars), model.logp(), None
+        data_bytes = None
     else:  # the profile's: a copy of the model with dims and data frozen, as a JAX run has them
         value_vars, logp = list(logp_graph.value_vars), logp_graph.logp
-        grads = logp_graph.grads
+        grads, data_bytes = logp_graph.grads, logp_graph.data_bytes
+    if as_written_first is None:
+        if data_bytes is None:
+            from pymc_accel.profile import data_bytes_read
+
+            data_bytes = data_bytes_read([logp])
+        as_written_first = data_bytes <= AS_WRITTEN_MAX_DATA_BYTES
     points = _points(model, n_jittered, initvals, seed)
     common = {"value_vars": value_vars, "points": points, "logp_rtol": logp_rtol,
               "grad_rtol": grad_rtol, "start": start, "budget_seconds": budget_seconds}

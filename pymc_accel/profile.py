@@ -176,8 +176,9 @@ def _model_float_dtype(model: pm.Model) -> str:
     return pytensor.config.floatX
 
 
-def _constant_bytes(outputs: list) -> int:
-    """Bytes of the constant arrays and shared data that ``outputs`` read (their data)."""
+def data_bytes_read(outputs: list) -> int:
+    """Bytes of the constant arrays and shared data that ``outputs`` read (their data), as
+    held in memory."""
     from pytensor.compile.sharedvalue import SharedVariable
     from pytensor.graph.basic import Constant
     from pytensor.graph.traversal import graph_inputs
@@ -201,6 +202,8 @@ class LogpGraph:
     value_vars: list[Any]
     logp: Any
     grads: list[Any] | None = None
+    #: bytes of the data the log density reads (its constants and shared variables)
+    data_bytes: int | None = None
 
 
 def _logp_and_grad_census(
@@ -226,8 +229,9 @@ def _logp_and_grad_census(
         note = f"{census.unknown_shapes} intermediate shapes unknown; counted as 1 element each"
     shapes = {v.name: tuple(v.type.shape) for v in frozen.value_vars}
     static = all(d is not None for shape in shapes.values() for d in shape)
-    return (census, note, _constant_bytes([logp]), (shapes if static else None),
-            LogpGraph(list(frozen.value_vars), logp, list(grads)))
+    data_bytes = data_bytes_read([logp])
+    return (census, note, data_bytes, (shapes if static else None),
+            LogpGraph(list(frozen.value_vars), logp, list(grads), data_bytes))
 
 
 def profile_model(model: pm.Model | None = None) -> ModelProfile:
