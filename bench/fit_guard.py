@@ -19,7 +19,9 @@ and prints each model's error, with each model left out of the fit in turn.
 Run with an older checkout's package first on ``PYTHONPATH`` (``git worktree add``), it times
 that version's checks: ``docs/results/fit-guard-cpu-a96c893.jsonl`` is the checks before they
 stopped compiling. ``--as-compiled-only`` times the check as it ran before it checked the log
-density as written first (``docs/results/fit-guard-cpu-2026-11-27-as-compiled.jsonl``).
+density as written first (``docs/results/fit-guard-cpu-2026-11-27-as-compiled.jsonl``), and
+``--as-written-first`` as written first whatever the model's data (by default the check goes
+straight to the log density as compiled past ``precision.AS_WRITTEN_MAX_DATA_BYTES``).
     python bench/fit_guard.py --summarise docs/results/fit-guard-cpu.jsonl
 """
 
@@ -36,7 +38,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).parent))
 
 
-def time_model(name: str, build, as_written_first: bool = True) -> dict:
+def time_model(name: str, build, as_written_first: bool | None = None) -> dict:
     """One repeat: the check's seconds, its verdict and the model's census figures."""
     import time
 
@@ -109,13 +111,19 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--models", default="",
-                        help="comma-separated, fit or held-out models; default: every fit model")
+                        help="comma-separated: fit models, held-out ones or seed_1m; default: "
+                             "every fit model")
     parser.add_argument("--big", action="store_true",
                         help="add two large hierarchical logistic regressions (50,000 and "
                              "200,000 rows, 20 covariates), where the check reads 0.2-0.7 GB")
-    parser.add_argument("--as-compiled-only", action="store_true",
-                        help="time the check as the backends compile the log density only, as "
-                             "it ran until 2026-11-27 (as_written_first=False)")
+    how = parser.add_mutually_exclusive_group()
+    how.add_argument("--as-compiled-only", action="store_true",
+                     help="time the check as the backends compile the log density only, as "
+                          "it ran until 2026-11-27 (as_written_first=False)")
+    how.add_argument("--as-written-first", action="store_true",
+                     help="time the check as written first whatever the model's data "
+                          "(as_written_first=True)")
+
     parser.add_argument("--summarise", metavar="JSONL", help="fit recorded timings instead")
     args = parser.parse_args()
     if args.summarise:
@@ -123,25 +131,26 @@ def main() -> None:
         return
     import zoo
 
-    from pymc_accel.models import eight_schools
-    from pymc_accel.precision import check_float32
-
     from pymc_accel.integration import check_initial_point
+    from pymc_accel.models import eight_schools, hierarchical_logistic
+    from pymc_accel.precision import check_float32
 
     check_float32(eight_schools())  # primer: PyTensor's and PyMC's code paths run once
     check_initial_point(eight_schools())
     models = zoo.fit_models()
     if args.big:
-        from pymc_accel.models import hierarchical_logistic
-
         models |= {"seed_50k": lambda: hierarchical_logistic(50_000, 5_000, 20).model,
                    "seed_200k": lambda: hierarchical_logistic(200_000, 20_000, 20).model}
     names = args.models.split(",") if args.models else list(models)
-    models |= {k: v for k, v in zoo.held_out().items() if k in names}  # by name only: not fitted
+    # by name only, not fitted: the held-out models, and the seed blog's model at full size
+    # (1,000,000 rows, 100,000 groups, 20 covariates)
+    by_name = {**zoo.held_out(),
+               "seed_1m": lambda: hierarchical_logistic(1_000_000, 100_000, 20).model}
+    models |= {k: v for k, v in by_name.items() if k in names}
     for _ in range(args.repeats):
         for name in names:
-            print(json.dumps(time_model(name, models[name], not args.as_compiled_only)),
-                  flush=True)
+            how = False if args.as_compiled_only else True if args.as_written_first else None
+            print(json.dumps(time_model(name, models[name], how)), flush=True)
 
 
 if __name__ == "__main__":
