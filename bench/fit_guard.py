@@ -123,7 +123,6 @@ def main() -> None:
     how.add_argument("--as-written-first", action="store_true",
                      help="time the check as written first whatever the model's data "
                           "(as_written_first=True)")
-
     parser.add_argument("--summarise", metavar="JSONL", help="fit recorded timings instead")
     args = parser.parse_args()
     if args.summarise:
