@@ -86,9 +86,6 @@ class Runtime:
     # where float32 is not a full gain (float32_gain False): how many times float64's rate the
     # runtime's arithmetic outside dense linear algebra runs at in float32 (1: no faster)
     float32_flops_factor: float = 1.0
-    # the same for the flops the census charges transcendental functions
-    # (census.transcendental_flops); None: float32_flops_factor
-    float32_transcendental_factor: float | None = None
 
 
 # Fitted on the 2-core CPU machine to single gradients (split timing) and to whole runs side by
@@ -479,7 +476,7 @@ def _cpu_roofline(
     if runtime.transcendental_factor:
         compute += transcendental_seconds(profile, machine, streaming, runtime)
     if precision == "float32" and not runtime.float32_gain:
-        compute = _float32_compute(compute, profile, machine, streaming, runtime)
+        compute /= runtime.float32_flops_factor
     dense_rate = runtime.dense_efficiency * machine.cpu_matmul_flops[precision]
     if runtime.threaded_dense:  # chains side by side take turns on the cores for dense work
         dense_rate /= max(1, parallel_chains)
@@ -488,22 +485,6 @@ def _cpu_roofline(
     if runtime.threaded:  # XLA's kernels of chains side by side take turns on the thread pool
         kernels *= max(1, parallel_chains)
     return max(stream, compute) + matvec + dense / dense_rate + kernels
-
-
-def _float32_compute(compute: float, profile: ModelProfile, machine: MachineFigures,
-                     streaming: str, runtime: Runtime) -> float:
-    """``compute`` (float64's seconds of arithmetic outside dense linear algebra) in float32, for
-    a runtime whose float32 is not a full gain: the transcendental functions' flops at
-    ``float32_transcendental_factor`` times float64's rate, the rest at
-    ``float32_flops_factor``."""
-    factor = runtime.float32_transcendental_factor
-    if factor is None or factor == runtime.float32_flops_factor:
-        return compute / runtime.float32_flops_factor
-    c = profile.census
-    rate = runtime.flops_factor * machine.cpu_flops[streaming]
-    arithmetic = c.flops - c.flops_by_category["dense_linalg"]
-    transcendental = min(compute, min(c.transcendental_flops, arithmetic) / rate)
-    return (compute - transcendental) / runtime.float32_flops_factor + transcendental / factor
 
 
 def transcendental_seconds(profile: ModelProfile, machine: MachineFigures, precision: str,
