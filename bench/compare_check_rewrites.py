@@ -38,7 +38,8 @@ ALL_THREE = "canonicalize + stabilize + specialize"
 
 def hazard_models() -> dict:
     """Small models whose log density needs a stabilizing or simplifying rewrite to be finite at
-    its initial point (or near it), keyed by name."""
+    its initial point (or near it), and three whose constants the rewrites fold, keyed by
+    name."""
     import pymc as pm
     import pytensor.tensor as pt
 
@@ -77,6 +78,12 @@ def hazard_models() -> dict:
         "log(exp(800+b))": one(lambda b: -pt.log(pt.exp(800.0 + b))),
         "log1p(expm1(800+b))": one(lambda b: -pt.log1p(pt.expm1(800.0 + b))),
         "normal mixture, far data": mixture,
+        # constants the rewrites fold: would a folded constant overflow float32 where the
+        # graph as written does not?
+        "(1e25*b)*(1e25*b)*1e-50": one(lambda b: -((1e25 * b) * (1e25 * b) * 1e-50)),
+        "b*1e30*1e30/1e60": one(lambda b: -(b * 1e30 * 1e30 / 1e60) ** 2),
+        "exp(b+50)*exp(b+50)*exp(-100)": one(
+            lambda b: -pt.exp(b + 50.0) * pt.exp(b + 50.0) * pt.exp(-100.0)),
     }
 
 

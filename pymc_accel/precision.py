@@ -61,11 +61,12 @@ BACKEND_EXCLUDED_REWRITES: tuple[str, ...] = ("cxx_only",)
 #: compiled, and the rewrites and a second gradient (18 + 5 ms of glm_poisson's 39 ms check,
 #: 34 + 12 of negbin_12's 89: docs/results/selection-parts-cpu-2026-11-28-as-compiled.md) are
 #: spent only where float32 fails as written. That is observed, not proven:
-#: ``bench/compare_check_rewrites.py`` gives the same verdict both ways on all 31 forms and
-#: models compared, and nine of its eleven hazard forms fail as written and pass as compiled,
-#: none the other way round. A rewrite
-#: can in principle overflow float32 where the graph as written does not: folding the
-#: constants of ``(1e25 * x) * (1e25 * y)`` gives ``1e50 * (x * y)``, infinite in float32.
+#: ``bench/compare_check_rewrites.py`` gives the same verdict both ways on all 34 forms and
+#: models compared: eleven of its fourteen hazard forms fail as written and pass as compiled,
+#: one fails both ways, none passes as written and fails as compiled. A rewrite can in
+#: principle overflow float32 where the graph as written does not: folding the constants of
+#: ``(1e25 * x) * (1e25 * y)`` gives ``1e50 * (x * y)``, infinite in float32; in the forms
+#: compared, the graph as written overflowed first.
 #: Where float32 fails as written, the rewritten check settles it, with at least as many
 #: points. The check as compiled only took 1.05x-1.60x as long on 19 of bench/fit_guard.py's
 #: 20 models, 0.92x on the 200,000-row one (which now goes straight to it, past
