@@ -399,9 +399,13 @@ def device_key(kind: str, platform_name: str = "gpu") -> str:
     return hashlib.sha1(text.encode()).hexdigest()[:16]
 
 
+#: Environment variable naming the cache directory (default ``~/.cache/pymc-accel``).
+CACHE_DIR_ENV = "PYMC_ACCEL_CACHE_DIR"
+
+
 def cache_dir() -> Path:
     """Where machine figures are cached."""
-    return Path(os.environ.get("PYMC_ACCEL_CACHE_DIR", Path.home() / ".cache" / "pymc-accel"))
+    return Path(os.environ.get(CACHE_DIR_ENV, Path.home() / ".cache" / "pymc-accel"))
 
 
 _FIGURES: MachineFigures | None = None

@@ -40,6 +40,18 @@ def _compiling() -> Estimate:
     return replace(_estimate(), cold_compile_seconds=Figure(5.0))
 
 
+def test_the_ledger_follows_the_cache_directory_and_home_it_is_read_under(monkeypatch, tmp_path):
+    """The ledger's path is kept between reads, and built again when the setting changes."""
+    monkeypatch.setenv("PYMC_ACCEL_CACHE_DIR", str(tmp_path / "a"))
+    first = history.ledger_path()
+    assert first.parent == tmp_path / "a" and history.ledger_path() is first
+    monkeypatch.setenv("PYMC_ACCEL_CACHE_DIR", str(tmp_path / "b"))
+    assert history.ledger_path().parent == tmp_path / "b"
+    monkeypatch.delenv("PYMC_ACCEL_CACHE_DIR")
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    assert history.ledger_path().parent == tmp_path / "home" / ".cache" / "pymc-accel"
+
+
 def test_the_key_is_the_models_structure_not_the_python_object():
     a = profile_model(eight_schools())
     b = profile_model(eight_schools())
