@@ -55,6 +55,7 @@ Written by hand: no library keeps per-model sampler timings.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import math
@@ -158,23 +159,18 @@ _MACHINE_KEY: str | None = None
 _READ: tuple[Path, int, dict[str, Any]] | None = None
 
 
-# (cache directory setting, home, machine key, path) of the ledger path last built: a selection
-# reads the ledger once per candidate and figure (67 times on eight schools), and building the
-# path each time (Path.home() and two joins) made a selection of a profiled model take 3.6 ms
-# where it takes 2.6
-_PATH: tuple[str | None, str | None, str, Path] | None = None
-
-
 def _path() -> Path:
-    from pymc_accel.machine import CACHE_DIR_ENV, cache_dir, machine_key
+    from pymc_accel.machine import cache_dir, machine_key
 
-    global _MACHINE_KEY, _PATH
+    global _MACHINE_KEY
     if _MACHINE_KEY is None:  # library versions are looked up once per process (2.5 ms each)
         _MACHINE_KEY = machine_key()
-    setting, home = os.environ.get(CACHE_DIR_ENV), os.environ.get("HOME")
-    if _PATH is None or _PATH[:3] != (setting, home, _MACHINE_KEY):
-        _PATH = (setting, home, _MACHINE_KEY, cache_dir() / f"history-{_MACHINE_KEY}.json")
-    return _PATH[3]
+    return _ledger(cache_dir(), _MACHINE_KEY)
+
+
+@functools.lru_cache(maxsize=8)
+def _ledger(directory: Path, machine: str) -> Path:
+    return directory / f"history-{machine}.json"
 
 
 def _load() -> dict[str, Any]:
