@@ -592,3 +592,75 @@ def test_one_jax_cpu_device_is_a_note_naming_the_fix(monkeypatch):
         if noted:
             assert "numpyro" in notes[0] and "numba" not in notes[0]
             assert "xla_force_host_platform_device_count=2" in notes[0]
+
+
+class _TunedByStan:
+    """A NUTS backend whose early tuning is priced as NumPyro's (by the scale spread where it
+    was evaluated), and a rival whose run costs a fixed ``rival_seconds``."""
+
+    description = "selection tests: early tuning priced by the scale spread"
+
+    def __init__(self, name: str, fixed: float | None = None):
+        self.name, self.fixed = name, fixed
+
+    def candidates(self, profile, devices):
+        return [Candidate(self.name, "cpu", "float64")]
+
+    def estimate(self, candidate, profile, machine):
+        from pymc_accel import costmodel
+        from pymc_accel.backend import Estimate, Figure
+
+        if self.fixed is not None:  # the rival
+            return Estimate(Figure(1e-9), Figure(5.0), Figure(self.fixed), chain_parallelism=2)
+        return Estimate(Figure(1e-4), Figure(5.0), Figure(0.0), chain_parallelism=2,
+                        extra_gradients=costmodel.stan_tuning_extra_gradients(profile))
+
+
+def _stan_and_rival(rival_seconds: float):
+    reg = build_registry(autoload=False, builtins=False)
+    for backend in (_TunedByStan("stan"), _TunedByStan("rival", rival_seconds)):
+        reg.backends[backend.name] = backend
+        reg.origins[backend.name] = "test"
+    return reg
+
+
+def _two_scales(narrow_sd: float):
+    import pymc as pm
+
+    with pm.Model() as model:
+        pm.Normal("wide", 0, 1, shape=3)
+        pm.Normal("narrow", 0, narrow_sd, shape=2)
+    return model
+
+
+def test_the_scale_spread_is_evaluated_where_it_could_change_the_choice(monkeypatch):
+    """1,000 + 1,000 draws of 5 gradients at 0.1 ms: 1 s of sampling, and an early tuning of
+    450 gradients at spread 1 (0.045 s) to 102,300 at the most (10.2 s). Against a 3 s rival
+    the spread decides; the spread-100 model's 45,000 (4.5 s) lose to it."""
+    from pymc_accel import curvature
+
+    evaluated = []
+    real = curvature.scale_spread
+    monkeypatch.setattr(curvature, "scale_spread",
+                        lambda *a, **k: evaluated.append(1) or real(*a, **k))
+    reg = _stan_and_rival(3.0)
+    alike = select(_two_scales(1.0), registry=reg, devices=CPU_ONLY, chains=2)
+    assert alike.candidate.backend == "stan"
+    assert alike.profile["scale spread"].startswith("1 ")
+    assert "scale spread 1 " in alike.estimate.extra_gradients.note
+    spread = select(_two_scales(0.01), registry=reg, devices=CPU_ONLY, chains=2)
+    assert spread.candidate.backend == "rival" and spread.profile["scale spread"].startswith("100")
+    assert len(evaluated) == 2
+    # the same model, data and start again: the kept spread is read, not evaluated
+    again = select(_two_scales(0.01), registry=reg, devices=CPU_ONLY, chains=2)
+    assert again.candidate.backend == "rival" and len(evaluated) == 2
+
+
+def test_the_scale_spread_is_not_evaluated_where_the_leader_leads_whatever_it_is(monkeypatch):
+    from pymc_accel import curvature
+
+    monkeypatch.setattr(curvature, "scale_spread", lambda *a, **k: pytest.fail("evaluated"))
+    report = select(_two_scales(0.01), registry=_stan_and_rival(30.0), devices=CPU_ONLY,
+                    chains=2)
+    assert report.candidate.backend == "stan" and "scale spread" not in report.profile
+    assert "ln(d/10)" in report.estimate.extra_gradients.note
