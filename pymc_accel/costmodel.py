@@ -86,6 +86,12 @@ class Runtime:
     # where float32 is not a full gain (float32_gain False): how many times float64's rate the
     # runtime's arithmetic outside dense linear algebra runs at in float32 (1: no faster)
     float32_flops_factor: float = 1.0
+    # the same for the runtime's transcendental functions; None: float32_flops_factor
+    float32_transcendental_factor: float | None = None
+    # whether transcendental functions are priced by their evaluations alone
+    # (census.transcendentals at transcendental_factor exps each) and every other scalar op at
+    # one flop; False: the census's flops
+    transcendentals_by_evaluation: bool = False
 
 
 # Fitted on the 2-core CPU machine to single gradients (split timing) and to whole runs side by
@@ -316,7 +322,7 @@ JAX_CPU_SAMPLER = Runtime("jax-cpu-sampler", 1.5, 2.0, 2e-6, 2e-8,
                           threaded_dense=True, streams_elementwise=False,
                           dense_efficiency=JAX_CPU_SAMPLER_DENSE_EFFICIENCY,
                           per_kernel_seconds=0.0, float32_gain=False, float32_bytes_gain=True,
-                          float32_flops_factor=JAX_CPU_SAMPLER_FLOAT32_FLOPS_FACTOR,
+                          float32_flops_factor=1.0, float32_transcendental_factor=4.0,
                           first_use=("jax",))
 # One numba-compiled logp-and-gradient function, what measured mode compiles to time a numba
 # candidate (PyMC's own, raveled inputs: the function its NUTS compiles), with the model's
@@ -471,12 +477,7 @@ def _cpu_roofline(
         matvec_rate /= max(1, parallel_chains) if runtime.matvec_threaded else sharing
         matvec = memory_bound_dense_bytes(profile, precision) / matvec_rate
     stream = streamed / bandwidth
-    compute = ((c.flops - c.flops_by_category["dense_linalg"])
-               / (runtime.flops_factor * machine.cpu_flops[streaming]))
-    if runtime.transcendental_factor:
-        compute += transcendental_seconds(profile, machine, streaming, runtime)
-    if precision == "float32" and not runtime.float32_gain:
-        compute /= runtime.float32_flops_factor
+    compute = _compute_seconds(profile, machine, precision, streaming, runtime)
     dense_rate = runtime.dense_efficiency * machine.cpu_matmul_flops[precision]
     if runtime.threaded_dense:  # chains side by side take turns on the cores for dense work
         dense_rate /= max(1, parallel_chains)
@@ -485,6 +486,30 @@ def _cpu_roofline(
     if runtime.threaded:  # XLA's kernels of chains side by side take turns on the thread pool
         kernels *= max(1, parallel_chains)
     return max(stream, compute) + matvec + dense / dense_rate + kernels
+
+
+def _compute_seconds(profile: ModelProfile, machine: MachineFigures, precision: str,
+                     streaming: str, runtime: Runtime) -> float:
+    """Seconds of one gradient's arithmetic outside dense linear algebra: its flops at the
+    runtime's rate, and its transcendental functions' evaluations where the runtime prices them
+    apart (:func:`transcendental_seconds`). In float32, for a runtime whose float32 is not a
+    full gain, the transcendental functions run at ``float32_transcendental_factor`` times
+    float64's rate (``None``: as the rest) and the rest at ``float32_flops_factor``."""
+    c = profile.census
+    rate = runtime.flops_factor * machine.cpu_flops[streaming]
+    arithmetic = (c.flops - c.flops_by_category["dense_linalg"]) / rate
+    transcendental = min(arithmetic, c.transcendental_flops / rate)
+    plain = arithmetic - transcendental
+    if runtime.transcendentals_by_evaluation:
+        exp_seconds = 10.0 / machine.cpu_flops[streaming]
+        transcendental = c.transcendentals * exp_seconds * runtime.transcendental_factor
+    elif runtime.transcendental_factor:
+        transcendental += transcendental_seconds(profile, machine, streaming, runtime)
+    if precision == "float32" and not runtime.float32_gain:
+        plain /= runtime.float32_flops_factor
+        transcendental /= (runtime.float32_transcendental_factor
+                           or runtime.float32_flops_factor)
+    return plain + transcendental
 
 
 def transcendental_seconds(profile: ModelProfile, machine: MachineFigures, precision: str,
