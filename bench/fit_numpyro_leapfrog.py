@@ -221,60 +221,34 @@ def log_errors(runtime, rows: list[tuple[dict, object]], machine) -> list[float]
             for line, p in rows]
 
 
-def grid_fit(rows: list[tuple[dict, object]], machine, transcendentals=(0.0,),
-             by_evaluation: bool = False):
+def grid_fit(rows: list[tuple[dict, object]], machine):
     """The grid's ``JAX_CPU_SAMPLER`` factors with the least rms log error over ``rows``
     ((line, profile) pairs): bandwidth, flops and matrix-vector factors, per-leapfrog and
-    per-dimension seconds, and the transcendental functions' factor among ``transcendentals``
-    (0: not priced apart). Returns ``(rms, runtime)``."""
+    per-dimension seconds. Returns ``(rms, runtime)``."""
     import itertools
     from dataclasses import replace
 
     from pymc_accel import costmodel
 
     best = (math.inf, costmodel.JAX_CPU_SAMPLER)
-    # transcendental functions were not priced apart (transcendental_factor 0) until
-    # 2026-11-28: on 2026-11-25's lines a factor of 0.5 or 1 (the numba runtimes') lowered the
-    # fitted lines' rms log error by under 5% (0.463 and 0.451 against 0.473) (docs/benchmarks.md,
-    # "NumPyro's leapfrog timed apart"); --transcendentals grids it on lines timed in one
-    # compiled loop
-    grid = itertools.product((0.3, 0.45, 0.6, 0.8, 1.0, 1.5, 2.0), (0.5, 1, 2, 4, 8, 16),
+    # transcendental functions are not priced apart (transcendental_factor 0): a factor of 0.5
+    # or 1 (the numba runtimes') lowered the fitted lines' rms log error by under 5% (0.463 and
+    # 0.451 against 0.473) (docs/benchmarks.md, "NumPyro's leapfrog timed apart")
+    grid = itertools.product((0.3, 0.45, 0.6, 0.8, 1.0, 1.5, 2.0), (0.5, 1, 2, 4, 8),
                              (0.0, 1.0, 2.0, 3.0, 4.0, 6.0), (0.0, 0.5e-6, 1e-6, 2e-6, 5e-6, 10e-6),
-                             (0.0, 1e-9, 2e-9, 5e-9, 1e-8, 2e-8, 5e-8, 1e-7), transcendentals)
-    for bandwidth, flops, matvec, per_gradient, per_dimension, transcendental in grid:
+                             (0.0, 1e-9, 2e-9, 5e-9, 1e-8, 2e-8, 5e-8, 1e-7))
+    for bandwidth, flops, matvec, per_gradient, per_dimension in grid:
         runtime = replace(costmodel.JAX_CPU_SAMPLER, bandwidth_factor=bandwidth,
                           flops_factor=flops, matvec_bandwidth_factor=matvec,
                           matvec_threaded=True, per_gradient_seconds=per_gradient,
-                          per_dimension_seconds=per_dimension,
-                          transcendental_factor=transcendental,
-                          transcendentals_by_evaluation=by_evaluation)
+                          per_dimension_seconds=per_dimension, transcendental_factor=0.0)
         rms = _rms(log_errors(runtime, rows, machine))
         if rms < best[0]:
             best = (rms, runtime)
     return best
 
 
-def float32_fit(rows: list[tuple[dict, object]], runtime, machine):
-    """With the float64 leapfrog's factors of ``runtime``, the float32 factors with the least rms
-    log error over the float32 ``rows``: the arithmetic's and the transcendental functions'
-    rates against float64's (``float32_flops_factor``, ``float32_transcendental_factor``).
-    Returns ``(rms, runtime)``."""
-    import itertools
-    from dataclasses import replace
-
-    best = (math.inf, runtime)
-    for flops, transcendental in itertools.product((0.6, 0.8, 1.0, 1.2, 1.3, 1.5, 2.0),
-                                                   (None, 1.0, 1.5, 2.0, 2.5, 3.0, 4.0, 6.0)):
-        candidate = replace(runtime, float32_flops_factor=flops,
-                            float32_transcendental_factor=transcendental)
-        rms = _rms(log_errors(candidate, rows, machine))
-        if rms < best[0]:
-            best = (rms, candidate)
-    return best
-
-
-def fit(paths: list[str], fit_names: set[str], fixed_from: list[str] | None = None,
-        by_precision: bool = False) -> None:
+def fit(paths: list[str], fit_names: set[str], fixed_from: list[str] | None = None) -> None:
     """Print each line's timed and modelled leapfrog, and a grid fit on ``fit_names``."""
     from pymc_accel import costmodel
     from pymc_accel.machine import machine_figures
@@ -304,28 +278,13 @@ def fit(paths: list[str], fit_names: set[str], fixed_from: list[str] | None = No
     def errors(runtime, rows):
         return log_errors(runtime, rows, machine)
 
-    if by_precision:  # float64's factors with transcendental functions apart, then float32's
-        rms, runtime = grid_fit([r for r in fitted if r[0]["precision"] == "float64"], machine,
-                                (0.0, 0.25, 0.5, 1.0, 2.0, 4.0))
-        rms32, runtime = float32_fit([r for r in fitted if r[0]["precision"] == "float32"],
-                                     runtime, machine)
-        print(f"\nfloat32: float32_flops_factor={runtime.float32_flops_factor}, "
-              f"float32_transcendental_factor={runtime.float32_transcendental_factor}; rms log "
-              f"error of the float32 lines {rms32:.3f}")
-        for precision in ("float64", "float32"):
-            lines = [r for r in fitted if r[0]["precision"] == precision]
-            print(f"rms log error, fitted {precision} lines ({len(lines)}): "
-                  f"{_rms(errors(runtime, lines)):.3f} (now {_rms(errors(current, lines)):.3f})")
-    else:
-        rms, runtime = grid_fit(fitted, machine)
+    rms, runtime = grid_fit(fitted, machine)
     print(f"\nfitted on {len(fitted)} lines: bandwidth_factor={runtime.bandwidth_factor}, "
           f"flops_factor={runtime.flops_factor}, "
           f"matvec_bandwidth_factor={runtime.matvec_bandwidth_factor} (threaded), "
           f"per_gradient_seconds={runtime.per_gradient_seconds}, "
-          f"per_dimension_seconds={runtime.per_dimension_seconds}, "
-          f"transcendental_factor={runtime.transcendental_factor}")
-    print(f"rms log error, fitted lines: {_rms(errors(runtime, fitted)):.3f} "
-          f"(now {_rms(errors(current, fitted)):.3f})")
+          f"per_dimension_seconds={runtime.per_dimension_seconds}")
+    print(f"rms log error, fitted lines: {rms:.3f} (now {_rms(errors(current, fitted)):.3f})")
     if held:
         print(f"rms log error, held-out lines: {_rms(errors(runtime, held)):.3f} "
               f"(now {_rms(errors(current, held)):.3f})")
@@ -379,16 +338,13 @@ def main(argv=None) -> None:
                    help="bench/fit_numpyro_tuning.py lines to refit the fixed seconds on")
     p.add_argument("--fit-models", default="",
                    help="comma-separated models to fit on (default: zoo.fit_models())")
-    p.add_argument("--by-precision", action="store_true",
-                   help="fit float64's factors (transcendental functions apart) on the float64 "
-                        "lines, then float32's on the float32 lines")
     args = p.parse_args(argv)
     if args.fit:
         import zoo
 
         names = (set(filter(None, args.fit_models.split(","))) if args.fit_models
                  else set(zoo.fit_models()) | set(zoo.leapfrog_shapes()))
-        fit(args.fit, names, args.fixed_from, args.by_precision)
+        fit(args.fit, names, args.fixed_from)
         return
     os.environ.setdefault("XLA_FLAGS", "--xla_force_host_platform_device_count=2")
     from pymc_accel.machine import machine_figures

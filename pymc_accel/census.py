@@ -277,17 +277,6 @@ def _constant_scalar(var: Any) -> float | None:
         return None
 
 
-def _cheap_powers(node: Any) -> int:
-    """Powers in ``node``'s scalar function (an Elemwise's, a fused Composite's parts') that
-    PyTensor's rewrites turn into multiplications (:data:`_CHEAP_POWERS`)."""
-    scalar_op = getattr(node.op, "scalar_op", node.op)
-    inner = getattr(scalar_op, "fgraph", None)
-    if inner is not None:
-        return sum(_cheap_powers(part) for part in inner.apply_nodes)
-    return int(type(scalar_op).__name__ == "Pow" and len(node.inputs) == 2
-               and _constant_scalar(node.inputs[1]) in _CHEAP_POWERS)
-
-
 def _transcendental_functions(node: Any) -> dict[str, float]:
     """Transcendental functions one evaluation of ``node``'s scalar function evaluates, by
     name: an Elemwise node's, a fused Composite's parts'. A power that PyTensor's rewrites turn
@@ -418,8 +407,7 @@ def _account(node: Any, census: OpCensus) -> None:
         return
     if name == "Elemwise":
         out = _size(node.outputs[0], census)
-        cheap = _cheap_powers(node)  # multiplications once rewritten: 1 flop, not 10
-        flops = out * (_scalar_cost(op.scalar_op) - 9.0 * cheap)
+        flops = out * _scalar_cost(op.scalar_op)
         census.add("elementwise", flops, _nbytes(node, census), rank)
         census.transcendental_flops += flops - out * _scalar_cost(op.scalar_op, transcendental=1.0)
     elif hasattr(op, "axis") and hasattr(op, "scalar_op"):  # CAReduce: Sum, Max, All, ...

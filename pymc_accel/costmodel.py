@@ -86,12 +86,6 @@ class Runtime:
     # where float32 is not a full gain (float32_gain False): how many times float64's rate the
     # runtime's arithmetic outside dense linear algebra runs at in float32 (1: no faster)
     float32_flops_factor: float = 1.0
-    # the same for the runtime's transcendental functions; None: float32_flops_factor
-    float32_transcendental_factor: float | None = None
-    # whether transcendental functions are priced by their evaluations alone
-    # (census.transcendentals at transcendental_factor exps each) and every other scalar op at
-    # one flop; False: the census's flops
-    transcendentals_by_evaluation: bool = False
 
 
 # Fitted on the 2-core CPU machine to single gradients (split timing) and to whole runs side by
@@ -322,7 +316,7 @@ JAX_CPU_SAMPLER = Runtime("jax-cpu-sampler", 1.5, 2.0, 2e-6, 2e-8,
                           threaded_dense=True, streams_elementwise=False,
                           dense_efficiency=JAX_CPU_SAMPLER_DENSE_EFFICIENCY,
                           per_kernel_seconds=0.0, float32_gain=False, float32_bytes_gain=True,
-                          float32_flops_factor=1.0, float32_transcendental_factor=4.0,
+                          float32_flops_factor=JAX_CPU_SAMPLER_FLOAT32_FLOPS_FACTOR,
                           first_use=("jax",))
 # One numba-compiled logp-and-gradient function, what measured mode compiles to time a numba
 # candidate (PyMC's own, raveled inputs: the function its NUTS compiles), with the model's
@@ -477,7 +471,12 @@ def _cpu_roofline(
         matvec_rate /= max(1, parallel_chains) if runtime.matvec_threaded else sharing
         matvec = memory_bound_dense_bytes(profile, precision) / matvec_rate
     stream = streamed / bandwidth
-    compute = _compute_seconds(profile, machine, precision, streaming, runtime)
+    compute = ((c.flops - c.flops_by_category["dense_linalg"])
+               / (runtime.flops_factor * machine.cpu_flops[streaming]))
+    if runtime.transcendental_factor:
+        compute += transcendental_seconds(profile, machine, streaming, runtime)
+    if precision == "float32" and not runtime.float32_gain:
+        compute /= runtime.float32_flops_factor
     dense_rate = runtime.dense_efficiency * machine.cpu_matmul_flops[precision]
     if runtime.threaded_dense:  # chains side by side take turns on the cores for dense work
         dense_rate /= max(1, parallel_chains)
@@ -486,30 +485,6 @@ def _cpu_roofline(
     if runtime.threaded:  # XLA's kernels of chains side by side take turns on the thread pool
         kernels *= max(1, parallel_chains)
     return max(stream, compute) + matvec + dense / dense_rate + kernels
-
-
-def _compute_seconds(profile: ModelProfile, machine: MachineFigures, precision: str,
-                     streaming: str, runtime: Runtime) -> float:
-    """Seconds of one gradient's arithmetic outside dense linear algebra: its flops at the
-    runtime's rate, and its transcendental functions' evaluations where the runtime prices them
-    apart (:func:`transcendental_seconds`). In float32, for a runtime whose float32 is not a
-    full gain, the transcendental functions run at ``float32_transcendental_factor`` times
-    float64's rate (``None``: as the rest) and the rest at ``float32_flops_factor``."""
-    c = profile.census
-    rate = runtime.flops_factor * machine.cpu_flops[streaming]
-    arithmetic = (c.flops - c.flops_by_category["dense_linalg"]) / rate
-    transcendental = min(arithmetic, c.transcendental_flops / rate)
-    plain = arithmetic - transcendental
-    if runtime.transcendentals_by_evaluation:
-        exp_seconds = 10.0 / machine.cpu_flops[streaming]
-        transcendental = c.transcendentals * exp_seconds * runtime.transcendental_factor
-    elif runtime.transcendental_factor:
-        transcendental += transcendental_seconds(profile, machine, streaming, runtime)
-    if precision == "float32" and not runtime.float32_gain:
-        plain /= runtime.float32_flops_factor
-        transcendental /= (runtime.float32_transcendental_factor
-                           or runtime.float32_flops_factor)
-    return plain + transcendental
 
 
 def transcendental_seconds(profile: ModelProfile, machine: MachineFigures, precision: str,
@@ -922,36 +897,10 @@ def pymc_tuning_extra_gradients(profile: ModelProfile) -> Figure:
 STAN_TUNING_EXTRA_PER_LOG_DIMENSION = 1785.0
 
 
-#: Leapfrogs per chain that NumPyro's early tuning spends beyond its sampling phase's rate, per
-#: unit of the model's scale spread (:mod:`pymc_accel.curvature`): see
-#: :func:`stan_tuning_extra_gradients`.
-STAN_TUNING_EXTRA_PER_SPREAD = 450.0
-#: Draws of Stan's schedule run with an identity mass matrix (its 75-draw initial buffer and
-#: 25-draw first window), each at most NUTS's 1,023 leapfrogs (tree depth 10): what the
-#: early tuning can spend at most.
-STAN_IDENTITY_WINDOW_MOST_LEAPFROGS = 100 * 1023.0
-
-
 def stan_tuning_extra_gradients(profile: ModelProfile) -> Figure:
     """Gradients per chain NumPyro's NUTS spends in its early tuning beyond its sampling
-    phase's leapfrogs per draw, whatever the run's length: ``450`` times the model's scale spread
-    where the selector evaluated it (``profile.scale_spread``), at most
-    :data:`STAN_IDENTITY_WINDOW_MOST_LEAPFROGS`; otherwise ``1785 ln(d / 10)``.
-
-    Stan's schedule, which NumPyro runs, tunes its first 100 draws with an identity mass
-    matrix: the step size is set by the stiffest direction and the trees must cross the widest,
-    so those draws take leapfrogs in proportion to the ratio of the two scales
-    (:mod:`pymc_accel.curvature`). On the fourteen fit models
-    (``docs/results/fit-numpyro-tuning-cpu-2026-11-27-fourteen.jsonl``) the extra leapfrogs
-    follow the spread: 12,000-39,000 on the non-centred group models (spread 31-64), 3,300-6,800
-    on the seed models (10-37), under 1,000 on the regressions whose variables are alike (1.3-1.6)
-    (``bench/fit_numpyro_tuning.py --fit-spread``). Fitted to a run's leapfrogs, tuning and
-    sampling, the spread's law errs by an rms log error of 0.23 where the dimension's errs by
-    0.43; the largest misses are pk_scan (7,500 extra at spread 4.6, 2,100 priced) and wide_202
-    (500 extra at spread 10, 4,500 priced).
-
-    The dimension's law, for a model whose spread was not evaluated (the selector evaluates it
-    only where it could change the choice, :func:`pymc_accel.selection.select`):
+    phase's leapfrogs per draw (deep trees while the step size is far from adapted), about
+    ``1785 ln(d / 10)`` and none at ten dimensions or fewer, whatever the run's length.
 
     Counted with ``MCMC.warmup(collect_warmup=True)`` on the quick zoo's seven models (all but
     seed_large and the GP) in float64, at 200 + 200 and 2000 + 2000 draws
@@ -966,13 +915,6 @@ def stan_tuning_extra_gradients(profile: ModelProfile) -> Figure:
     leapfrog were fitted on runs of 10 + 10 draws and on the marginal cost between two
     lengths, with tuning counted at the sampling rate (``bench/fit_numpyro_loop.py``):
     neither held these."""
-    spread = getattr(profile, "scale_spread", None)
-    if spread is not None:
-        extra = min(STAN_TUNING_EXTRA_PER_SPREAD * spread, STAN_IDENTITY_WINDOW_MOST_LEAPFROGS)
-        return Figure(extra, "modelled",
-                      f"NumPyro early tuning: {STAN_TUNING_EXTRA_PER_SPREAD:.0f} x the scale "
-                      f"spread {spread:.3g} at the initial point (identity mass matrix for 100 "
-                      "draws), gradients per chain")
     extra = STAN_TUNING_EXTRA_PER_LOG_DIMENSION * math.log(max(1.0, profile.n_free / 10))
     return Figure(extra, "modelled",
                   f"NumPyro early tuning: {STAN_TUNING_EXTRA_PER_LOG_DIMENSION:.0f} ln(d/10) "

@@ -46,13 +46,6 @@ class ModelProfile:
     centred_hierarchies : list of str
         Free variables whose spread depends on another free variable (a centred hierarchy,
         :func:`centred_hierarchies`): the funnel geometry NUTS diverges in.
-    scale_spread : float or None
-        How differently scaled the variables are at the initial point
-        (:func:`pymc_accel.curvature.scale_spread`), where the selector evaluated it for this
-        model and its data; ``None`` otherwise (a profile is shared by models of one structure,
-        whatever their data, and is stored without it).
-    scale_spread_note : str
-        What the spread was measured from.
     """
 
     n_free: int
@@ -68,8 +61,6 @@ class ModelProfile:
     model_name: str = ""
     data_bytes: int = 0
     centred_hierarchies: list[str] = field(default_factory=list)
-    scale_spread: float | None = None
-    scale_spread_note: str = ""
 
     @property
     def has_discrete(self) -> bool:
@@ -117,8 +108,6 @@ class ModelProfile:
             ),
             "sequential scans": _scans_line(c) if c.scans else "none",
             "centred hierarchies": ", ".join(self.centred_hierarchies) or "none",
-            **({"scale spread": self.scale_spread_note or f"{self.scale_spread:.3g}"}
-               if self.scale_spread is not None else {}),
             # reused from an earlier profile, or shapes the census could not know
             **({"profile note": self.note} if self.note else {}),
         }
@@ -215,9 +204,6 @@ class LogpGraph:
     grads: list[Any] | None = None
     #: bytes of the data the log density reads (its constants and shared variables)
     data_bytes: int | None = None
-    #: ``[logp, *grads]`` compiled in the evaluating mode, once, by whichever evaluates them first
-    #: (:func:`pymc_accel.curvature.gradient_function`: the scale spread and the float32 check)
-    evaluate: Any = None
 
 
 def _logp_and_grad_census(

@@ -518,8 +518,6 @@ def select(
         _raise_specific(refusals, profile, backend, precision, untaken - taken, bad_values,
                         devices.has_gpu)
     scored.sort(key=lambda s: s.key)
-    profile = _with_scale_spread(scored, profile, model, logp_graph, kept_check, initvals,
-                                 (tune + draws, draws, chains))
     if precision != "float32" and not any(s.needs_guard for s in scored):
         logp_graph = None  # no float32 check to come: its graph (and data) freed before measuring
 
@@ -872,85 +870,6 @@ def _float32_only_where_faster(scored: list[_Scored]) -> list[_Scored]:
     return sorted(scored, key=lambda s: keys[id(s)])
 
 
-def _with_scale_spread(scored: list[_Scored], profile: ModelProfile, model: Any,
-                       logp_graph: LogpGraph | None, kept: _KeptCheck, initvals: dict | None,
-                       run: tuple[int, int, int]) -> ModelProfile:
-    """The profile with the model's scale spread (:mod:`pymc_accel.curvature`) where it could
-    change the choice, and ``scored`` re-ranked with it (in place).
-
-    Candidates whose early tuning is priced from the spread (NumPyro's,
-    :func:`~pymc_accel.costmodel.stan_tuning_extra_gradients`) are ranked with the spread at
-    its least (1, variables alike) and at its most (every draw of the identity-mass window at
-    the tree-depth limit); only where the leader differs between the two is the spread
-    evaluated, a gradient per variable at the initial point (8-25 ms on the quick zoo), or read
-    where this model, data and start had it evaluated before (:mod:`pymc_accel.check_store`).
-    A model whose spread cannot be evaluated keeps the dimension's law."""
-    from pymc_accel import costmodel
-
-    if model is None or profile.scale_spread is not None:
-        return profile
-    law = costmodel.stan_tuning_extra_gradients(profile)
-    priced = {id(s) for s in scored if s.estimate.extra_gradients == law}
-    if not priced:
-        return profile
-
-    def leader(spread: float) -> Candidate:
-        figure = costmodel.stan_tuning_extra_gradients(replace(profile, scale_spread=spread))
-        keys = []
-        for s in scored:
-            if id(s) in priced:
-                s = replace(s, estimate=replace(s.estimate, extra_gradients=figure))
-                s.rescore(*run)
-            keys.append((s.key, s.candidate.label))
-        return min(keys)[1]
-
-    most = costmodel.STAN_IDENTITY_WINDOW_MOST_LEAPFROGS / costmodel.STAN_TUNING_EXTRA_PER_SPREAD
-    if leader(1.0) == leader(most):
-        return profile
-    spread = _kept_scale_spread(model, profile, logp_graph, kept, initvals)
-    if spread is None:
-        return profile
-    profile = replace(profile, scale_spread=spread.value,
-                      scale_spread_note=spread.describe())
-    figure = costmodel.stan_tuning_extra_gradients(profile)
-    for s in scored:
-        if id(s) in priced:
-            s.estimate = replace(s.estimate, extra_gradients=figure)
-            s.rescore(*run)
-    scored.sort(key=lambda s: s.key)
-    return profile
-
-
-def _kept_scale_spread(model: Any, profile: ModelProfile, logp_graph: LogpGraph | None,
-                       kept: _KeptCheck, initvals: dict | None) -> Any:
-    """The model's :class:`~pymc_accel.curvature.ScaleSpread` at its initial point: kept from an
-    earlier selection of this model, data and start, else evaluated on the profile's log
-    density (built again where the profile was reused) and kept; ``None`` where it cannot be
-    evaluated."""
-    from pymc_accel import curvature
-    from pymc_accel.graph_building import initial_point
-
-    if profile.data_bytes > curvature.MAX_DATA_BYTES:
-        return None
-    key = check_store.spread_key(kept.key())
-    spread = check_store.load_spread(key)
-    if spread is not None:
-        return spread
-    try:
-        if logp_graph is None:
-            import pytensor
-
-            logp = model.logp()
-            value_vars = list(model.value_vars)
-            logp_graph = LogpGraph(value_vars, logp, pytensor.grad(logp, value_vars),
-                                   profile.data_bytes)
-        spread = curvature.scale_spread(logp_graph, initial_point(model, initvals))
-    except Exception:  # a graph the evaluation cannot build: the dimension's law
-        return None
-    check_store.save_spread(key, spread)
-    return spread
-
-
 class _KeptCheck:
     """The float32 check of one selection's model: read from :mod:`pymc_accel.check_store` at
     most once (its key hashes the model's data), and kept there once run."""
@@ -958,7 +877,6 @@ class _KeptCheck:
     def __init__(self, model, initvals):
         self.model, self.initvals = model, initvals
         self._key: str | None = None
-        self._keyed = False
         self._loaded = False
         self._check: PrecisionCheck | None = None
 
@@ -966,20 +884,13 @@ class _KeptCheck:
         """The kept check of this model, data and start, or ``None``."""
         if not self._loaded:
             self._loaded = True
-            self._check = check_store.load(self.key())
-        return self._check
-
-    def key(self) -> str | None:
-        """The check's key (:func:`pymc_accel.check_store.check_key`), computed once; ``None``
-        for an unusual graph, which is checked every time."""
-        if not self._keyed:
-            self._keyed = True
             if self.model is not None:
                 try:
                     self._key = check_store.check_key(self.model, self.initvals)
-                except Exception:
+                except Exception:  # an unusual graph: check it every time
                     self._key = None
-        return self._key
+                self._check = check_store.load(self._key)
+        return self._check
 
     def keep(self, check: PrecisionCheck) -> PrecisionCheck:
         """Keep a check just run for the next selection of this model; return it."""

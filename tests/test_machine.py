@@ -271,22 +271,6 @@ def test_numpyro_pays_for_its_early_tuning_once_and_blackjax_is_not_charged_it()
         * -(-2 // max(1, numpyro.chain_parallelism)))
 
 
-def test_numpyros_early_tuning_follows_the_scale_spread_where_it_was_evaluated():
-    """On the non-centred group models NumPyro's early tuning took 12,000-39,000 leapfrogs a
-    chain, in proportion to the spread of the variables' scales (31-64), where the dimension's
-    law priced 3,000-7,000 (bench/fit_numpyro_tuning.py --fit-spread)."""
-    from dataclasses import replace
-
-    profile = profile_model(hierarchical_logistic(500, 20, 2).model)
-    by_dimension = costmodel.stan_tuning_extra_gradients(profile)
-    spread = costmodel.stan_tuning_extra_gradients(replace(profile, scale_spread=64.0))
-    assert spread.value == pytest.approx(costmodel.STAN_TUNING_EXTRA_PER_SPREAD * 64.0)
-    assert "scale spread 64" in spread.note and "ln(d/10)" in by_dimension.note
-    # at most every draw of the identity-mass window at the tree-depth limit
-    most = costmodel.stan_tuning_extra_gradients(replace(profile, scale_spread=1e6))
-    assert most.value == costmodel.STAN_IDENTITY_WINDOW_MOST_LEAPFROGS == 100 * 1023
-
-
 def test_pymc_nuts_evaluates_each_draws_start_again_and_nutpie_does_not():
     from pymc_accel.backend import Candidate
     from pymc_accel.backends.numba_cpu import NumbaBackend
