@@ -552,3 +552,23 @@ def test_the_check_of_a_scan_model_compiles_no_c(monkeypatch):
     check_initial_point(model)
     assert result.safe and result.points >= 1
     assert built == []
+
+
+def test_a_model_with_data_containers_checks_alike_from_its_own_graph_and_the_profiles():
+    """The float32 copy of the profile's graph (data frozen to constants) is compiled without
+    the copy ``pytensor.function`` makes; the model's own graph reads its data as shared
+    variables, which go through ``pytensor.function``. Both evaluate the same values."""
+    from pymc_accel.precision import check_float32
+    from pymc_accel.profile import profile_and_logp
+
+    rng = np.random.default_rng(2)
+    with pm.Model() as model:
+        x = pm.Data("x", rng.normal(size=50))
+        b = pm.Normal("b", 0, 1)
+        pm.Normal("y", b * x, 1.0, observed=rng.normal(size=50))
+    own = check_float32(model)
+    profiled = check_float32(model, logp_graph=profile_and_logp(model)[1])
+    assert own.safe and profiled.safe
+    for a, b_ in zip(own.per_point, profiled.per_point, strict=True):
+        assert a["logp32"] == pytest.approx(b_["logp32"], rel=1e-6)
+        assert a["logp64"] == pytest.approx(b_["logp64"], rel=1e-12)
