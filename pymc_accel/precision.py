@@ -183,6 +183,9 @@ def float32_graph(inputs: list[Any], outputs: list[Any]) -> tuple[list[Any], lis
     Returns
     -------
     new_inputs, new_outputs : list of TensorVariable
+        A graph of new nodes only (it shares root constants and non-float inputs with the
+        original), which the check compiles in place (:func:`_function_of_private_graph`): a
+        change that kept an original node here would let that compile rewrite the original.
     """
     import pytensor
     import pytensor.tensor as pt
@@ -394,7 +397,8 @@ def _evaluators(value_vars: list[Any], outputs: list[Any]) -> tuple[Any, Any]:
 def _function_of_private_graph(inputs: list[Any], outputs: list[Any], mode: Any) -> Any:
     """``pytensor.function(inputs, outputs, mode=mode)`` for a graph no one else uses (the float32
     copy :func:`float32_graph` just built), without the copy of it ``pytensor.function`` makes
-    first: a third of building the function (4-6 ms on the new families). A graph that reads
+    first: a third of building the function (1.5-3.5 ms a check on the models of
+    ``bench/time_float32_function.py``). A graph that reads
     shared variables (data containers not frozen) goes through ``pytensor.function``, which
     gives them their storage."""
     import pytensor

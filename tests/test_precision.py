@@ -558,7 +558,7 @@ def test_a_model_with_data_containers_checks_alike_from_its_own_graph_and_the_pr
     """The float32 copy of the profile's graph (data frozen to constants) is compiled without
     the copy ``pytensor.function`` makes; the model's own graph reads its data as shared
     variables, which go through ``pytensor.function``. Both evaluate the same values."""
-    from pymc_accel.precision import check_float32
+    from pymc_accel import precision
     from pymc_accel.profile import profile_and_logp
 
     rng = np.random.default_rng(2)
@@ -566,9 +566,22 @@ def test_a_model_with_data_containers_checks_alike_from_its_own_graph_and_the_pr
         x = pm.Data("x", rng.normal(size=50))
         b = pm.Normal("b", 0, 1)
         pm.Normal("y", b * x, 1.0, observed=rng.normal(size=50))
-    own = check_float32(model)
-    profiled = check_float32(model, logp_graph=profile_and_logp(model)[1])
+    float32_copies = []  # pytensor.function calls on float32 inputs: the copying path
+    real = pytensor.function
+
+    def counted(inputs, *args, **kwargs):
+        if any(getattr(v, "dtype", "") == "float32" for v in inputs):
+            float32_copies.append(inputs)
+        return real(inputs, *args, **kwargs)
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(pytensor, "function", counted)
+        own = precision.check_float32(model)
+        assert len(float32_copies) == 1  # its data are shared variables: pytensor.function
+        profiled = precision.check_float32(model, logp_graph=profile_and_logp(model)[1])
+        assert len(float32_copies) == 1  # frozen data: compiled in place
     assert own.safe and profiled.safe
     for a, b_ in zip(own.per_point, profiled.per_point, strict=True):
         assert a["logp32"] == pytest.approx(b_["logp32"], rel=1e-6)
         assert a["logp64"] == pytest.approx(b_["logp64"], rel=1e-12)
+        assert a["grad_rel_error"] == pytest.approx(b_["grad_rel_error"], rel=1e-3, abs=1e-9)
