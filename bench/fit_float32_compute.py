@@ -9,7 +9,7 @@ leapfrogs a draw each precision's warm runs took (so tree depths that differed b
 not count against the factor) and the modelled fixed seconds. Models are weighted equally
 (the median over a model's files), and the error is the rms of log(estimated / observed).
 
-    JAX_PLATFORMS=cpu python bench/fit_float32_compute.py [--out FILE.jsonl]
+    JAX_PLATFORMS=cpu python bench/fit_float32_compute.py [--out FILE.jsonl] [--transcendental]
 """
 
 from __future__ import annotations
@@ -63,6 +63,12 @@ def predicted_wall(estimate, leapfrogs: float, steps: int, chains: int) -> float
 def fit(pairs: dict[str, list[dict]], grid=GRID) -> dict:
     """Per factor of ``grid``: per model, median log(estimated ratio / observed ratio), and
     their rms over the models."""
+    return fit_variants(pairs, {factor: {"float32_flops_factor": factor} for factor in grid})
+
+
+def fit_variants(pairs: dict[str, list[dict]], variants: dict) -> dict:
+    """Per variant (a key and the ``JAX_CPU_SAMPLER`` fields it replaces): per model, median
+    log(estimated ratio / observed ratio), and their rms over the models."""
     from pymc_accel import costmodel
     from pymc_accel.backend import Candidate
     from pymc_accel.backends.numpyro_nuts import NumpyroBackend
@@ -81,9 +87,8 @@ def fit(pairs: dict[str, list[dict]], grid=GRID) -> dict:
     original = costmodel.JAX_CPU_SAMPLER
     results = {}
     try:
-        for factor in grid:
-            costmodel.JAX_CPU_SAMPLER = dataclasses.replace(original,
-                                                            float32_flops_factor=factor)
+        for key, fields in variants.items():
+            costmodel.JAX_CPU_SAMPLER = dataclasses.replace(original, **fields)
             per_model = {}
             for name, entries in pairs.items():
                 if name not in profiles:
@@ -98,7 +103,7 @@ def fit(pairs: dict[str, list[dict]], grid=GRID) -> dict:
                     errors.append(math.log(modelled / (e["wall64"] / e["wall32"])))
                 per_model[name] = statistics.median(errors)
             rms = math.sqrt(statistics.fmean(v * v for v in per_model.values()))
-            results[factor] = {"rms_log_error": rms, "per_model": per_model}
+            results[key] = {"rms_log_error": rms, "per_model": per_model}
     finally:
         costmodel.JAX_CPU_SAMPLER = original
     return results
@@ -107,8 +112,33 @@ def fit(pairs: dict[str, list[dict]], grid=GRID) -> dict:
 def main(argv=None) -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--out", default=None, help="append one JSON line per factor here")
+    p.add_argument("--transcendental", action="store_true",
+                   help="grid the transcendental functions' float32 factor apart from the rest "
+                        "of the arithmetic's, with and without float32's halved bytes")
     args = p.parse_args(argv)
     pairs = recorded_pairs(glob.glob("docs/results/regret-cpu-*.json"))
+    if args.transcendental:
+        variants = {(a, t, halved): {"float32_flops_factor": a,
+                                     "float32_transcendental_factor": t,
+                                     "float32_bytes_gain": halved}
+                    for a in (0.8, 0.9, 1.0, 1.1, 1.2, 1.3, 1.5)
+                    for t in (1.0, 1.3, 1.6, 2.0, 2.5, 3.0, 4.0) for halved in (True, False)}
+        results = fit_variants(pairs, variants)
+        for key, r in sorted(results.items(), key=lambda kv: kv[1]["rms_log_error"])[:10]:
+            print("arithmetic %.1f, transcendental %.1f, bytes halved %s: rms %.3f"
+                  % (*key, r["rms_log_error"]))
+        from pymc_accel import costmodel
+
+        sampler = costmodel.JAX_CPU_SAMPLER
+        own = (sampler.float32_flops_factor,
+               sampler.float32_transcendental_factor or sampler.float32_flops_factor,
+               sampler.float32_bytes_gain)
+        one = (sampler.float32_flops_factor, sampler.float32_flops_factor,
+               sampler.float32_bytes_gain)
+        for label, key in (("the cost model's", own), ("one factor for both", one)):
+            if key in results:
+                print("%s %s: rms %.3f" % (label, key, results[key]["rms_log_error"]))
+        return
     results = fit(pairs)
     names = sorted(next(iter(results.values()))["per_model"], key=lambda n: -len(pairs[n]))
     print("factor  rms   " + " ".join(f"{n[:12]:>12}" for n in names))

@@ -86,6 +86,9 @@ class Runtime:
     # where float32 is not a full gain (float32_gain False): how many times float64's rate the
     # runtime's arithmetic outside dense linear algebra runs at in float32 (1: no faster)
     float32_flops_factor: float = 1.0
+    # the same for its transcendental functions' evaluations (census.transcendentals, at
+    # TRANSCENDENTAL_FLOPS each: _float32_compute); None: float32_flops_factor
+    float32_transcendental_factor: float | None = None
 
 
 # Fitted on the 2-core CPU machine to single gradients (split timing) and to whole runs side by
@@ -305,6 +308,23 @@ JAX_CPU_SAMPLER_DENSE_EFFICIENCY = 0.14
 # ran 1.3x-1.8x slow in the afternoon too), so both figures are scaled by 0.515 to the hour
 # the others were fitted in, as machine_pace scales them to the present one.
 JAX_CPU_SAMPLER_FLOAT32_FLOPS_FACTOR = 1.3
+# Its float32 transcendental functions (exp, log1p, softplus, log-gamma) run at 2.5x float64's
+# rate, apart from the rest of its arithmetic (float32_transcendental_factor). Timed in one
+# compiled loop, NumPyro's float32 leapfrog is 1.55x-2.45x faster than its float64 one on models
+# with such terms and 0.75x-0.87x on the two GLMs (docs/results/fit-numpyro-leapfrog-cpu-
+# 2026-11-28-precisions.jsonl), where the one factor made every model 1.2x-1.7x. Priced on the
+# functions' evaluations (census.transcendentals, which leave out the powers PyTensor makes
+# multiplications and the logs and exps it cancels), bench/fit_float32_compute.py
+# --transcendental gives an rms log error of the float64/float32 ratio over the recorded regret
+# runs of 0.167 at 1.3 and 2.5 against 0.193 with 1.3 alone (docs/results/
+# fit-float32-transcendental-evaluations-cpu-2026-11-28.txt). Replayed over the 31 files at
+# 1000 + 1000 draws, the held-out models stay at 68 of 72 pairs within 1.1 and the zoo goes
+# from 81 to 85 of 109 (seed_small chooses float32 in all 16 of its files); at 500 + 500, from
+# 5 to 10 of 35, the demo model choosing NumPyro's float32 over nutpie (docs/benchmarks.md,
+# "NumPyro's float32 transcendental functions priced by their evaluations"). Priced on the
+# census's transcendental flops instead (c512e26), the powers of a Normal likelihood counted as
+# transcendental, and groups_503 flipped to NumPyro's float32 at 1.97-2.24.
+JAX_CPU_SAMPLER_FLOAT32_TRANSCENDENTAL_FACTOR = 2.5
 JAX_CPU_SAMPLER_CACHED_SECONDS = 0.41
 JAX_CPU_SAMPLER_CACHED_PER_KERNEL = 0.00143
 JAX_CPU_SAMPLER_COLD_SECONDS = 1.82
@@ -317,6 +337,7 @@ JAX_CPU_SAMPLER = Runtime("jax-cpu-sampler", 1.5, 2.0, 2e-6, 2e-8,
                           dense_efficiency=JAX_CPU_SAMPLER_DENSE_EFFICIENCY,
                           per_kernel_seconds=0.0, float32_gain=False, float32_bytes_gain=True,
                           float32_flops_factor=JAX_CPU_SAMPLER_FLOAT32_FLOPS_FACTOR,
+                          float32_transcendental_factor=JAX_CPU_SAMPLER_FLOAT32_TRANSCENDENTAL_FACTOR,
                           first_use=("jax",))
 # One numba-compiled logp-and-gradient function, what measured mode compiles to time a numba
 # candidate (PyMC's own, raveled inputs: the function its NUTS compiles), with the model's
@@ -476,7 +497,7 @@ def _cpu_roofline(
     if runtime.transcendental_factor:
         compute += transcendental_seconds(profile, machine, streaming, runtime)
     if precision == "float32" and not runtime.float32_gain:
-        compute /= runtime.float32_flops_factor
+        compute = _float32_compute(compute, profile, machine, streaming, runtime)
     dense_rate = runtime.dense_efficiency * machine.cpu_matmul_flops[precision]
     if runtime.threaded_dense:  # chains side by side take turns on the cores for dense work
         dense_rate /= max(1, parallel_chains)
@@ -485,6 +506,34 @@ def _cpu_roofline(
     if runtime.threaded:  # XLA's kernels of chains side by side take turns on the thread pool
         kernels *= max(1, parallel_chains)
     return max(stream, compute) + matvec + dense / dense_rate + kernels
+
+
+#: Flops the census charges one evaluation of a transcendental function
+#: (:func:`pymc_accel.census._scalar_cost`).
+TRANSCENDENTAL_FLOPS = 10.0
+
+
+def _float32_compute(compute: float, profile: ModelProfile, machine: MachineFigures,
+                     streaming: str, runtime: Runtime) -> float:
+    """``compute`` (float64's seconds of arithmetic outside dense linear algebra) in float32, for
+    a runtime whose float32 is not a full gain: the transcendental functions' evaluations
+    (``census.transcendentals``, 10 flops each) at ``float32_transcendental_factor`` times
+    float64's rate, the rest at ``float32_flops_factor``.
+
+    The evaluations, not the flops the census charges ops named like transcendental functions
+    (``census.transcendental_flops``): those include the powers PyTensor's rewrites make
+    multiplications (a Normal likelihood's squares) and the logs and exps they cancel or fold
+    to constants, which leave a non-centred group model with half its flops "transcendental"
+    and no evaluation of one."""
+    factor = runtime.float32_transcendental_factor
+    if factor is None or factor == runtime.float32_flops_factor:
+        return compute / runtime.float32_flops_factor
+    c = profile.census
+    rate = runtime.flops_factor * machine.cpu_flops[streaming]
+    arithmetic = c.flops - c.flops_by_category["dense_linalg"]
+    evaluated = TRANSCENDENTAL_FLOPS * c.transcendentals
+    transcendental = min(compute, min(evaluated, arithmetic) / rate)
+    return (compute - transcendental) / runtime.float32_flops_factor + transcendental / factor
 
 
 def transcendental_seconds(profile: ModelProfile, machine: MachineFigures, precision: str,
