@@ -30,6 +30,9 @@ _TRANSCENDENTAL = (
     "Exp", "Log", "Sigmoid", "Softplus", "Erf", "Gamma", "Psi", "Tanh", "Pow", "Sqrt",
     "Cos", "Sin", "Tri", "Inv", "Bessel", "Betainc", "Digamma",
 )
+#: Flops the census charges one evaluation of a transcendental scalar function (any other scalar
+#: op: 1), and so the flops of one ``exp`` that machine calibration times.
+TRANSCENDENTAL_FLOPS = 10.0
 #: What one evaluation of a transcendental scalar function costs in a numba-compiled loop, in
 #: evaluations of ``exp`` (5.4 ns here): each function summed over 4,000 elements inside
 #: PyTensor's numba mode, less the same loop without it (2-core fit machine, 2026-11-24; numpy's
@@ -250,7 +253,7 @@ def _is_transcendental(name: str) -> bool:
     return any(t in name for t in _TRANSCENDENTAL)
 
 
-def _scalar_cost(scalar_op: Any, transcendental: float = 10.0) -> float:
+def _scalar_cost(scalar_op: Any, transcendental: float = TRANSCENDENTAL_FLOPS) -> float:
     """Flops of one evaluation: 1, or ``transcendental`` for a transcendental function."""
     name = type(scalar_op).__name__
     inner = getattr(scalar_op, "fgraph", None)

@@ -16,7 +16,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from pymc_accel.backend import Estimate, Figure
-from pymc_accel.census import RANKS
+from pymc_accel.census import RANKS, TRANSCENDENTAL_FLOPS
 from pymc_accel.machine import MachineFigures
 from pymc_accel.profile import ModelProfile
 
@@ -508,17 +508,13 @@ def _cpu_roofline(
     return max(stream, compute) + matvec + dense / dense_rate + kernels
 
 
-#: Flops the census charges one evaluation of a transcendental function
-#: (:func:`pymc_accel.census._scalar_cost`).
-TRANSCENDENTAL_FLOPS = 10.0
-
-
 def _float32_compute(compute: float, profile: ModelProfile, machine: MachineFigures,
                      streaming: str, runtime: Runtime) -> float:
     """``compute`` (float64's seconds of arithmetic outside dense linear algebra) in float32, for
     a runtime whose float32 is not a full gain: the transcendental functions' evaluations
-    (``census.transcendentals``, 10 flops each) at ``float32_transcendental_factor`` times
-    float64's rate, the rest at ``float32_flops_factor``.
+    (``census.transcendentals``, ``TRANSCENDENTAL_FLOPS`` each) at
+    ``float32_transcendental_factor`` times float64's rate, the rest at
+    ``float32_flops_factor``.
 
     The evaluations, not the flops the census charges ops named like transcendental functions
     (``census.transcendental_flops``): those include the powers PyTensor's rewrites make
@@ -550,7 +546,7 @@ def transcendental_seconds(profile: ModelProfile, machine: MachineFigures, preci
     stream.
     """
     c = profile.census
-    exp_seconds = 10.0 / machine.cpu_flops[precision]
+    exp_seconds = TRANSCENDENTAL_FLOPS / machine.cpu_flops[precision]
     counted = c.transcendental_flops / (runtime.flops_factor * machine.cpu_flops[precision])
     return max(0.0, c.transcendentals * exp_seconds * runtime.transcendental_factor - counted)
 
