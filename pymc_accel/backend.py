@@ -288,6 +288,12 @@ class SampleRequest:
     idata_kwargs: dict[str, Any] | None = None
     backend_kwargs: dict[str, Any] = field(default_factory=dict)
     pymc_kwargs: dict[str, Any] = field(default_factory=dict)
+    #: The model's log density as the selection's profile built it
+    #: (:class:`pymc_accel.profile.LogpGraph`: dims and data frozen), for a backend that builds
+    #: the log density to use instead of building it again; ``None`` where the selection built
+    #: none (it reused a kept profile). The JAX backends jaxify it
+    #: (:func:`pymc_accel.backends.run_logp.jaxified_logp`); a backend may ignore it.
+    logp_graph: Any = field(default=None, repr=False, compare=False)
 
     @property
     def steps(self) -> int:

@@ -271,9 +271,11 @@ def sample(
         )
     _check_var_names(model, request.var_names)
     starts = _check_initvals(model, request.initvals)
+    logp_graph: list = []  # the log density the selection builds, for the run
     report = _select_for(model, request, backend=nuts_sampler, device=device,
                          precision=precision, registry=registry, measure=measure,
-                         measure_budget=measure_budget)
+                         measure_budget=measure_budget, _logp_graph_out=logp_graph)
+    request.logp_graph = logp_graph[0] if logp_graph else None
     arguments.warn_ignored(registry.backends[report.candidate.backend], report.candidate, request)
     sampler_checks = checks_its_own_start(report.candidate)
     if not sampler_checks:

@@ -157,13 +157,15 @@ class PrecisionCheck:
         return asdict(self)
 
 
-def as_backends_rewrite(graph: Any) -> Any:
+def as_backends_rewrite(graph: Any, *, clone: bool = False) -> Any:
     """``graph`` (a variable or a list of them) after the rewrites every backend compiles with,
     :data:`BACKEND_REWRITES` less :data:`BACKEND_EXCLUDED_REWRITES`, for the checks to compute
-    what the samplers will."""
+    what the samplers will. In place (the graph's nodes are rewired) unless ``clone``: a copy
+    of the graph on the same inputs is rewritten."""
     from pytensor.graph.rewriting.utils import rewrite_graph
 
-    return rewrite_graph(graph, include=BACKEND_REWRITES, exclude=BACKEND_EXCLUDED_REWRITES)
+    return rewrite_graph(graph, include=BACKEND_REWRITES, exclude=BACKEND_EXCLUDED_REWRITES,
+                         clone=clone)
 
 
 def float32_graph(inputs: list[Any], outputs: list[Any]) -> tuple[list[Any], list[Any]]:
@@ -309,7 +311,8 @@ def check_float32(
     logp_graph : pymc_accel.profile.LogpGraph, optional
         The model's log density and gradient as its profile built them
         (:func:`pymc_accel.profile.profile_and_logp`), to start from instead of building them
-        again; the check may rewrite them in place, so they are not to be used afterwards.
+        again. The check leaves them as they were: the run that follows jaxifies the same log
+        density (:mod:`pymc_accel.backends.run_logp`).
     as_written_first : bool, optional
         Whether to check the log density as written first. By default it is, where the log
         density reads at most :data:`AS_WRITTEN_MAX_DATA_BYTES` of data. False checks it as
@@ -359,7 +362,7 @@ def check_float32(
     # float32 that the samplers compute finitely (the seed blog's model at full size did).
     # Stabilize before differentiating, as the JAX backends do (they differentiate the rewritten
     # logp): the gradient of log(1 - sigmoid(x)) taken first is 0/0 in float32 at large x.
-    logp = as_backends_rewrite(logp)
+    logp = as_backends_rewrite(logp, clone=logp_graph is not None)  # the profile's is kept whole
     grads = pytensor.grad(logp, value_vars)
     check = _as_compiled([logp, *grads], model=model, initvals=initvals, at_least=reached,
                          **common)

@@ -206,13 +206,22 @@ class LogpGraph:
     data_bytes: int | None = None
 
 
-def _logp_and_grad_census(
-    model: pm.Model,
-) -> tuple[OpCensus, str, int, dict[str, tuple[int, ...]] | None, LogpGraph]:
-    """Census of logp + gradient, on a copy of the model with dims and data frozen so every
-    intermediate shape is static (PyMC's own ``freeze_dims_and_data``); with the bytes of the
-    data the graph reads, the value variables' shapes when the frozen copy knows them all
-    (``None`` otherwise), and the log density graph."""
+def log_density_graph(model: pm.Model) -> tuple[LogpGraph, str]:
+    """The model's log density on a copy with dims and data frozen (PyMC's own
+    ``freeze_dims_and_data``), so every intermediate shape is static; the model itself where it
+    has no dims or data, or where freezing fails (the note then says why).
+
+    The profile counts this graph, and the JAX runs jaxify it
+    (:func:`pymc_accel.backends.run_logp.jaxified_logp`): built once for a selection and its
+    run, and built the same way by a run whose selection reused a kept profile, so a seeded
+    run's draws do not depend on what was kept.
+
+    Returns
+    -------
+    (LogpGraph, str)
+        The graph without its gradient, and a note (empty when the copy was frozen or needed
+        no freezing).
+    """
     from pymc.model.transform.optimization import freeze_dims_and_data
 
     note = ""
@@ -222,16 +231,26 @@ def _logp_and_grad_census(
         frozen = freeze_dims_and_data(model) if needs_freezing else model
     except Exception as exc:  # models with unusual data containers: census on shapes we know
         frozen, note = model, f"shapes partly unknown ({type(exc).__name__})"
-    logp = frozen.logp()
-    grads = pytensor.grad(logp, frozen.value_vars)
-    census = census_of(list(frozen.value_vars), [logp, *grads])
+    return LogpGraph(list(frozen.value_vars), frozen.logp()), note
+
+
+def _logp_and_grad_census(
+    model: pm.Model,
+) -> tuple[OpCensus, str, int, dict[str, tuple[int, ...]] | None, LogpGraph]:
+    """Census of logp + gradient, on :func:`log_density_graph`'s copy of the model with dims and
+    data frozen; with the bytes of the data the graph reads, the value variables' shapes when
+    the frozen copy knows them all (``None`` otherwise), and the log density graph."""
+    graph, note = log_density_graph(model)
+    logp, value_vars = graph.logp, graph.value_vars
+    grads = pytensor.grad(logp, value_vars)
+    census = census_of(list(value_vars), [logp, *grads])
     if census.unknown_shapes and not note:
         note = f"{census.unknown_shapes} intermediate shapes unknown; counted as 1 element each"
-    shapes = {v.name: tuple(v.type.shape) for v in frozen.value_vars}
+    shapes = {v.name: tuple(v.type.shape) for v in value_vars}
     static = all(d is not None for shape in shapes.values() for d in shape)
     data_bytes = data_bytes_read([logp])
     return (census, note, data_bytes, (shapes if static else None),
-            LogpGraph(list(frozen.value_vars), logp, list(grads), data_bytes))
+            LogpGraph(list(value_vars), logp, list(grads), data_bytes))
 
 
 def profile_model(model: pm.Model | None = None) -> ModelProfile:

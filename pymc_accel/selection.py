@@ -309,6 +309,7 @@ def select(
     options: dict[str, Any] | None = None,
     arguments: Sequence[str] = (),
     target_accept: float = 0.8,
+    _logp_graph_out: list | None = None,
 ) -> SelectionReport:
     """Choose the backend, device and precision that should reach the draws soonest.
 
@@ -357,6 +358,11 @@ def select(
         The run's target acceptance. A JAX sampler compiles it into its program with
         ``options`` and ``var_names``, so the run history counts that program as cached only
         after a run with the same values (:func:`pymc_accel.history.program_options_key`).
+    _logp_graph_out : list, optional
+        For :func:`pymc_accel.sample`: the log density graph the profile built is appended
+        to it (nothing when a kept profile was reused), for the run to use
+        (:attr:`pymc_accel.backend.SampleRequest.logp_graph`). Not kept on the report, whose
+        reader would hold a copy of the data with it.
 
     Returns
     -------
@@ -392,6 +398,9 @@ def select(
     logp_graph = None  # the log density a fresh profile built, for the float32 check
     if profile is None:
         profile, logp_graph = _cached_profile_and_logp(model)
+        if logp_graph is not None and _logp_graph_out is not None:
+            # the log density alone (its gradient is the profile's and the float32 check's)
+            _logp_graph_out.append(LogpGraph(logp_graph.value_vars, logp_graph.logp))
     devices = devices or discover()
     for name, value, least in (("draws", draws, 0), ("tune", tune, 0), ("chains", chains, 1)):
         if not isinstance(value, int) or value < least:
@@ -519,7 +528,9 @@ def select(
                         devices.has_gpu)
     scored.sort(key=lambda s: s.key)
     if precision != "float32" and not any(s.needs_guard for s in scored):
-        logp_graph = None  # no float32 check to come: its graph (and data) freed before measuring
+        # no float32 check to come: its gradient (and data, unless the run keeps the log
+        # density) freed before measuring
+        logp_graph = None
 
     measurement = None
     if measure:

@@ -228,10 +228,12 @@ class DeerMalaBackend:
         enable_jax_cache()  # its XLA programs from disk when this run was run before
         options = self._options(candidate, request)
         device = jax_device(self.name, candidate.device)
-        model, _ = rewrite_model(model, candidate.device)  # affine scans -> parallel prefixes
+        rewritten, _ = rewrite_model(model, candidate.device)  # affine scans -> parallel prefixes
+        # the selection's log density, where the run samples the model it was built from
+        logp_graph = request.logp_graph if rewritten is model else None
         with jax_precision(candidate.precision), jax.default_device(device):
             try:
-                return self._sample(model, candidate, request, options)
+                return self._sample(rewritten, candidate, request, options, logp_graph)
             except Exception as exc:
                 from pymc_accel.memory import out_of_memory_error
 
@@ -265,7 +267,7 @@ class DeerMalaBackend:
             raise UnsupportedArgumentError(f"deer_mala: {'; '.join(problems)}")
         return options
 
-    def _sample(self, model, candidate, request, options):
+    def _sample(self, model, candidate, request, options, logp_graph=None):
         import jax
         import jax.numpy as jnp
         from pymc.util import _get_seeds_per_chain
@@ -279,7 +281,7 @@ class DeerMalaBackend:
         chains = request.chains
         flat = flatten_model(
             model, chains=chains, initvals=request.initvals, random_seed=init_seed,
-            dtype=candidate.precision,
+            dtype=candidate.precision, logp_graph=logp_graph,
         )
         jacobian = options.pop("jacobian", default_jacobian(flat.dim))
         window = int(options.pop("window", DEFAULT_WINDOW))

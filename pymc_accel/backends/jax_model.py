@@ -2,7 +2,8 @@
 
 For backends that run their own JAX sampler on a PyMC model (DEER-MALA here; plugins may use
 it too). Everything model-specific goes through PyMC's own JAX helpers
-(``pymc.sampling.jax``): the jaxified log density on the unconstrained space, the jittered
+(``pymc.sampling.jax``): the jaxified log density on the unconstrained space (of the graph the
+profile builds, :mod:`pymc_accel.backends.run_logp`), the jittered
 initial points, the map from value variables back to the model's variables, and the assembly of
 the InferenceData with coords, dims, observed and constant data, exactly as
 ``pymc.sampling.jax.sample_jax_nuts`` does after its own sampler has run.
@@ -89,7 +90,8 @@ class FlatModel:
 
 
 def flatten_model(
-    model: pm.Model, *, chains: int, initvals: Any, random_seed: int, dtype: str
+    model: pm.Model, *, chains: int, initvals: Any, random_seed: int, dtype: str,
+    logp_graph: Any = None,
 ) -> FlatModel:
     """Jaxify ``model``'s log density and draw PyMC's jittered initial points.
 
@@ -103,18 +105,23 @@ def flatten_model(
         Seed of the initial-point jitter.
     dtype : {"float32", "float64"}
         Precision of the positions.
+    logp_graph : pymc_accel.profile.LogpGraph, optional
+        The model's log density as the selection's profile built it
+        (:attr:`pymc_accel.backend.SampleRequest.logp_graph`); built the same way when not
+        given (:func:`pymc_accel.backends.run_logp.jaxified_logp`).
 
     Returns
     -------
     FlatModel
     """
-    from pymc.sampling.jax import _get_batched_jittered_initial_points, get_jaxified_logp
+    from pymc.sampling.jax import _get_batched_jittered_initial_points
 
     from pymc_accel.backends.flat_position import flatten_points
+    from pymc_accel.backends.run_logp import jaxified_logp
 
     # PyMC's flag is inverted from its name: the default (negative_logp=True) is +log p, what
     # BlackJAX's path uses; negative_logp=False gives NumPyro's potential energy, -log p.
-    logp_fn = get_jaxified_logp(model)
+    logp_fn = jaxified_logp(model, logp_graph)
     initial = _get_batched_jittered_initial_points(
         model=model, chains=chains, initvals=initvals, random_seed=random_seed, logp_fn=logp_fn
     )

@@ -254,13 +254,17 @@ class JaxNutsBackend:
 
         from pymc_accel.backends.flat_position import flat_position
         from pymc_accel.backends.jax_model import jax_precision
+        from pymc_accel.backends.run_logp import jax_runs_use
         from pymc_accel.devices import jax_device
         from pymc_accel.jax_cache import enable as enable_jax_cache
         from pymc_accel.rewrites.apply import rewrite_model
 
         enable_jax_cache()  # the sampler's XLA programs from disk when this run was run before
         platform = "gpu" if candidate.device == "gpu" else "cpu"
-        model, _ = rewrite_model(model, platform)  # affine scans -> parallel prefixes
+        rewritten, _ = rewrite_model(model, platform)  # affine scans -> parallel prefixes
+        # the selection's log density, where the run samples the model it was built from
+        logp_graph = request.logp_graph if rewritten is model else None
+        model = rewritten
         device = jax_device(self.name, platform)
         kwargs = dict(request.backend_kwargs)
         if "max_treedepth" in kwargs:  # PyMC's name (nutpie's driver translates it too)
@@ -285,7 +289,8 @@ class JaxNutsBackend:
         keep_untransformed = bool(idata_kwargs.pop("include_transformed", False))
         try:
             with (jax_precision(candidate.precision), jax.default_device(device),
-                  flat_position(self.jax_sampler)):  # one array, not one per variable
+                  flat_position(self.jax_sampler),  # one array, not one per variable
+                  jax_runs_use(model, logp_graph)):  # the log density the profile built
                 return wait_for_draws(sample_jax_nuts(
                     draws=request.draws,
                     tune=request.tune,

@@ -1,0 +1,128 @@
+from __future__ import annotations
+
+import numpy as np
+import pymc as pm
+import pymc.sampling.jax as pmjax
+import pytest
+
+import pymc_accel
+from pymc_accel import profile as profile_module
+from pymc_accel.backends import run_logp
+from pymc_accel.backends.jax_model import jax_precision
+from pymc_accel.backends.run_logp import jax_runs_use, jaxified_logp
+from pymc_accel.profile import profile_and_logp
+from tests.models import large_offset_model
+
+
+def _schools() -> pm.Model:
+    """Dims, a data container and a transformed variable: the frozen copy lists its value
+    variables in another order than the model (theta, tau, mu against mu, tau, theta)."""
+    y = np.array([28.0, 8.0, -3.0, 7.0, -1.0, 1.0, 18.0, 12.0])
+    sigma = np.array([15.0, 10.0, 16.0, 11.0, 9.0, 11.0, 10.0, 18.0])
+    with pm.Model(coords={"school": range(8)}) as model:
+        s = pm.Data("sigma", sigma, dims="school")
+        mu = pm.Normal("mu", 0.0, 5.0)
+        tau = pm.HalfCauchy("tau", 5.0)
+        theta_t = pm.Normal("theta_t", 0.0, 1.0, dims="school")
+        pm.Normal("y", mu + tau * theta_t, s, observed=y, dims="school")
+    return model
+
+
+def _points(model, n=3):
+    rng = np.random.default_rng(1)
+    start = model.initial_point()
+    return [[start[v.name] + rng.normal(0, 0.5, np.shape(start[v.name]))
+             for v in model.value_vars] for _ in range(n)]
+
+
+@pytest.mark.parametrize("negative_logp", [True, False])
+@pytest.mark.parametrize("handed", [True, False])
+def test_the_runs_log_density_is_pymcs_in_the_models_order_and_sign(negative_logp, handed):
+    model = _schools()
+    graph = profile_and_logp(model)[1] if handed else None
+    assert [v.name for v in profile_and_logp(model)[1].value_vars] != \
+        [v.name for v in model.value_vars]  # the order the function must put right
+    with jax_precision("float64"):
+        ours = jaxified_logp(model, graph, negative_logp=negative_logp)
+        pymcs = pmjax.get_jaxified_logp(model, negative_logp=negative_logp)
+        for x in _points(model):
+            np.testing.assert_allclose(float(ours(x)), float(pymcs(x)), rtol=1e-12)
+
+
+def _count_builds(monkeypatch):
+    """Calls of the profile's log density builder, from the profile and from a run."""
+    calls = {"profile": 0, "run": 0}
+    real = profile_module.log_density_graph
+
+    def counted(where):
+        def build(model):
+            calls[where] += 1
+            return real(model)
+        return build
+
+    monkeypatch.setattr(profile_module, "log_density_graph", counted("profile"))
+    monkeypatch.setattr(run_logp, "log_density_graph", counted("run"))
+    return calls
+
+
+def test_a_numpyro_run_jaxifies_the_graph_its_selection_built(monkeypatch):
+    calls = _count_builds(monkeypatch)
+    pymc_calls = []
+    real_pymc = pmjax.get_jaxified_logp
+
+    def pymc_spy(model, negative_logp=True):
+        pymc_calls.append(model)
+        return real_pymc(model, negative_logp)
+
+    monkeypatch.setattr(pmjax, "get_jaxified_logp", pymc_spy)
+    model = _schools()
+    kwargs = dict(nuts_sampler="numpyro", model=model, draws=30, tune=30, chains=2,
+                  random_seed=3, progressbar=False, quiet=True,
+                  compute_convergence_checks=False)
+    first = pymc_accel.sample(**kwargs)
+    assert calls == {"profile": 1, "run": 0}  # built once, by the profile, for both
+    assert pymc_calls == []  # PyMC's builder was not asked for this model
+    assert pmjax.get_jaxified_logp is pymc_spy  # and is back once the run is over
+    # the selection now reuses the kept profile, so the run builds the graph itself, the same
+    # way: the same program, the same draws
+    second = pymc_accel.sample(**kwargs)
+    assert calls == {"profile": 1, "run": 1}
+    for name in ("mu", "tau", "theta_t"):
+        np.testing.assert_array_equal(first.posterior[name].values,
+                                      second.posterior[name].values)
+
+
+def test_other_models_get_pymcs_log_density_inside_the_block():
+    ours, other = _schools(), large_offset_model()
+    original = pmjax.get_jaxified_logp
+    with jax_precision("float64"), jax_runs_use(ours):
+        assert pmjax.get_jaxified_logp is not original
+        x = [other.initial_point()[v.name] for v in other.value_vars]
+        np.testing.assert_allclose(float(pmjax.get_jaxified_logp(other)(x)),
+                                   float(original(other)(x)), rtol=1e-12)
+        with jax_runs_use(ours):  # nested, as two runs of one model in two threads
+            pass
+        assert pmjax.get_jaxified_logp is not original
+    assert pmjax.get_jaxified_logp is original
+
+
+def test_the_float32_check_leaves_the_profiles_graph_as_it_was():
+    """float32 fails this model as written, so the check rewrites the log density as the
+    backends compile it: on a copy, since the run jaxifies the profile's graph afterwards."""
+    import pytensor
+    from pytensor.graph.traversal import ancestors
+
+    from pymc_accel.precision import check_float32
+
+    model = large_offset_model()
+    graph = profile_and_logp(model)[1]
+
+    def wiring():
+        nodes = [v.owner for v in ancestors([graph.logp]) if v.owner is not None]
+        return ([(n, list(n.inputs)) for n in nodes],
+                pytensor.dprint(graph.logp, file="str"))
+
+    before = wiring()
+    check = check_float32(model, logp_graph=graph)
+    assert not check.safe and check.written_problem  # the as-compiled path ran
+    assert wiring() == before
