@@ -134,6 +134,28 @@ def test_default_run_is_skipped_when_predicted_longer_than_its_limit():
     assert out["selection_seconds"] > 0
 
 
+def test_default_run_hands_its_run_the_selections_log_density(monkeypatch):
+    """As pymc_accel.sample does; the net overhead then takes the build the run skipped off."""
+    from dataclasses import replace
+
+    from pymc_accel.backends.numpyro_nuts import JaxNutsBackend
+    from pymc_accel.models import eight_schools
+
+    handed, real = [], JaxNutsBackend.sample
+
+    def short(self, model, candidate, request):  # the run itself kept short
+        handed.append(request.logp_graph)
+        return real(self, model, candidate, replace(request, draws=50, tune=50))
+
+    monkeypatch.setattr(JaxNutsBackend, "sample", short)
+    args = bench_regret._parse(["--quick"])
+    args.backend = "numpyro"  # as bench_overhead --backend numpyro
+    out = bench_regret.default_run(eight_schools, args, rows=[])
+    assert len(handed) == 1 and handed[0] is not None
+    assert out["saved_seconds"] > 0
+    assert out["net_overhead"] < out["overhead"]
+
+
 def test_pooled_regret_weighs_each_seed_by_its_run():
     # a: one lucky short run among slow ones; b: steady. Median of ratios favours a, pooled b.
     a = bench_regret._summarise("a", [
@@ -893,7 +915,7 @@ def test_overhead_bench_reports_new_processes_by_their_medians(monkeypatch):
     def run(wall, selection, overhead):
         return {"chosen": "numpyro[cpu]", "wall": wall, "selection_seconds": selection,
                 "check_seconds": 0.0, "record_seconds": 0.015, "precision_check_seconds": 0.0,
-                "overhead": overhead}
+                "overhead": overhead, "saved_seconds": 0.01, "net_overhead": overhead - 0.005}
 
     runs = iter([run(5.0, 0.2, 0.042), run(5.0, 0.05, 0.012),  # as timed, then logp first
                  run(6.0, 0.1, 0.02), run(6.0, 0.04, 0.010),
@@ -915,8 +937,9 @@ def test_overhead_bench_reports_new_processes_by_their_medians(monkeypatch):
         {"model": "eight_schools", "default_run": {"skipped": "long"}, "new_process": fresh}]}
     text = bench_overhead.markdown(results)
     assert ("| eight_schools | numpyro[cpu] | 5.5 s | 150 ms | 0 ms | 15 ms | **3.1%** "
-            "(4.2%, 2.0%) | 45 ms | **1.1%** (1.2%, 1.0%) |") in text
+            "(4.2%, 2.0%) | **2.6%** (10 ms) | 45 ms | **1.1%** (1.2%, 1.0%) | **0.6%** |") in text
     assert "Overhead in a new process: median 3.1%" in text
+    assert "Net of the log density the run was handed: median 2.6%" in text
     assert "(the model's log density built and ArviZ imported first): median 1.1%" in text
 
 
