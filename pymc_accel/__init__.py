@@ -22,6 +22,7 @@ from pymc_accel.backend import (
 )
 from pymc_accel.backends._common import rename_nutpie_stats
 from pymc_accel.backends.numpyro_nuts import JaxNutsBackend
+from pymc_accel.backends.run_logp import jaxified_logp
 from pymc_accel import devices as _devices
 from pymc_accel.devices import Devices, discover as discover_devices, jax_cpu_devices, jax_device
 from pymc_accel.errors import (
@@ -64,6 +65,6 @@ __all__ = [
     "build_registry", "disable", "discover_devices", "enable", "enable_jax_cache", "explain",
     "first_use_figures",
     "get_registry",
-    "hookimpl", "is_enabled", "jax_cpu_devices", "jax_device", "machine_figures", "profile_model",
+    "hookimpl", "is_enabled", "jax_cpu_devices", "jax_device", "jaxified_logp", "machine_figures", "profile_model",
     "rename_nutpie_stats", "sample", "sampler_options", "select",
 ]

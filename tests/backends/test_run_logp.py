@@ -65,7 +65,13 @@ def _count_builds(monkeypatch):
     return calls
 
 
-def test_a_numpyro_run_jaxifies_the_graph_its_selection_built(monkeypatch):
+@pytest.mark.parametrize("backend", ["numpyro", "deer_mala", "blackjax_mclmc"])
+def test_a_jax_run_jaxifies_the_graph_its_selection_built(monkeypatch, backend):
+    """NumPyro through PyMC's sample_jax_nuts, DEER-MALA through flatten_model, the BlackJAX
+    plugin's MCLMC through pymc_accel.jaxified_logp."""
+    from pymc_accel.selection import forget_profiles
+
+    forget_profiles()  # an earlier test's model of this structure: its profile is kept
     calls = _count_builds(monkeypatch)
     pymc_calls = []
     real_pymc = pmjax.get_jaxified_logp
@@ -76,7 +82,7 @@ def test_a_numpyro_run_jaxifies_the_graph_its_selection_built(monkeypatch):
 
     monkeypatch.setattr(pmjax, "get_jaxified_logp", pymc_spy)
     model = _schools()
-    kwargs = dict(nuts_sampler="numpyro", model=model, draws=30, tune=30, chains=2,
+    kwargs = dict(nuts_sampler=backend, model=model, draws=30, tune=30, chains=2,
                   random_seed=3, progressbar=False, quiet=True,
                   compute_convergence_checks=False)
     first = pymc_accel.sample(**kwargs)

@@ -277,6 +277,7 @@ class BlackJaxMclmcBackend(JaxNutsBackend):
                 quiet=request.quiet,
                 postprocessing_backend=platform,
                 devices=jax.devices(platform),
+                logp_graph=request.logp_graph,  # the selection's log density, jaxified
                 **options,
             )
 

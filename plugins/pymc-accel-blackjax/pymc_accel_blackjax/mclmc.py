@@ -6,7 +6,8 @@ draws are cheaper and more correlated than NUTS's. The momentum decoherence leng
 step size and a diagonal preconditioner are tuned by BlackJAX's own
 ``mclmc_find_L_and_step_size`` during ``tune`` steps.
 
-The log density is PyMC's, compiled to JAX by ``pymc.sampling.jax.get_jaxified_logp``; initial
+The log density is PyMC's, compiled to JAX by ``pymc_accel.jaxified_logp`` (PyMC's
+``get_jaxified_logp`` on the graph the selection built); initial
 points, the map of draws back to the constrained space and the InferenceData follow
 ``pymc.sampling.jax.sample_jax_nuts``.
 """
@@ -150,6 +151,7 @@ def sample_mclmc(
     diagonal_preconditioning: bool = True,
     postprocessing_backend: str = "cpu",
     devices: Sequence[Any] | None = None,
+    logp_graph: Any = None,
 ):
     """Sample a PyMC model with BlackJAX MCLMC; chains spread over ``devices`` with
     ``jax.pmap``, and vectorized with ``jax.vmap`` on each (:func:`map_chains`).
@@ -171,6 +173,9 @@ def sample_mclmc(
         Where draws are mapped back to the constrained space.
     devices : sequence of jax.Device, optional
         Devices to spread the chains over; by default every chain runs on the default device.
+    logp_graph : optional
+        The model's log density as the selection built it (``SampleRequest.logp_graph``), to
+        jaxify instead of building it again; built the same way when not given.
 
     Returns
     -------
@@ -190,14 +195,17 @@ def sample_mclmc(
         _get_batched_jittered_initial_points,
         _postprocess_samples,
         get_jaxified_graph,
-        get_jaxified_logp,
     )
     from pymc.stats.convergence import log_warnings, run_convergence_checks
     from pymc.util import get_default_varnames, get_random_generator
 
     import blackjax
 
-    logp_fn = get_jaxified_logp(model)  # the log density itself (PyMC's naming is inverted)
+    from pymc_accel import jaxified_logp
+
+    # the log density itself (PyMC's flag is inverted from its name), from the graph the
+    # selection built where one was handed over (pymc_accel.SampleRequest.logp_graph)
+    logp_fn = jaxified_logp(model, logp_graph)
     # the seed pm.sample derives for its JAX samplers (and pymc-accel's NumPyro backend): an
     # int, a Generator made from it, and a list of seeds each give their own draws
     seed = int(get_random_generator(random_seed).spawn(chains)[0].integers(2**30))
