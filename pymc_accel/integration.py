@@ -275,7 +275,10 @@ def sample(
     report = _select_for(model, request, backend=nuts_sampler, device=device,
                          precision=precision, registry=registry, measure=measure,
                          measure_budget=measure_budget, _logp_graph_out=logp_graph)
-    request.logp_graph = logp_graph[0] if logp_graph else None
+    # held for a JAX run only, which jaxifies it: it holds a copy of the data
+    if logp_graph and _runs_on_jax(report):
+        request.logp_graph = logp_graph[0]
+    del logp_graph
     arguments.warn_ignored(registry.backends[report.candidate.backend], report.candidate, request)
     sampler_checks = checks_its_own_start(report.candidate)
     if not sampler_checks:
@@ -480,12 +483,17 @@ def _fall_back_if_diverging(idata, report, model, request, registry, device):
     return idata, report64
 
 
+def _runs_on_jax(report: SelectionReport) -> bool:
+    """Whether the chosen candidate's run starts JAX (its estimate says so)."""
+    return report.estimate is not None and "jax" in report.estimate.first_use
+
+
 def _run_backend(model, report: SelectionReport, request: SampleRequest, registry):
     candidate = report.candidate
     backend = registry.backends[candidate.backend]
     origin = registry.origins.get(candidate.backend, "")
     builtin = origin.endswith("(built-in)") or BUILTIN_PLUGIN_NAME in origin
-    if report.estimate is not None and "jax" in report.estimate.first_use:
+    if _runs_on_jax(report):
         from pymc_accel import jax_cache
 
         jax_cache.enable()  # a plugin's XLA programs too, from disk when run before

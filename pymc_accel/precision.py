@@ -158,10 +158,21 @@ class PrecisionCheck:
 
 
 def as_backends_rewrite(graph: Any, *, clone: bool = False) -> Any:
-    """``graph`` (a variable or a list of them) after the rewrites every backend compiles with,
-    :data:`BACKEND_REWRITES` less :data:`BACKEND_EXCLUDED_REWRITES`, for the checks to compute
-    what the samplers will. In place (the graph's nodes are rewired) unless ``clone``: a copy
-    of the graph on the same inputs is rewritten."""
+    """``graph`` after the rewrites every backend compiles with, :data:`BACKEND_REWRITES` less
+    :data:`BACKEND_EXCLUDED_REWRITES`, for the checks to compute what the samplers will.
+
+    Parameters
+    ----------
+    graph : TensorVariable or list of TensorVariable
+    clone : bool, default False
+        Rewrite a copy of the graph on the same inputs; otherwise the graph itself is rewritten
+        in place (its nodes rewired).
+
+    Returns
+    -------
+    TensorVariable or list of TensorVariable
+        The rewritten output(s).
+    """
     from pytensor.graph.rewriting.utils import rewrite_graph
 
     return rewrite_graph(graph, include=BACKEND_REWRITES, exclude=BACKEND_EXCLUDED_REWRITES,

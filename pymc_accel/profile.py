@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import threading
 import time
 from dataclasses import asdict, dataclass, field
 from typing import Any
@@ -195,15 +196,28 @@ def data_bytes_read(outputs: list) -> int:
 @dataclass
 class LogpGraph:
     """The log density graph a profile built: its value variables (of the model's copy with dims
-    and data frozen, named as the model's), its output and the gradient the census counted. The
-    float32 check starts from it rather than building the log density and its gradient again
-    (:func:`pymc_accel.precision.check_float32`)."""
+    and data frozen, named as the model's), its output and the gradient the census counted
+    (``None`` where none was taken). The float32 check starts from it rather than building the
+    log density and its gradient again (:func:`pymc_accel.precision.check_float32`), and the
+    selection's JAX run jaxifies its log density (:mod:`pymc_accel.backends.run_logp`)."""
 
     value_vars: list[Any]
     logp: Any
     grads: list[Any] | None = None
     #: bytes of the data the log density reads (its constants and shared variables)
     data_bytes: int | None = None
+    #: a weak reference to the model it was built from (``None``: not recorded)
+    source: Any = field(default=None, repr=False, compare=False)
+
+    def built_from(self, model: Any) -> bool:
+        """Whether this graph was built from ``model`` (True where that was not recorded)."""
+        return self.source is None or self.source() is model
+
+
+#: ``freeze_dims_and_data`` sets the model's initial values aside while it copies the model and
+#: puts them back after; two copies at once (two threads selecting one model) would put back
+#: the first one's blanks. Written by hand: PyMC has no lock of its own around it.
+_FREEZING = threading.Lock()
 
 
 def log_density_graph(model: pm.Model) -> tuple[LogpGraph, str]:
@@ -216,22 +230,36 @@ def log_density_graph(model: pm.Model) -> tuple[LogpGraph, str]:
     run, and built the same way by a run whose selection reused a kept profile, so a seeded
     run's draws do not depend on what was kept.
 
+    Parameters
+    ----------
+    model : pm.Model
+
     Returns
     -------
     (LogpGraph, str)
         The graph without its gradient, and a note (empty when the copy was frozen or needed
         no freezing).
     """
+    import weakref
+
     from pymc.model.transform.optimization import freeze_dims_and_data
 
     note = ""
     try:
         # nothing to freeze without dims or data containers (an eighth of a small model's profile)
         needs_freezing = bool(model.dim_lengths) or bool(model.data_vars)
-        frozen = freeze_dims_and_data(model) if needs_freezing else model
+        if needs_freezing:
+            with _FREEZING:
+                frozen = freeze_dims_and_data(model)
+        else:
+            frozen = model
     except Exception as exc:  # models with unusual data containers: census on shapes we know
         frozen, note = model, f"shapes partly unknown ({type(exc).__name__})"
-    return LogpGraph(list(frozen.value_vars), frozen.logp()), note
+    try:
+        source = weakref.ref(model)
+    except TypeError:  # not weak-referenceable: not recorded
+        source = None
+    return LogpGraph(list(frozen.value_vars), frozen.logp(), source=source), note
 
 
 def _logp_and_grad_census(
@@ -250,7 +278,7 @@ def _logp_and_grad_census(
     static = all(d is not None for shape in shapes.values() for d in shape)
     data_bytes = data_bytes_read([logp])
     return (census, note, data_bytes, (shapes if static else None),
-            LogpGraph(list(value_vars), logp, list(grads), data_bytes))
+            LogpGraph(list(value_vars), logp, list(grads), data_bytes, source=graph.source))
 
 
 def profile_model(model: pm.Model | None = None) -> ModelProfile:

@@ -400,7 +400,8 @@ def select(
         profile, logp_graph = _cached_profile_and_logp(model)
         if logp_graph is not None and _logp_graph_out is not None:
             # the log density alone (its gradient is the profile's and the float32 check's)
-            _logp_graph_out.append(LogpGraph(logp_graph.value_vars, logp_graph.logp))
+            _logp_graph_out.append(LogpGraph(logp_graph.value_vars, logp_graph.logp,
+                                             source=logp_graph.source))
     devices = devices or discover()
     for name, value, least in (("draws", draws, 0), ("tune", tune, 0), ("chains", chains, 1)):
         if not isinstance(value, int) or value < least:

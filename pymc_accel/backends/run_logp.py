@@ -5,19 +5,22 @@ putting its data in as constants and having PyTensor rewrite and jaxify it. The 
 profile has just built that log density, on a copy of the model with dims and data frozen
 (:func:`pymc_accel.profile.log_density_graph`). A run handed that graph
 (:attr:`pymc_accel.backend.SampleRequest.logp_graph`) jaxifies it instead of building its own:
-10-30 ms of PyMC's graph building on the zoo's models, and the frozen copy leaves PyTensor's
-rewrites less to do (``bench/time_run_logp.py``).
+17-42 ms less than PyMC's path on eight zoo models (``bench/time_run_logp.py``,
+docs/results/run-logp-cpu-2026-11-28.md), with the same compile and the same seconds a call.
 
 A run that is handed no graph (its selection reused a kept profile, or it samples a rewritten
 copy of the model) builds one with the same function, so the program a seeded run compiles, and
 its draws, do not depend on what the selection kept. The graph's constants are a copy of the
-data, held while the run lasts (PyMC's own path puts the data containers' arrays in without
-copying); the profile held the same copy while it ran.
+data (``freeze_dims_and_data`` copies it), held while the run lasts, where PyMC's own path puts
+the data containers' arrays in without copying: one more host copy of the data during a JAX
+run, which the profile held while it ran too. :mod:`pymc_accel.memory` plans device memory and
+does not count it.
 
 No public PyMC hook takes a log density, so :func:`jax_runs_use` swaps the module function that
-``sample_jax_nuts`` calls (``pymc.sampling.jax.get_jaxified_logp``) for one that answers for
-the given model from its graph and passes every other model to PyMC's, while the block is open,
-as :mod:`pymc_accel.backends.flat_position` swaps the sampler function.
+``sample_jax_nuts`` calls (``pymc.sampling.jax.get_jaxified_logp``) for one that answers, in the
+thread that opened the block, for the given model from its graph and passes every other call to
+PyMC's, while the block is open, as :mod:`pymc_accel.backends.flat_position` swaps the sampler
+function.
 """
 
 from __future__ import annotations
@@ -31,14 +34,40 @@ from pymc_accel.graph_building import quietly
 from pymc_accel.profile import LogpGraph, log_density_graph
 
 _lock = threading.Lock()
-_graphs: dict[int, tuple[Any, LogpGraph, int]] = {}  # id(model) -> (model, graph, open blocks)
-_original: list[Callable] = []  # PyMC's get_jaxified_logp while a swap is in place
+_blocks = 0  # open jax_runs_use blocks, in every thread: the swap is in place while any is
+_original: list[Callable] = []  # PyMC's get_jaxified_logp while the swap is in place
+# each thread's open blocks: id(model) -> [model, graph or None, blocks]. Thread-local, since
+# sample_jax_nuts asks for the log density in the thread that runs it, and another thread's run
+# of the same model may hold other data.
+_local = threading.local()
 
 
 def run_graph(model: Any, graph: LogpGraph | None = None) -> LogpGraph:
-    """``graph`` where one is handed over, else the model's log density built as the profile
-    builds it (:func:`pymc_accel.profile.log_density_graph`)."""
+    """The log density a JAX run of ``model`` jaxifies.
+
+    Parameters
+    ----------
+    model : pm.Model
+    graph : LogpGraph, optional
+        The log density the selection's profile built for ``model``.
+
+    Returns
+    -------
+    LogpGraph
+        ``graph`` where one is given, else the model's log density built as the profile builds
+        it (:func:`pymc_accel.profile.log_density_graph`).
+
+    Raises
+    ------
+    ValueError
+        ``graph`` was built from another model.
+    """
     if graph is not None:
+        if not graph.built_from(model):
+            raise ValueError(
+                "the log density graph given was built from another model: pass the "
+                "SampleRequest's logp_graph only to a run of the model it was selected for, or "
+                "None to build it from this one")
         return graph
     return quietly(log_density_graph)(model)[0]
 
@@ -51,7 +80,8 @@ def jaxified_logp(model: Any, graph: LogpGraph | None = None, *,
     ----------
     model : pm.Model
     graph : LogpGraph, optional
-        The log density the selection's profile built for ``model``.
+        The log density the selection's profile built for ``model``
+        (:attr:`pymc_accel.SampleRequest.logp_graph`); built the same way when not given.
     negative_logp : bool, default True
         As PyMC's flag, inverted from its name: True gives ``log p`` (BlackJAX's log density),
         False gives ``-log p`` (NumPyro's potential energy).
@@ -61,6 +91,11 @@ def jaxified_logp(model: Any, graph: LogpGraph | None = None, *,
     callable
         ``x -> value`` for ``x`` a list of arrays, one per value variable in
         ``model.value_vars``' order (the frozen copy lists them in an order of its own).
+
+    Raises
+    ------
+    ValueError
+        ``graph`` was built from another model.
     """
     from pymc.sampling.jax import get_jaxified_graph
 
@@ -76,60 +111,70 @@ def jaxified_logp(model: Any, graph: LogpGraph | None = None, *,
     return logp_fn
 
 
+def _held() -> dict[int, list]:
+    if not hasattr(_local, "held"):
+        _local.held = {}
+    return _local.held
+
+
 @contextlib.contextmanager
 def jax_runs_use(model: Any, graph: LogpGraph | None = None) -> Iterator[None]:
-    """Inside the block, ``pymc.sampling.jax.get_jaxified_logp(model, ...)`` answers with
-    :func:`jaxified_logp` on ``graph`` (or on the graph :func:`run_graph` builds, once, when
-    ``graph`` is None); other models get PyMC's own.
+    """Inside the block, ``pymc.sampling.jax.get_jaxified_logp(model, ...)`` called in this
+    thread answers with :func:`jaxified_logp` on ``graph`` (or on the graph :func:`run_graph`
+    builds, once for the block, when ``graph`` is None); every other call gets PyMC's own.
 
     Parameters
     ----------
     model : pm.Model
         The model the run samples (the rewritten copy, where the run samples one).
     graph : LogpGraph, optional
-        ``model``'s log density, as the selection's profile built it.
+        ``model``'s log density, as the selection's profile built it. A block opened inside
+        another of the same model and thread keeps the outer block's graph.
+
+    Yields
+    ------
+    None
     """
+    global _blocks
     import pymc.sampling.jax as pmjax
 
-    key = id(model)
+    if graph is not None:
+        run_graph(model, graph)  # raises if it is another model's
+    held = _held()
+    entry = held.get(id(model))
+    if entry is not None and entry[0] is model:
+        entry[2] += 1
+    else:
+        entry = held[id(model)] = [model, graph, 1]
     with _lock:
-        if not _original:
+        if not _blocks:
             _original.append(pmjax.get_jaxified_logp)
             pmjax.get_jaxified_logp = _answering
-        held = _graphs.get(key)
-        if held is not None and held[0] is model:
-            _graphs[key] = (model, held[1], held[2] + 1)
-        else:
-            _graphs[key] = (model, graph, 1)
+        _blocks += 1
     try:
         yield
     finally:
+        entry[2] -= 1
+        if not entry[2]:
+            held.pop(id(model), None)
         with _lock:
-            held_model, held_graph, blocks = _graphs[key]
-            if blocks > 1:
-                _graphs[key] = (held_model, held_graph, blocks - 1)
-            else:
-                del _graphs[key]
-            if not _graphs:
+            _blocks -= 1
+            if not _blocks:
                 pmjax.get_jaxified_logp = _original.pop()
 
 
 def _answering(model: Any, negative_logp: bool = True) -> Callable[[Any], Any]:
-    """The swapped-in ``get_jaxified_logp``: from the graph held for ``model``, or PyMC's."""
-    with _lock:
-        held = _graphs.get(id(model))
-        original = _original[0] if _original else None
-    if held is None or held[0] is not model:
+    """The swapped-in ``get_jaxified_logp``: from the graph this thread holds for ``model``, or
+    PyMC's."""
+    entry = _held().get(id(model))
+    if entry is None or entry[0] is not model:
+        with _lock:
+            original = _original[0] if _original else None
         if original is None:  # the last block closed under this call: PyMC's function is back
             from pymc.sampling.jax import get_jaxified_logp
 
             return get_jaxified_logp(model, negative_logp)
         return original(model, negative_logp)
-    graph = held[1]
-    if graph is None:  # built once for the block, and kept for a second call in it
-        graph = run_graph(model)
-        with _lock:
-            now = _graphs.get(id(model))
-            if now is not None and now[0] is model and now[1] is None:
-                _graphs[id(model)] = (model, graph, now[2])
-    return jaxified_logp(model, graph, negative_logp=negative_logp)
+    if entry[1] is None:  # built once for the block, and kept for a second call in it
+        entry[1] = run_graph(model)
+    return jaxified_logp(model, entry[1], negative_logp=negative_logp)

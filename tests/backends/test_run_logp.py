@@ -132,3 +132,60 @@ def test_the_float32_check_leaves_the_profiles_graph_as_it_was():
     check = check_float32(model, logp_graph=graph)
     assert not check.safe and check.written_problem  # the as-compiled path ran
     assert wiring() == before
+
+
+def test_the_swap_is_undone_when_the_run_raises():
+    original = pmjax.get_jaxified_logp
+    with pytest.raises(RuntimeError, match="boom"):
+        with jax_runs_use(_schools()):
+            raise RuntimeError("boom")
+    assert pmjax.get_jaxified_logp is original
+
+
+def test_a_graph_of_another_model_is_refused():
+    graph = profile_and_logp(_schools())[1]
+    with pytest.raises(ValueError, match="another model"):
+        jaxified_logp(_schools(), graph)
+    with pytest.raises(ValueError, match="another model"):
+        with jax_runs_use(_schools(), graph):
+            pass
+
+
+def test_another_threads_run_of_the_model_builds_its_own(monkeypatch):
+    """A block answers in the thread that opened it: a run of the same model in another thread
+    (which may have set other data) gets PyMC's function, not this block's graph."""
+    import threading
+
+    model = _schools()
+    graph = profile_and_logp(model)[1]
+    asked_pymc, real = [], pmjax.get_jaxified_logp
+
+    def pymc_spy(m, negative_logp=True):
+        asked_pymc.append(threading.current_thread().name)
+        return real(m, negative_logp)
+
+    monkeypatch.setattr(pmjax, "get_jaxified_logp", pymc_spy)
+    with jax_precision("float64"), jax_runs_use(model, graph):
+        other = threading.Thread(target=lambda: pmjax.get_jaxified_logp(model), name="other")
+        other.start()
+        other.join()
+        pmjax.get_jaxified_logp(model)  # this thread's: the block's graph
+    assert asked_pymc == ["other"]
+    assert pmjax.get_jaxified_logp is pymc_spy
+
+
+def test_a_run_on_numba_is_not_handed_the_graph(monkeypatch):
+    """The graph holds a copy of the data: only a JAX run, which jaxifies it, is handed it."""
+    from pymc_accel.backends.numba_cpu import NumbaBackend
+
+    handed, real = [], NumbaBackend.sample
+
+    def spy(self, model, candidate, request):
+        handed.append(request.logp_graph)
+        return real(self, model, candidate, request)
+
+    monkeypatch.setattr(NumbaBackend, "sample", spy)
+    pymc_accel.sample(nuts_sampler="numba", model=_schools(), draws=20, tune=20, chains=1,
+                      random_seed=1, progressbar=False, quiet=True,
+                      compute_convergence_checks=False)
+    assert handed == [None]
