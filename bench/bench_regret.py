@@ -242,28 +242,55 @@ def timed_record(report, request, wall: float, idata) -> float:
 
 @contextlib.contextmanager
 def handed_graphs_used(seen: list):
-    """Inside the block, each call of the JAX runs' log density builder
-    (:func:`pymc_accel.backends.run_logp.jaxified_logp`) appends to ``seen`` whether it was
-    handed the selection's graph."""
+    """Inside the block, each time a JAX run takes its log density graph
+    (:func:`pymc_accel.backends.run_logp.run_graph`, which every way of jaxifying it goes
+    through) ``seen`` gets whether the graph was handed over (False: the run built it).
+
+    Parameters
+    ----------
+    seen : list
+        Appended to; the run used a handed graph when ``seen`` is non-empty and all True.
+
+    Yields
+    ------
+    list
+        ``seen``.
+    """
     from pymc_accel.backends import run_logp
 
-    real = run_logp.jaxified_logp
+    real = run_logp.run_graph
 
-    def noting(model, graph=None, **kwargs):
+    def noting(model, graph=None):
         seen.append(graph is not None)
-        return real(model, graph, **kwargs)
+        return real(model, graph)
 
-    run_logp.jaxified_logp = noting
+    run_logp.run_graph = noting
     try:
         yield seen
     finally:
-        run_logp.jaxified_logp = real
+        run_logp.run_graph = real
+
+
+def used_a_handed_graph(seen: list) -> bool:
+    """Whether a run, watched by :func:`handed_graphs_used`, jaxified a handed graph only."""
+    return bool(seen) and all(seen)
 
 
 def log_density_seconds(factory, repeats: int = 3) -> float:
     """Median seconds of building a fresh model's log density as the profile does
     (:func:`pymc_accel.profile.log_density_graph`): what a JAX run handed the selection's graph
-    does not do, and one handed none does."""
+    does not do, and one handed none does.
+
+    Parameters
+    ----------
+    factory : callable
+        Makes the model, fresh each call.
+    repeats : int, default 3
+
+    Returns
+    -------
+    float
+    """
     from pymc_accel.backends.run_logp import run_graph
 
     times = []
@@ -621,7 +648,7 @@ def default_run(factory, args, rows):
     out["overhead"] = own / out["wall"]
     # the run jaxified the selection's log density: a run of the sampler named alone builds it
     # first, so the selection's net seconds are its own less that build, over that longer run
-    out["saved_seconds"] = log_density_seconds(factory) if any(used) else 0.0
+    out["saved_seconds"] = log_density_seconds(factory) if used_a_handed_graph(used) else 0.0
     out["net_overhead"] = (own - out["saved_seconds"]) / (out["wall"] + out["saved_seconds"])
     out["overhead_repeat"] = ((out["repeat_selection_seconds"] + out["check_repeat_seconds"]
                                + out["record_seconds"]) / out["wall"])

@@ -10,7 +10,12 @@ For each model, in one process that has built a primer model first, on fresh mod
 - the same with no graph handed over (a run after a selection that reused a kept profile: it
   builds the graph as the profile does);
 - for each, JAX's compile and first call of the jitted value and gradient, and its seconds a
-  call after that, since the frozen copy gives PyTensor's rewrites static shapes.
+  call after that, since the frozen copy gives PyTensor's rewrites static shapes;
+- whether a seeded NumPyro run (100 + 100 draws, 2 chains) gives the same draws on PyMC's log
+  density and on the profile's: where the model has dims or data to freeze, the two programs
+  round differently, which is why a run handed no graph builds it as the profile does.
+
+The three ways take turns, each repeat starting with the next.
 
 ``--runs N`` also times whole NumPyro runs (``sample_jax_nuts`` on the flat position, 2 chains,
 ``--tune`` + ``--draws``, the seed fixed) on PyMC's log density and on the profile's, taking
@@ -86,8 +91,10 @@ def time_builds(make_model, repeats: int) -> dict[str, float]:
     }
     times: dict[str, list] = {f"{w} {part}": [] for w in ways
                               for part in ("build", "compile", "call")}
-    for _ in range(repeats):
-        for way, make in ways.items():
+    order = list(ways)
+    for repeat in range(repeats):
+        for way in order[repeat % 3:] + order[:repeat % 3]:
+            make = ways[way]
             model = make_model()
             if make is None:
                 graph = profile_and_logp(model)[1]  # the selection's work, not timed
@@ -99,6 +106,33 @@ def time_builds(make_model, repeats: int) -> dict[str, float]:
             times[f"{way} compile"].append(compile_)
             times[f"{way} call"].append(call)
     return {k: statistics.median(v) for k, v in times.items()}
+
+
+def same_draws(make_model) -> bool:
+    """Whether a seeded NumPyro run (100 + 100 draws, 2 chains, flat position) draws the same
+    on PyMC's log density as on the profile's."""
+    import contextlib
+
+    import numpy as np
+    from pymc.sampling.jax import sample_jax_nuts
+
+    from pymc_accel.backends.flat_position import flat_position
+    from pymc_accel.backends.jax_model import jax_precision
+    from pymc_accel.backends.run_logp import jax_runs_use
+    from pymc_accel.profile import profile_and_logp
+
+    draws = []
+    for ours in (False, True):
+        model = make_model()
+        graph = profile_and_logp(model)[1] if ours else None
+        way = jax_runs_use(model, graph) if ours else contextlib.nullcontext()
+        with jax_precision("float64"), flat_position("numpyro"), way:
+            idata = sample_jax_nuts(draws=100, tune=100, chains=2, random_seed=1, model=model,
+                                    progressbar=False, chain_method="parallel",
+                                    compute_convergence_checks=False, nuts_sampler="numpyro")
+        draws.append(np.concatenate([idata.posterior[v].values.ravel()
+                                     for v in idata.posterior.data_vars]))
+    return bool(np.array_equal(*draws))
 
 
 def time_runs(make_model, runs: int, tune: int, draws: int) -> dict[str, float]:
@@ -142,9 +176,9 @@ def main(argv=None) -> int:
              f"medians of {args.repeats} fresh models", "",
              "| model | PyMC's: build | compile | µs a call | profile's graph: build | compile "
              "| µs a call | built in the run: build | compile | µs a call "
-             "| saved by the handed graph |"
+             "| saved by the handed graph | seeded draws |"
              + (" NumPyro run, PyMC's | profile's | ratio |" if args.runs else ""),
-             "|---|---|---|---|---|---|---|---|---|---|---|"
+             "|---|---|---|---|---|---|---|---|---|---|---|---|"
              + ("---|---|---|" if args.runs else "")]
     for name in args.models.split(","):
         t = time_builds(models[name], args.repeats)
@@ -153,7 +187,7 @@ def main(argv=None) -> int:
         for way in ("PyMC's", "profile's graph", "built in the run"):
             row += (f"| {t[f'{way} build']:.1f} | {t[f'{way} compile']:.0f} "
                     f"| {t[f'{way} call']:.1f} ")
-        row += f"| {saved:.1f} |"
+        row += f"| {saved:.1f} | {'the same' if same_draws(models[name]) else 'differ'} |"
         if args.runs:
             w = time_runs(models[name], args.runs, args.tune, args.draws)
             row += (f" {w["PyMC's"]:.2f} s | {w["profile's graph"]:.2f} s "

@@ -156,6 +156,24 @@ def test_default_run_hands_its_run_the_selections_log_density(monkeypatch):
     assert out["net_overhead"] < out["overhead"]
 
 
+def test_a_run_that_built_its_own_graph_is_not_counted_as_handed_one():
+    import pymc.sampling.jax as pmjax
+
+    from pymc_accel.backends.run_logp import jax_runs_use
+    from pymc_accel.models import eight_schools
+    from pymc_accel.profile import profile_and_logp
+
+    for handed in (False, True):
+        model = eight_schools()
+        graph = profile_and_logp(model)[1] if handed else None
+        with bench_regret.handed_graphs_used([]) as seen, jax_runs_use(model, graph):
+            pmjax.get_jaxified_logp(model, negative_logp=False)
+        assert bench_regret.used_a_handed_graph(seen) is handed
+    with bench_regret.handed_graphs_used([]) as seen:  # no JAX run at all
+        pass
+    assert not bench_regret.used_a_handed_graph(seen)
+
+
 def test_pooled_regret_weighs_each_seed_by_its_run():
     # a: one lucky short run among slow ones; b: steady. Median of ratios favours a, pooled b.
     a = bench_regret._summarise("a", [
