@@ -49,6 +49,19 @@ def test_the_runs_log_density_is_pymcs_in_the_models_order_and_sign(negative_log
             np.testing.assert_allclose(float(ours(x)), float(pymcs(x)), rtol=1e-12)
 
 
+def _spy_on_pymcs_builder(monkeypatch, note):
+    """PyMC's ``get_jaxified_logp`` replaced by a spy that appends ``note(model)`` to a list
+    and calls it: ``(the list, the spy)``."""
+    noted, real = [], pmjax.get_jaxified_logp
+
+    def spy(model, negative_logp=True):
+        noted.append(note(model))
+        return real(model, negative_logp)
+
+    monkeypatch.setattr(pmjax, "get_jaxified_logp", spy)
+    return noted, spy
+
+
 def _count_builds(monkeypatch):
     """Calls of the profile's log density builder, from the profile and from a run."""
     calls = {"profile": 0, "run": 0}
@@ -73,14 +86,7 @@ def test_a_jax_run_jaxifies_the_graph_its_selection_built(monkeypatch, backend):
 
     forget_profiles()  # an earlier test's model of this structure: its profile is kept
     calls = _count_builds(monkeypatch)
-    pymc_calls = []
-    real_pymc = pmjax.get_jaxified_logp
-
-    def pymc_spy(model, negative_logp=True):
-        pymc_calls.append(model)
-        return real_pymc(model, negative_logp)
-
-    monkeypatch.setattr(pmjax, "get_jaxified_logp", pymc_spy)
+    pymc_calls, pymc_spy = _spy_on_pymcs_builder(monkeypatch, lambda model: model)
     model = _schools()
     kwargs = dict(nuts_sampler=backend, model=model, draws=30, tune=30, chains=2,
                   random_seed=3, progressbar=False, quiet=True,
@@ -158,13 +164,8 @@ def test_another_threads_run_of_the_model_builds_its_own(monkeypatch):
 
     model = _schools()
     graph = profile_and_logp(model)[1]
-    asked_pymc, real = [], pmjax.get_jaxified_logp
-
-    def pymc_spy(m, negative_logp=True):
-        asked_pymc.append(threading.current_thread().name)
-        return real(m, negative_logp)
-
-    monkeypatch.setattr(pmjax, "get_jaxified_logp", pymc_spy)
+    asked_pymc, pymc_spy = _spy_on_pymcs_builder(
+        monkeypatch, lambda _: threading.current_thread().name)
     with jax_precision("float64"), jax_runs_use(model, graph):
         other = threading.Thread(target=lambda: pmjax.get_jaxified_logp(model), name="other")
         other.start()
