@@ -28,18 +28,15 @@ from __future__ import annotations
 import contextlib
 import functools
 import math
-import threading
 from collections.abc import Callable, Iterator
 from typing import Any
 
 import numpy as np
 
+from pymc_accel.backends.swaps import swapped
+
 #: The function of ``pymc.sampling.jax`` that runs each JAX sampler.
 SAMPLER_FUNCTIONS = {"numpyro": "_sample_numpyro_nuts", "blackjax": "_sample_blackjax_nuts"}
-
-_lock = threading.Lock()
-_open: dict[str, int] = {}  # sampler -> how many flat_position contexts hold its swap
-_originals: dict[str, Callable] = {}
 
 
 @contextlib.contextmanager
@@ -59,21 +56,11 @@ def flat_position(jax_sampler: str) -> Iterator[bool]:
     import pymc.sampling.jax as pmjax
 
     name = SAMPLER_FUNCTIONS[jax_sampler]
-    with _lock:
-        flat = bool(_open.get(jax_sampler)) or hasattr(pmjax, name)
-        if flat:
-            if not _open.get(jax_sampler):
-                _originals[jax_sampler] = getattr(pmjax, name)
-                setattr(pmjax, name, flattening(_originals[jax_sampler]))
-            _open[jax_sampler] = _open.get(jax_sampler, 0) + 1
-    try:
-        yield flat
-    finally:
-        if flat:
-            with _lock:
-                _open[jax_sampler] -= 1
-                if not _open[jax_sampler]:
-                    setattr(pmjax, name, _originals.pop(jax_sampler))
+    if not hasattr(pmjax, name):
+        yield False
+        return
+    with swapped(pmjax, name, flattening):  # the first block swaps it, the last puts it back
+        yield True
 
 
 def flattening(sampler_fn: Callable) -> Callable:

@@ -30,12 +30,10 @@ import threading
 from collections.abc import Callable, Iterator
 from typing import Any
 
+from pymc_accel.backends.swaps import swapped
 from pymc_accel.graph_building import quietly
 from pymc_accel.profile import LogpGraph, log_density_graph
 
-_lock = threading.Lock()
-_blocks = 0  # open jax_runs_use blocks, in every thread: the swap is in place while any is
-_original: list[Callable] = []  # PyMC's get_jaxified_logp while the swap is in place
 # each thread's open blocks: id(model) -> [model, graph or None, blocks]. Thread-local, since
 # sample_jax_nuts asks for the log density in the thread that runs it, and another thread's run
 # of the same model may hold other data.
@@ -135,7 +133,6 @@ def jax_runs_use(model: Any, graph: LogpGraph | None = None) -> Iterator[None]:
     ------
     None
     """
-    global _blocks
     import pymc.sampling.jax as pmjax
 
     if graph is not None:
@@ -146,35 +143,26 @@ def jax_runs_use(model: Any, graph: LogpGraph | None = None) -> Iterator[None]:
         entry[2] += 1
     else:
         entry = held[id(model)] = [model, graph, 1]
-    with _lock:
-        if not _blocks:
-            _original.append(pmjax.get_jaxified_logp)
-            pmjax.get_jaxified_logp = _answering
-        _blocks += 1
     try:
-        yield
+        # the first block in any thread swaps PyMC's function, the last puts it back
+        with swapped(pmjax, "get_jaxified_logp", _answering):
+            yield
     finally:
         entry[2] -= 1
         if not entry[2]:
             held.pop(id(model), None)
-        with _lock:
-            _blocks -= 1
-            if not _blocks:
-                pmjax.get_jaxified_logp = _original.pop()
 
 
-def _answering(model: Any, negative_logp: bool = True) -> Callable[[Any], Any]:
-    """The swapped-in ``get_jaxified_logp``: from the graph this thread holds for ``model``, or
-    PyMC's."""
-    entry = _held().get(id(model))
-    if entry is None or entry[0] is not model:
-        with _lock:
-            original = _original[0] if _original else None
-        if original is None:  # the last block closed under this call: PyMC's function is back
-            from pymc.sampling.jax import get_jaxified_logp
+def _answering(pymcs: Callable) -> Callable:
+    """The ``get_jaxified_logp`` swapped in for PyMC's (``pymcs``): from the graph this thread
+    holds for the model, or PyMC's."""
 
-            return get_jaxified_logp(model, negative_logp)
-        return original(model, negative_logp)
-    if entry[1] is None:  # built once for the block, and kept for a second call in it
-        entry[1] = run_graph(model)
-    return jaxified_logp(model, entry[1], negative_logp=negative_logp)
+    def get_jaxified_logp(model: Any, negative_logp: bool = True) -> Callable[[Any], Any]:
+        entry = _held().get(id(model))
+        if entry is None or entry[0] is not model:
+            return pymcs(model, negative_logp)
+        if entry[1] is None:  # built once for the block, and kept for a second call in it
+            entry[1] = run_graph(model)
+        return jaxified_logp(model, entry[1], negative_logp=negative_logp)
+
+    return get_jaxified_logp
