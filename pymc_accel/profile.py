@@ -277,8 +277,8 @@ def _logp_and_grad_census(
     shapes = {v.name: tuple(v.type.shape) for v in value_vars}
     static = all(d is not None for shape in shapes.values() for d in shape)
     data_bytes = data_bytes_read([logp])
-    return (census, note, data_bytes, (shapes if static else None),
-            LogpGraph(list(value_vars), logp, list(grads), data_bytes, source=graph.source))
+    graph.grads, graph.data_bytes = list(grads), data_bytes
+    return census, note, data_bytes, (shapes if static else None), graph
 
 
 def profile_model(model: pm.Model | None = None) -> ModelProfile:
