@@ -42,8 +42,10 @@ def swapped(module: Any, name: str, wrapper_of: Callable[[Callable], Callable]
         held = _held.get(key)
         if held is None:
             original = getattr(module, name)
-            held = _held[key] = [module, original, 0]
+            # the wrapper is made and put in before the entry is kept, so a wrapper_of that
+            # raises leaves nothing held and the next block swaps afresh
             setattr(module, name, wrapper_of(original))
+            held = _held[key] = [module, original, 0]
         held[2] += 1
     try:
         yield held[1]

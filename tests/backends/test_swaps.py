@@ -30,3 +30,19 @@ def test_the_swap_is_undone_when_the_block_raises():
         with swapped(module, "f", lambda o: lambda: "wrapped"):
             raise RuntimeError
     assert module.f is original
+
+
+def test_a_wrapper_maker_that_raises_leaves_the_next_block_swapping():
+    original = lambda: "original"  # noqa: E731
+    module = types.SimpleNamespace(f=original)
+
+    def raising(o):
+        raise RuntimeError("cannot wrap")
+
+    with pytest.raises(RuntimeError, match="cannot wrap"):
+        with swapped(module, "f", raising):
+            pass
+    assert module.f is original
+    with swapped(module, "f", lambda o: lambda: "wrapped " + o()):
+        assert module.f() == "wrapped original"
+    assert module.f is original
