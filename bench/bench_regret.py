@@ -242,9 +242,12 @@ def timed_record(report, request, wall: float, idata) -> float:
 
 @contextlib.contextmanager
 def handed_graphs_used(seen: list):
-    """Inside the block, each time a JAX run takes its log density graph
-    (:func:`pymc_accel.backends.run_logp.run_graph`, which every way of jaxifying it goes
-    through) ``seen`` gets whether the graph was handed over (False: the run built it).
+    """Inside the block, each time a log density graph is taken to be jaxified
+    (:func:`pymc_accel.backends.run_logp.run_graph`: :func:`~pymc_accel.jaxified_logp` takes
+    its graph there, and a run handed none builds one there) ``seen`` gets whether the graph
+    was handed over (False: the run built it). Opening
+    :func:`~pymc_accel.backends.run_logp.jax_runs_use` with a graph is not counted: only a
+    run that jaxifies it is.
 
     Parameters
     ----------

@@ -172,6 +172,10 @@ def test_a_run_that_built_its_own_graph_is_not_counted_as_handed_one():
     with bench_regret.handed_graphs_used([]) as seen:  # no JAX run at all
         pass
     assert not bench_regret.used_a_handed_graph(seen)
+    # handed a graph, but the run never asked for its log density: nothing was jaxified from it
+    with bench_regret.handed_graphs_used([]) as seen, jax_runs_use(model, graph):
+        pass
+    assert not bench_regret.used_a_handed_graph(seen)
 
 
 def test_pooled_regret_weighs_each_seed_by_its_run():

@@ -61,13 +61,18 @@ def run_graph(model: Any, graph: LogpGraph | None = None) -> LogpGraph:
         ``graph`` was built from another model.
     """
     if graph is not None:
-        if not graph.built_from(model):
-            raise ValueError(
-                "the log density graph given was built from another model: pass the "
-                "SampleRequest's logp_graph only to a run of the model it was selected for, or "
-                "None to build it from this one")
+        _refuse_other_models(graph, model)
         return graph
     return quietly(log_density_graph)(model)[0]
+
+
+def _refuse_other_models(graph: LogpGraph, model: Any) -> None:
+    """Raise a ValueError naming the fix when ``graph`` was not built from ``model``."""
+    if not graph.built_from(model):
+        raise ValueError(
+            "the log density graph given was built from another model: pass the "
+            "SampleRequest's logp_graph only to a run of the model it was selected for, or "
+            "None to build it from this one")
 
 
 def jaxified_logp(model: Any, graph: LogpGraph | None = None, *,
@@ -136,7 +141,7 @@ def jax_runs_use(model: Any, graph: LogpGraph | None = None) -> Iterator[None]:
     import pymc.sampling.jax as pmjax
 
     if graph is not None:
-        run_graph(model, graph)  # raises if it is another model's
+        _refuse_other_models(graph, model)
     held = _held()
     entry = held.get(id(model))
     if entry is not None and entry[0] is model:
