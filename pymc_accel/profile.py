@@ -267,7 +267,8 @@ def _logp_and_grad_census(
 ) -> tuple[OpCensus, str, int, dict[str, tuple[int, ...]] | None, LogpGraph]:
     """Census of logp + gradient, on :func:`log_density_graph`'s copy of the model with dims and
     data frozen; with the bytes of the data the graph reads, the value variables' shapes when
-    the frozen copy knows them all (``None`` otherwise), and the log density graph."""
+    the frozen copy knows them all (``None`` otherwise), and the log density graph, whose
+    ``grads`` and ``data_bytes`` it fills in (the gradient the census walked, the bytes above)."""
     graph, note = log_density_graph(model)
     logp, value_vars = graph.logp, graph.value_vars
     grads = pytensor.grad(logp, value_vars)
