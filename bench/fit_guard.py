@@ -23,6 +23,12 @@ density as written first (``docs/results/fit-guard-cpu-2026-11-27-as-compiled.js
 ``--as-written-first`` as written first whatever the model's data (by default the check goes
 straight to the log density as compiled past ``precision.AS_WRITTEN_MAX_DATA_BYTES``).
     python bench/fit_guard.py --summarise docs/results/fit-guard-cpu.jsonl
+
+Each line records the machine's pure-Python loop (``python_loop_seconds``, timed once per
+process, :func:`pymc_accel.machine.python_loop_seconds`). ``--against OLD.jsonl`` with
+``--summarise NEW.jsonl`` compares two machines model by model: each model's median check
+here over there, beside the two loops' ratio (the check is interpreted work, and
+``costmodel.guard_seconds`` is charged at the machine's pace).
 """
 
 from __future__ import annotations
@@ -38,7 +44,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).parent))
 
 
-def time_model(name: str, build, as_written_first: bool | None = None) -> dict:
+def time_model(name: str, build, as_written_first: bool | None = None,
+               loop_seconds: float | None = None) -> dict:
     """One repeat: the check's seconds, its verdict and the model's census figures."""
     import time
 
@@ -59,7 +66,7 @@ def time_model(name: str, build, as_written_first: bool | None = None) -> dict:
             "graph": check.graph,
             "start_check_seconds": start_check,
             "kernels": census.kernels, "bytes": census.bytes, "flops": census.flops,
-            "n_free": profile.n_free}
+            "n_free": profile.n_free, "python_loop_seconds": loop_seconds}
 
 
 def fit(rows: list[dict]) -> tuple[list[float], dict[str, float]]:
@@ -107,6 +114,36 @@ def summarise(path: str) -> None:
     print(f"rms log error, each model left out: {rms:.3f}")
 
 
+def compare(path: str, against: str) -> None:
+    """Print each model's median check in ``path`` over its median in ``against`` (models in
+    both), beside the two machines' pure-Python loops' ratio where both files record it."""
+    def medians(file: str) -> tuple[dict[str, float], float | None]:
+        rows = [json.loads(line) for line in Path(file).read_text().splitlines() if line.strip()]
+        by_model = defaultdict(list)
+        for r in rows:
+            by_model[r["model"]].append(r["seconds"])
+        loops = [r["python_loop_seconds"] for r in rows if r.get("python_loop_seconds")]
+        return ({m: statistics.median(v) for m, v in by_model.items()},
+                statistics.median(loops) if loops else None)
+
+    here, loop_here = medians(path)
+    there, loop_there = medians(against)
+    if loop_here and loop_there:
+        print(f"pure-Python loop: {loop_here * 1e3:.1f} ms here, {loop_there * 1e3:.1f} ms there "
+              f"({loop_here / loop_there:.2f}x)")
+    print("| model | check here | check there | ratio |")
+    print("|---|---|---|---|")
+    ratios = []
+    for name in sorted(set(here) & set(there)):
+        ratios.append(here[name] / there[name])
+        print(f"| {name} | {here[name] * 1e3:.0f} ms | {there[name] * 1e3:.0f} ms | "
+              f"{ratios[-1]:.2f} |")
+    if ratios:
+        geo = math.exp(statistics.fmean(math.log(r) for r in ratios))
+        print(f"geometric mean ratio {geo:.2f} over {len(ratios)} models "
+              f"(range {min(ratios):.2f}-{max(ratios):.2f})")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=3)
@@ -124,13 +161,21 @@ def main() -> None:
                      help="time the check as written first whatever the model's data "
                           "(as_written_first=True)")
     parser.add_argument("--summarise", metavar="JSONL", help="fit recorded timings instead")
+    parser.add_argument("--against", metavar="JSONL",
+                        help="with --summarise: compare its timings with these, model by model")
     args = parser.parse_args()
     if args.summarise:
-        summarise(args.summarise)
+        if args.against:
+            compare(args.summarise, args.against)
+        else:
+            summarise(args.summarise)
         return
+    if args.against:
+        parser.error("--against goes with --summarise")
     import zoo
 
     from pymc_accel.integration import check_initial_point
+    from pymc_accel.machine import python_loop_seconds
     from pymc_accel.models import eight_schools, hierarchical_logistic
     from pymc_accel.precision import check_float32
 
@@ -146,10 +191,11 @@ def main() -> None:
     by_name = {**zoo.held_out(),
                "seed_1m": lambda: hierarchical_logistic(1_000_000, 100_000, 20).model}
     models |= {k: v for k, v in by_name.items() if k in names}
+    loop = python_loop_seconds()  # the machine's pace at interpreted work, for --against
     for _ in range(args.repeats):
         for name in names:
             how = False if args.as_compiled_only else True if args.as_written_first else None
-            print(json.dumps(time_model(name, models[name], how)), flush=True)
+            print(json.dumps(time_model(name, models[name], how, loop)), flush=True)
 
 
 if __name__ == "__main__":
