@@ -1090,3 +1090,25 @@ def test_gpu_leapfrog_fit_recovers_the_constants_it_was_given(tmp_path):
     probe.write_text('{"k": 1, "per_iteration_seconds": 9e-06}\n'
                      '{"fit": "per_iteration = iteration + kernel * k", "kernel_seconds": 4.2e-07}\n')
     assert fit_gpu_leapfrog.kernel_share(str(probe), 6.6e-6) == pytest.approx(4.2e-7 / 6.6e-6)
+
+
+def test_fit_guard_compares_two_machines_checks_model_by_model(tmp_path, capsys):
+    import fit_guard
+
+    def write(name, rows):
+        path = tmp_path / name
+        path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+        return str(path)
+
+    here = write("here.jsonl", [
+        {"model": "a", "seconds": s, "python_loop_seconds": 0.15} for s in (0.4, 0.5, 0.6)]
+        + [{"model": "b", "seconds": 0.2, "python_loop_seconds": 0.15},
+           {"model": "only_here", "seconds": 9.0, "python_loop_seconds": 0.15}])
+    there = write("there.jsonl", [{"model": "a", "seconds": 0.1, "python_loop_seconds": 0.06},
+                                  {"model": "b", "seconds": 0.1}])
+    fit_guard.compare(here, there)
+    out = capsys.readouterr().out
+    assert "| a | 500 ms | 100 ms | 5.00 |" in out  # the medians' ratio
+    assert "| b | 200 ms | 100 ms | 2.00 |" in out and "only_here" not in out
+    assert "(2.50x)" in out  # the loops' ratio
+    assert "geometric mean ratio 3.16 over 2 models" in out
