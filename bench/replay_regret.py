@@ -405,14 +405,7 @@ def main(argv=None) -> None:
     p.add_argument("--no-start-up-pace", action="store_true",
                    help="replay with start-up figures as fitted, not at this machine's pace "
                         "(costmodel.start_up_pace taken as 1)")
-    p.add_argument("--no-check-pace", action="store_true",
-                   help="replay with the float32 check charged its seconds as fitted, not at "
-                        "this machine's pace (costmodel.guard_seconds without the machine)")
     args = p.parse_args(argv)
-    if args.no_check_pace:
-        from pymc_accel import costmodel, selection
-
-        selection.guard_seconds = lambda profile, machine=None: costmodel.guard_seconds(profile)
     if args.no_start_up_pace:
         from pymc_accel import costmodel
 

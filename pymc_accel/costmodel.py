@@ -627,13 +627,12 @@ def driver_seconds(profile: ModelProfile, machine: MachineFigures, runtime: Runt
                                       + runtime.per_dimension_seconds * profile.n_free)
 
 
-def _machine_scale(machine: MachineFigures | None,
-                   reference: float = REFERENCE_CALL_SECONDS) -> float:
-    """This machine's measured call overhead against ``reference``, the fit machine's: how much
-    slower its fixed per-call and per-kernel work runs (1.0 where it was not measured)."""
+def _machine_scale(machine: MachineFigures) -> float:
+    """This machine's measured call overhead against the fit machine's: how much slower its
+    fixed per-call and per-kernel work runs."""
     call = getattr(machine, "cpu_call_seconds", 0.0)
     if call > 0:
-        return min(10.0, max(0.1, call / reference))
+        return min(10.0, max(0.1, call / REFERENCE_CALL_SECONDS))
     return 1.0
 
 
@@ -1051,35 +1050,15 @@ def cold_compile_seconds(profile: ModelProfile, runtime: Runtime,
 GUARD_SECONDS = 0.0009
 GUARD_SECONDS_PER_KERNEL = 0.223e-3
 GUARD_SECONDS_PER_BYTE = 0.849e-9
-#: The PyTensor call overhead (``machine.cpu_call_seconds``) of the machine the figures above
-#: were fitted on, an AMD EPYC of 2026-11-27/28, as the regret files of those days record it
-#: (docs/results/regret-cpu-1000-2026-11-27-guard-refit.json and the later ones). On another
-#: AMD EPYC (2026-11-28, 18:00) whose call overhead was 3.73x that, the check of the 18 fit
-#: models took 3.82x as long, geometric mean (2.82x-4.72x; the pure-Python loop was 2.36x:
-#: ``bench/fit_guard.py --summarise docs/results/fit-guard-cpu-2026-11-28-slow-machine.jsonl
-#: --against docs/results/fit-guard-cpu-2026-11-28-default.jsonl``), so
-#: :func:`guard_seconds` charges the check at the call overhead's ratio.
-GUARD_FIT_CALL_SECONDS = 1.833e-6
 
 
-def guard_seconds(profile: ModelProfile, machine: MachineFigures | None = None) -> Figure:
+def guard_seconds(profile: ModelProfile) -> Figure:
     """Modelled seconds of the float32 accuracy check the selector runs before it chooses
     float32 for a float64 model: selection time, charged to float32 candidates when they are
-    ranked (float32 is worth its check only where it saves more than the check costs).
-
-    The check is Python's work a kernel (copying, linking and evaluating the graph op by op),
-    so its seconds follow the machine's call overhead: the fitted figures times ``machine``'s
-    ``cpu_call_seconds`` over the fit machine's (:data:`GUARD_FIT_CALL_SECONDS`); the fitted
-    figures where ``machine`` is not given or its call overhead was not measured.
-    """
+    ranked (float32 is worth its check only where it saves more than the check costs)."""
     c = profile.census
     seconds = GUARD_SECONDS + GUARD_SECONDS_PER_KERNEL * c.kernels + GUARD_SECONDS_PER_BYTE * c.bytes
-    note = "float32 accuracy check: fixed + per kernel + per byte"
-    scale = _machine_scale(machine, GUARD_FIT_CALL_SECONDS)
-    if scale != 1.0:
-        seconds *= scale
-        note += f"; x {scale:.2f}, this machine's call overhead against the fit machine's"
-    return Figure(seconds, "modelled", note)
+    return Figure(seconds, "modelled", "float32 accuracy check: fixed + per kernel + per byte")
 
 
 def state_memory_bytes(profile: ModelProfile, precision: str, chains: int, draws: int) -> Figure:

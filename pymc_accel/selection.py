@@ -99,10 +99,9 @@ class _Scored:
         self.key = key * (charged + self.check_seconds) / charged if charged > 0 else key
 
 
-def _float32_check_charge(profile: ModelProfile, machine: MachineFigures) -> tuple[float, int]:
-    """The float32 accuracy check's modelled seconds on this machine
-    (:func:`pymc_accel.costmodel.guard_seconds`) charged to this run, and the later runs
-    expected to share it.
+def _float32_check_charge(profile: ModelProfile) -> tuple[float, int]:
+    """The float32 accuracy check's modelled seconds (:func:`pymc_accel.costmodel.guard_seconds`)
+    charged to this run, and the later runs expected to share it.
 
     The check is kept for the model's structure, data and start (:mod:`pymc_accel.check_store`),
     as a first compile is kept on disk, so it is shared as the compile is
@@ -112,7 +111,7 @@ def _float32_check_charge(profile: ModelProfile, machine: MachineFigures) -> tup
     it costs once (seed_small: float32 1.16x faster, estimated 1.09x before its 0.1 s check,
     never chosen, so never checked; docs/benchmarks.md).
     """
-    seconds = guard_seconds(profile, machine).value
+    seconds = guard_seconds(profile).value
     later = history.expected_later_runs(profile)[0]
     return seconds / (1 + later), later
 
@@ -433,7 +432,7 @@ def select(
     if per_chain:  # the float32 check starts from one point: the first chain's
         initvals = initvals[0] if initvals else None
     kept_check = _KeptCheck(model, initvals)  # a float32 check of this model and data, if any
-    check_charge = functools.cache(lambda: _float32_check_charge(profile, machine))  # for all
+    check_charge = functools.cache(lambda: _float32_check_charge(profile))  # the same for all
 
     # what a JAX sampler's program holds besides the data (the run history's cached-program check)
     program_options = history.program_options_key(target_accept, options, var_names)
