@@ -27,8 +27,9 @@ straight to the log density as compiled past ``precision.AS_WRITTEN_MAX_DATA_BYT
 Each line records the machine's pure-Python loop (``python_loop_seconds``, timed once per
 process, :func:`pymc_accel.machine.python_loop_seconds`). ``--against OLD.jsonl`` with
 ``--summarise NEW.jsonl`` compares two machines model by model: each model's median check
-here over there, beside the two loops' ratio (the check is interpreted work, and
-``costmodel.guard_seconds`` is charged at the machine's pace).
+here over there, beside the two loops' ratio. The check is Python's work a kernel, and
+``costmodel.guard_seconds`` charges the fit machine's seconds on every machine
+(docs/benchmarks.md, "A second, slower machine": 3.82x there, where the call overhead was 3.73x).
 """
 
 from __future__ import annotations
@@ -91,9 +92,14 @@ def fit(rows: list[dict]) -> tuple[list[float], dict[str, float]]:
     return [float(c) for c in coef], left_out
 
 
+def _rows(path: str) -> list[dict]:
+    """The JSON lines of a file this script wrote."""
+    return [json.loads(line) for line in Path(path).read_text().splitlines() if line.strip()]
+
+
 def summarise(path: str) -> None:
     """Print the fit and each model's measured and left-out estimated seconds."""
-    rows = [json.loads(line) for line in Path(path).read_text().splitlines() if line.strip()]
+    rows = _rows(path)
     coef, left_out = fit(rows)
     print(f"fit: {coef[0] * 1e3:.1f} ms + {coef[1] * 1e3:.3f} ms per kernel + "
           f"{coef[2] * 1e9:.3f} ms per MB of gradient bytes")
@@ -118,7 +124,7 @@ def compare(path: str, against: str) -> None:
     """Print each model's median check in ``path`` over its median in ``against`` (models in
     both), beside the two machines' pure-Python loops' ratio where both files record it."""
     def medians(file: str) -> tuple[dict[str, float], float | None]:
-        rows = [json.loads(line) for line in Path(file).read_text().splitlines() if line.strip()]
+        rows = _rows(file)
         by_model = defaultdict(list)
         for r in rows:
             by_model[r["model"]].append(r["seconds"])
