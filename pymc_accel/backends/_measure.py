@@ -230,15 +230,15 @@ def time_jax_gradient(model: Any, device: str, precision: str, budget_seconds: f
         return hit
     import jax
     import jax.numpy as jnp
-    from pymc.sampling.jax import get_jaxified_logp
-
     from pymc_accel.backends.jax_model import jax_precision
+    from pymc_accel.backends.run_logp import jaxified_logp
 
     dev = jax.devices(device)[0]
     load = load_factor()
     with jax_precision(precision, process_wide=False), jax.default_device(dev):
         start = time.perf_counter()
-        vg = jax.jit(jax.value_and_grad(get_jaxified_logp(model)))
+        # the log density the run jaxifies (run_logp): a tall matrix's products transposed
+        vg = jax.jit(jax.value_and_grad(jaxified_logp(model, device=device)))
         args = [jnp.asarray(a) for a in _initial_args(model, jitter=True)]
         value_and_grad = vg(args)
         if not math.isfinite(value_and_grad[0]):  # the jitter left the support: initial point
@@ -289,16 +289,15 @@ def time_jax_sampler_gradient(model: Any, precision: str, chains: int, budget_se
         return hit
     import jax
     import jax.numpy as jnp
-    from pymc.sampling.jax import get_jaxified_logp
-
     from pymc_accel.backends.flat_position import flatten_points
     from pymc_accel.backends.jax_model import jax_precision
+    from pymc_accel.backends.run_logp import jaxified_logp
 
     devices = jax.devices("cpu")[:_side_by_side(chains)]
     load = load_factor()
     with jax_precision(precision, process_wide=False):
         start = time.perf_counter()
-        logp = get_jaxified_logp(model)
+        logp = jaxified_logp(model, device="cpu")  # as the run jaxifies it (run_logp)
         flat, leaves = flatten_points(_initial_args(model, jitter=True), 1, precision)
         value_and_grad = jax.value_and_grad(lambda x: logp(leaves.unravel(x)))
 

@@ -7,6 +7,9 @@ profile has just built that log density, on a copy of the model with dims and da
 (:attr:`pymc_accel.backend.SampleRequest.logp_graph`) jaxifies it instead of building its own:
 17-42 ms less than PyMC's path on eight zoo models (``bench/time_run_logp.py``,
 docs/results/run-logp-cpu-2026-11-28.md), with the same compile and the same seconds a call.
+On a CPU the graph's products of a tall, narrow data matrix with a vector are then held
+transposed (:mod:`pymc_accel.rewrites.tall_products`), where XLA runs them faster: a
+regression's leapfrog in NumPyro took 1.4x to 2.7x less time in float32.
 
 A run that is handed no graph (its selection reused a kept profile, or it samples a rewritten
 copy of the model) builds one with the same function, so the program a seeded run compiles, and
@@ -76,8 +79,12 @@ def _refuse_other_models(graph: LogpGraph, model: Any) -> None:
 
 
 def jaxified_logp(model: Any, graph: LogpGraph | None = None, *,
-                  negative_logp: bool = True) -> Callable[[Any], Any]:
+                  negative_logp: bool = True, device: str | None = None) -> Callable[[Any], Any]:
     """PyMC's ``get_jaxified_logp(model, negative_logp)`` on :func:`run_graph`'s log density.
+
+    For a CPU, the products of a tall, narrow data matrix with a vector (a regression's
+    ``X @ beta``) hold the matrix transposed, which XLA's CPU dot reads up to 5x faster
+    (2000 x 10: 2.0x in float64, 3.8x in float32; :mod:`pymc_accel.rewrites.tall_products`).
 
     Parameters
     ----------
@@ -88,6 +95,9 @@ def jaxified_logp(model: Any, graph: LogpGraph | None = None, *,
     negative_logp : bool, default True
         As PyMC's flag, inverted from its name: True gives ``log p`` (BlackJAX's log density),
         False gives ``-log p`` (NumPyro's potential energy).
+    device : {"cpu", "gpu"}, optional
+        Where the function will run; by default the platform of JAX's default device (the
+        device of an open ``jax.default_device`` block, else JAX's default backend's).
 
     Returns
     -------
@@ -106,12 +116,28 @@ def jaxified_logp(model: Any, graph: LogpGraph | None = None, *,
     by_name = {v.name: v for v in graph.value_vars}
     inputs = [by_name[v.name] for v in model.value_vars]
     logp = graph.logp if negative_logp else -graph.logp
+    if _platform(device) == "cpu":
+        from pymc_accel.rewrites.tall_products import transposed_tall_products
+
+        logp = transposed_tall_products([logp])[0][0]
     fn = get_jaxified_graph(inputs=inputs, outputs=[logp])
 
     def logp_fn(x: Any) -> Any:
         return fn(*x)[0]
 
     return logp_fn
+
+
+def _platform(device: str | None) -> str:
+    """``device``, or the platform JAX would run a function on now."""
+    if device is not None:
+        return "gpu" if device in ("gpu", "cuda", "rocm") else device
+    import jax
+
+    default = jax.config.jax_default_device
+    platform = getattr(default, "platform", None) or (
+        default if isinstance(default, str) else jax.default_backend())
+    return "gpu" if platform in ("gpu", "cuda", "rocm") else platform
 
 
 def _held() -> dict[int, list]:
