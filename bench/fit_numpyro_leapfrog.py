@@ -104,7 +104,7 @@ def time_leapfrogs(potential, init: list, lengths: tuple[int, int], warmup: int,
 
 
 def measure(name: str, precision: str, lengths: tuple[int, int], warmup: int, machine,
-            repeats: int = 3) -> dict:
+            repeats: int = 3, logp_source: str = "run") -> dict:
     """One JSON line for a model in a precision."""
     import jax.numpy as jnp
     from fit_numpyro_tuning import numpyro_inputs
@@ -117,7 +117,7 @@ def measure(name: str, precision: str, lengths: tuple[int, int], warmup: int, ma
     profile = profile_model(model)
     chains = 2
     with jax_precision(precision):
-        logp, x0 = numpyro_inputs(model, precision)
+        logp, x0 = numpyro_inputs(model, precision, logp_source=logp_source)
         timed = time_leapfrogs(lambda xs: -logp(xs), [jnp.stack([x] * chains) for x in x0],
                                lengths, warmup, repeats)
     short, long = (timed[n] for n in lengths)
@@ -128,7 +128,7 @@ def measure(name: str, precision: str, lengths: tuple[int, int], warmup: int, ma
         "model": name, "precision": precision, "n_free": profile.n_free,
         "kernels": c.kernels, "flops": c.flops, "bytes": c.bytes,
         "matvec_bytes": costmodel.memory_bound_dense_bytes(profile, precision),
-        "method": "compiled_loop", "runs": timed, "per_leapfrog_seconds": per_leapfrog,
+        "method": "compiled_loop", "logp": logp_source, "runs": timed, "per_leapfrog_seconds": per_leapfrog,
         "modelled_per_leapfrog_seconds": costmodel.cpu_gradient_seconds(
             profile, machine, precision, costmodel.JAX_CPU_SAMPLER, chains).value,
     }
@@ -332,6 +332,8 @@ def main(argv=None) -> None:
     p.add_argument("--warmup", type=int, default=300)
     p.add_argument("--repeats", type=int, default=3)
     p.add_argument("--fit", nargs="*", help="result files to fit instead of measuring")
+    p.add_argument("--logp", choices=["run", "pymc"], default="run",
+                   help="time the log density pymc-accel's CPU runs jaxify, or PyMC's own")
     p.add_argument("--driver", default="",
                    help="comma-separated dimensions: time NumPyro's driver on standard normals")
     p.add_argument("--fixed-from", nargs="*", default=None,
@@ -360,7 +362,7 @@ def main(argv=None) -> None:
         for precision in args.precisions.split(","):
             try:
                 line = measure(name, precision, (short, long), args.warmup, machine,
-                               args.repeats)
+                               args.repeats, args.logp)
             except Exception as exc:  # a model NumPyro cannot run: say so, go on
                 line = {"model": name, "precision": precision, "error": repr(exc)[:300]}
             print(json.dumps(line), flush=True)

@@ -53,13 +53,18 @@ def _factory(name: str):
     return (zoo.fit_models() | zoo.held_out() | zoo.value_variable_shapes())[name]
 
 
-def numpyro_inputs(model, precision: str, layout: str = "flat"):
-    """PyMC's jaxified log density of ``model`` (+log p: NumPyro's potential is its negative)
+def numpyro_inputs(model, precision: str, layout: str = "flat", logp_source: str = "run"):
+    """The jaxified log density of ``model`` (+log p: NumPyro's potential is its negative)
     and its initial point in ``precision``, as a list of arrays: one flat vector (``layout``
     "flat", as pymc-accel's JAX backends run it since 2026-11-26,
     ``pymc_accel.backends.flat_position``) or one array per value variable ("per_variable",
     as PyMC's ``sample_jax_nuts`` hands them over); call it inside
     ``jax_precision(precision)``. Shared with ``fit_numpyro_leapfrog.py``.
+
+    ``logp_source`` "run" (the default since 2026-11-28) is the log density pymc-accel's CPU
+    runs jaxify (``pymc_accel.jaxified_logp``: a tall data matrix's products transposed,
+    ``pymc_accel.rewrites.tall_products``); "pymc" is PyMC's own ``get_jaxified_logp``, what
+    every fit before then timed.
 
     PyMC's ``negative_logp`` flag reads the other way from its name: the default (``True``)
     gives +log p, ``False`` gives -log p (``sample_jax_nuts`` passes that to NumPyro as its
@@ -67,9 +72,15 @@ def numpyro_inputs(model, precision: str, layout: str = "flat"):
     the negative of what this returns, sampled 1/p: their trees, tuning and leapfrog counts
     were of the wrong target (docs/benchmarks.md)."""
     import jax.numpy as jnp
-    from pymc.sampling.jax import get_jaxified_logp
 
-    logp = get_jaxified_logp(model)
+    if logp_source == "pymc":
+        from pymc.sampling.jax import get_jaxified_logp
+
+        logp = get_jaxified_logp(model)
+    else:
+        from pymc_accel import jaxified_logp
+
+        logp = jaxified_logp(model, device="cpu")
     start = model.initial_point()
     x0 = [jnp.asarray(start[v.name], dtype=precision) for v in model.value_vars]
     if layout == "per_variable":
