@@ -34,7 +34,11 @@ under both the fitted and the current factors.
     JAX_PLATFORMS=cpu python bench/fit_numpyro_leapfrog.py --models glm_poisson,seed_mid \\
         > docs/results/fit-numpyro-leapfrog-cpu.jsonl
     python bench/fit_numpyro_leapfrog.py --fit docs/results/fit-numpyro-leapfrog-cpu.jsonl
+    python bench/fit_numpyro_leapfrog.py --fit FILES --float32
     JAX_PLATFORMS=cpu python bench/fit_numpyro_leapfrog.py --driver 10,100,1000,5000
+
+``--float32`` fits the float32 factors to each model's float64/float32 ratio of leapfrogs
+(:func:`float32_fit`) instead.
 
 ``--driver`` times NumPyro's own work per leapfrog on standard normals of those dimensions
 (:func:`measure_driver`), the ``per_gradient_seconds`` and ``per_dimension_seconds`` of
@@ -295,6 +299,79 @@ def fit(paths: list[str], fit_names: set[str], fixed_from: list[str] | None = No
         fixed_fit(fixed_from, {"now": current, "fitted": runtime}, fit_names, machine)
 
 
+def precision_pairs(paths: list[str]) -> list[tuple[dict, dict]]:
+    """(float64 line, float32 line) of each model timed in both precisions whose two leapfrogs
+    stand out of the noise (:func:`reliable`); a model's last pair where it was timed twice."""
+    lines = [json.loads(x) for p in paths for x in Path(p).read_text().splitlines() if x.strip()]
+    by_model: dict[str, dict[str, dict]] = {}
+    for line in lines:
+        if reliable(line) and per_leapfrog(line) > 0:
+            by_model.setdefault(line["model"], {})[line["precision"]] = line
+    return [(got["float64"], got["float32"]) for got in by_model.values()
+            if "float64" in got and "float32" in got]
+
+
+def float32_fit(paths: list[str], fit_names: set[str]) -> tuple[float, float]:
+    """Fit ``JAX_CPU_SAMPLER``'s float32 factors to the timed float64/float32 ratio of each
+    model's leapfrog: the ratio, not the float32 leapfrog, so the float64 leapfrog's own error
+    (its bandwidth, driver and flops factors) stays out of the fit. Prints each model's timed
+    and modelled ratios and the grid's best ``(float32_flops_factor,
+    float32_transcendental_factor)`` on the models of ``fit_names``, with the held-out models'
+    errors under it and under the current factors. Returns the best factors."""
+    import itertools
+    from dataclasses import replace
+
+    from pymc_accel import costmodel
+    from pymc_accel.machine import machine_figures
+    from pymc_accel.profile import profile_model
+
+    machine = machine_figures()
+    pairs = [(f64, f32, profile_model(_factory(f64["model"])()))
+             for f64, f32 in precision_pairs(paths)]
+    current = costmodel.JAX_CPU_SAMPLER
+
+    def ratio(runtime, profile) -> float:
+        return (costmodel.cpu_gradient_seconds(profile, machine, "float64", runtime, 2).value
+                / costmodel.cpu_gradient_seconds(profile, machine, "float32", runtime, 2).value)
+
+    def errors(runtime, rows) -> list[float]:
+        return [math.log(ratio(runtime, p) / (per_leapfrog(f64) / per_leapfrog(f32)))
+                for f64, f32, p in rows]
+
+    fitted = [row for row in pairs if row[0]["model"] in fit_names]
+    held = [row for row in pairs if row[0]["model"] not in fit_names]
+    grid = []
+    for flops, transcendental in itertools.product(
+            (0.8, 1.0, 1.2, 1.3, 1.5, 1.7, 2.0, 2.5, 3.0),
+            (1.0, 1.5, 2.0, 2.5, 3.0, 4.0, 5.0, 6.0, 8.0)):
+        runtime = replace(current, float32_flops_factor=flops,
+                          float32_transcendental_factor=transcendental)
+        grid.append((_rms(errors(runtime, fitted)), flops, transcendental, runtime))
+    grid.sort(key=lambda g: g[0])
+    rms, runtime = grid[0][0], grid[0][3]
+    print("| model | role | timed float64 (µs) | timed float32 (µs) | timed ratio "
+          "| modelled ratio now | fitted |")
+    print("|---|---|---|---|---|---|---|")
+    for f64, f32, p in pairs:
+        role = "fitted" if f64["model"] in fit_names else "held out"
+        print(f"| {f64['model']} | {role} | {per_leapfrog(f64) * 1e6:.1f} "
+              f"| {per_leapfrog(f32) * 1e6:.1f} | {per_leapfrog(f64) / per_leapfrog(f32):.2f} "
+              f"| {ratio(current, p):.2f} | {ratio(runtime, p):.2f} |")
+    print(f"\nfitted on {len(fitted)} models: float32_flops_factor="
+          f"{runtime.float32_flops_factor}, float32_transcendental_factor="
+          f"{runtime.float32_transcendental_factor}")
+    print(f"rms log error of the ratio, fitted models: {rms:.3f} "
+          f"(now {_rms(errors(current, fitted)):.3f})")
+    if held:
+        print(f"rms log error of the ratio, held-out models: {_rms(errors(runtime, held)):.3f} "
+              f"(now {_rms(errors(current, held)):.3f})")
+    print("\nthe grid's eight best on the fitted models (fitted / held out):")
+    for fit_rms, flops, transcendental, candidate in grid[:8]:
+        print(f"  arithmetic {flops}, transcendental {transcendental}: {fit_rms:.3f} / "
+              f"{_rms(errors(candidate, held)) if held else math.nan:.3f}")
+    return runtime.float32_flops_factor, runtime.float32_transcendental_factor
+
+
 def fixed_fit(paths: list[str], runtimes: dict, fit_names: set[str], machine) -> None:
     """The fixed seconds ``a + b kernels`` that go with each runtime's leapfrog: least squares
     over the shorter runs of ``bench/fit_numpyro_tuning.py`` lines (whole ``MCMC.run`` walls,
@@ -338,6 +415,8 @@ def main(argv=None) -> None:
                    help="comma-separated dimensions: time NumPyro's driver on standard normals")
     p.add_argument("--fixed-from", nargs="*", default=None,
                    help="bench/fit_numpyro_tuning.py lines to refit the fixed seconds on")
+    p.add_argument("--float32", action="store_true",
+                   help="with --fit: fit the float32 factors to the float64/float32 ratios")
     p.add_argument("--fit-models", default="",
                    help="comma-separated models to fit on (default: zoo.fit_models())")
     args = p.parse_args(argv)
@@ -346,7 +425,10 @@ def main(argv=None) -> None:
 
         names = (set(filter(None, args.fit_models.split(","))) if args.fit_models
                  else set(zoo.fit_models()) | set(zoo.leapfrog_shapes()))
-        fit(args.fit, names, args.fixed_from)
+        if args.float32:
+            float32_fit(args.fit, names)
+        else:
+            fit(args.fit, names, args.fixed_from)
         return
     os.environ.setdefault("XLA_FLAGS", "--xla_force_host_platform_device_count=2")
     from pymc_accel.machine import machine_figures

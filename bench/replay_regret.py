@@ -402,6 +402,10 @@ def main(argv=None) -> None:
     p.add_argument("--float32-flops-factor", type=float, default=None,
                    help="replay with NumPyro's CPU float32 arithmetic at this many times "
                         "float64's rate (costmodel.Runtime.float32_flops_factor)")
+    p.add_argument("--float32-transcendental-factor", type=float, default=None,
+                   help="replay with NumPyro's CPU float32 transcendental functions at this "
+                        "many times float64's rate "
+                        "(costmodel.Runtime.float32_transcendental_factor)")
     p.add_argument("--no-start-up-pace", action="store_true",
                    help="replay with start-up figures as fitted, not at this machine's pace "
                         "(costmodel.start_up_pace taken as 1)")
@@ -410,13 +414,15 @@ def main(argv=None) -> None:
         from pymc_accel import costmodel
 
         costmodel.start_up_pace = lambda machine: 1.0  # at_start_up_pace reads it from here
-    if args.float32_flops_factor is not None:
+    factors = {name: value for name, value in (
+        ("float32_flops_factor", args.float32_flops_factor),
+        ("float32_transcendental_factor", args.float32_transcendental_factor)) if value is not None}
+    if factors:
         import dataclasses
 
         from pymc_accel import costmodel
 
-        costmodel.JAX_CPU_SAMPLER = dataclasses.replace(
-            costmodel.JAX_CPU_SAMPLER, float32_flops_factor=args.float32_flops_factor)
+        costmodel.JAX_CPU_SAMPLER = dataclasses.replace(costmodel.JAX_CPU_SAMPLER, **factors)
     os.environ["PYMC_ACCEL_HISTORY"] = "off"
     os.environ["PYMC_ACCEL_PROFILE_CACHE"] = "off"
     os.environ["PYMC_ACCEL_FIRST_USE"] = "off"  # the recorded runs were repeats in one process

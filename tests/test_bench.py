@@ -1132,3 +1132,43 @@ def test_fit_guard_compares_two_machines_checks_model_by_model(tmp_path, capsys)
     assert "| b | 200 ms | 100 ms | 2.00 |" in out and "only_here" not in out
     assert "(2.50x)" in out  # the loops' ratio
     assert "geometric mean ratio 3.16 over 2 models" in out
+
+
+def test_float32_leapfrog_fit_recovers_known_factors_from_the_precisions_ratio(tmp_path,
+                                                                               monkeypatch):
+    """``fit_numpyro_leapfrog.py --float32``: each model's float32 leapfrog priced from its
+    float64 one by known float32 factors is fitted back to them; a model timed in one precision
+    only, or whose float32 leapfrog is noise, is left out of the pairs."""
+    from dataclasses import replace
+
+    import fit_numpyro_leapfrog as fit
+
+    from pymc_accel import costmodel, machine
+    from pymc_accel.machine import MachineFigures
+
+    figures = MachineFigures({"float32": 2e9, "float64": 1e9}, {"float32": 2e10, "float64": 2e10},
+                             {"float32": 1e11, "float64": 5e10}, cpu_call_seconds=2.5e-6)
+    monkeypatch.setattr(machine, "machine_figures", lambda *a, **k: figures)
+    truth = replace(costmodel.JAX_CPU_SAMPLER, float32_flops_factor=2.0,
+                    float32_transcendental_factor=4.0)
+
+    def line(name, precision, seconds):
+        return {"model": name, "precision": precision, "method": "compiled_loop", "runs": {
+            "100": {"walls": [0.01] * 3, "leapfrogs": 0.0},
+            "1000": {"walls": [0.01 + 1e5 * seconds] * 3, "leapfrogs": 1e5}}}
+
+    lines = []
+    for name in ("glm_poisson", "seed_small", "logistic", "varying_intercept", "mixture"):
+        profile = profile_model(zoo.fit_models()[name]())
+        for precision in ("float64", "float32"):
+            seconds = costmodel.cpu_gradient_seconds(profile, figures, precision, truth, 2).value
+            lines.append(line(name, precision, seconds))
+    lines.append(line("student_t", "float64", 1e-5))  # one precision only
+    noise = line("logistic", "float32", 1e-9)  # timed again, under the noise: not paired
+    path = tmp_path / "lines.jsonl"
+    path.write_text("\n".join(json.dumps(x) for x in [*lines, noise]))
+    pairs = fit.precision_pairs([str(path)])
+    assert sorted(a["model"] for a, _ in pairs) == [
+        "glm_poisson", "logistic", "mixture", "seed_small", "varying_intercept"]
+    assert fit.float32_fit([str(path)], {"glm_poisson", "seed_small", "logistic",
+                                         "varying_intercept", "mixture"}) == (2.0, 4.0)
