@@ -369,6 +369,11 @@ def float32_fit(paths: list[str], fit_names: set[str]) -> tuple[float, float]:
     for fit_rms, flops, transcendental, candidate in grid[:8]:
         print(f"  arithmetic {flops}, transcendental {transcendental}: {fit_rms:.3f} / "
               f"{_rms(errors(candidate, held)) if held else math.nan:.3f}")
+    if held:
+        both = min(grid, key=lambda g: _rms(errors(g[3], pairs)))
+        print(f"the grid's best on every model: arithmetic {both[1]}, transcendental {both[2]}: "
+              f"{both[0]:.3f} / {_rms(errors(both[3], held)):.3f} "
+              f"(all {_rms(errors(both[3], pairs)):.3f}, now {_rms(errors(current, pairs)):.3f})")
     return runtime.float32_flops_factor, runtime.float32_transcendental_factor
 
 
