@@ -116,7 +116,7 @@ def jaxified_logp(model: Any, graph: LogpGraph | None = None, *,
     by_name = {v.name: v for v in graph.value_vars}
     inputs = [by_name[v.name] for v in model.value_vars]
     logp = graph.logp if negative_logp else -graph.logp
-    if _platform(device) == "cpu":
+    if _runs_on_cpu(device):
         from pymc_accel.rewrites.tall_products import transposed_tall_products
 
         logp = transposed_tall_products([logp])[0][0]
@@ -128,16 +128,18 @@ def jaxified_logp(model: Any, graph: LogpGraph | None = None, *,
     return logp_fn
 
 
-def _platform(device: str | None) -> str:
-    """``device``, or the platform JAX would run a function on now."""
+def _runs_on_cpu(device: str | None) -> bool:
+    """Whether a function jaxified now runs on a CPU: ``device`` when given, else the platform
+    of JAX's default device (an open ``jax.default_device`` block's, a device or a platform
+    name, else the default backend's)."""
     if device is not None:
-        return "gpu" if device in ("gpu", "cuda", "rocm") else device
+        return device == "cpu"
     import jax
 
     default = jax.config.jax_default_device
-    platform = getattr(default, "platform", None) or (
-        default if isinstance(default, str) else jax.default_backend())
-    return "gpu" if platform in ("gpu", "cuda", "rocm") else platform
+    if default is None:
+        return jax.default_backend() == "cpu"
+    return getattr(default, "platform", default) == "cpu"
 
 
 def _held() -> dict[int, list]:
