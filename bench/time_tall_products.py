@@ -8,6 +8,12 @@ row-major): the best of three runs, in µs a pass. Each precision runs in its ow
 (JAX's 64-bit types are a process setting).
 
     JAX_PLATFORMS=cpu python bench/time_tall_products.py > docs/results/tall-products-cpu.md
+
+``--numba`` times what the numba backends would run instead: PyTensor's numba-compiled log
+density and gradient of a linear regression (``y ~ N(X b, s)``) on each of ``--numba-shapes``,
+as written and with its product as a vector-matrix product on the transposed matrix
+(``dot(b, XT)``, :func:`vector_form`), the best of three batches of calls, in µs a call. The
+numba backends do not apply the rewrite; this is the figure for deciding whether they should.
 """
 
 from __future__ import annotations
@@ -72,11 +78,81 @@ def _one_precision(precision: str, passes: int) -> None:
               flush=True)
 
 
+def vector_form(output):
+    """``output`` with each ``dot(X, v)`` of a constant matrix computed as ``dot(v, XT)``, ``XT``
+    the transpose held row-major: a vector-matrix product, one BLAS gemv under numba."""
+    import numpy as np
+    import pytensor.tensor as pt
+    from pytensor.graph.replace import graph_replace
+    from pytensor.graph.traversal import applys_between, graph_inputs
+    from pytensor.tensor.math import Dot
+
+    replacements = {}
+    for node in applys_between(list(graph_inputs([output])), [output]):
+        matrix, vector = node.inputs if isinstance(node.op, Dot) else (None, None)
+        if matrix is None or matrix.ndim != 2 or not hasattr(matrix, "data"):
+            continue
+        held = pt.constant(np.ascontiguousarray(matrix.data.T))
+        column = vector.ndim == 2
+        product = pt.dot(vector[:, 0] if column else vector, held)
+        replacements[node.outputs[0]] = product[:, None] if column else product
+    return graph_replace([output], replacements, strict=False)[0]
+
+
+def time_numba(rows: int, columns: int) -> dict:
+    """µs a call of the numba-compiled log density and gradient of a linear regression, as
+    written and in :func:`vector_form`."""
+    import numpy as np
+    import pymc as pm
+    import pytensor
+    import pytensor.tensor as pt
+
+    from pymc_accel.profile import log_density_graph
+
+    rng = np.random.default_rng(1)
+    data = rng.normal(size=(rows, columns))
+    with pm.Model() as model:
+        b = pm.Normal("b", 0, 1, shape=columns)
+        pm.Normal("y", pm.math.dot(data, b), pm.HalfNormal("s", 1),
+                  observed=data @ rng.normal(size=columns) + rng.normal(size=rows))
+    graph, _ = log_density_graph(model)
+    start = model.initial_point()
+    args = [np.asarray(start[v.name] + 0.1, dtype="float64") for v in graph.value_vars]
+    calls = max(20, 2_000_000 // (rows * columns))
+    timed = {"rows": rows, "columns": columns}
+    for label, output in (("as_written", graph.logp), ("vector_form", vector_form(graph.logp))):
+        fn = pytensor.function(graph.value_vars, [output, *pt.grad(output, graph.value_vars)],
+                               mode="NUMBA", trust_input=True)
+        fn(*args)
+        best = float("inf")
+        for _ in range(3):
+            begin = time.perf_counter()
+            for _ in range(calls):
+                fn(*args)
+            best = min(best, (time.perf_counter() - begin) / calls)
+        timed[label] = best * 1e6
+    return timed
+
+
 def main(argv=None) -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--passes", type=int, default=500)
     p.add_argument("--precision", default=None, help=argparse.SUPPRESS)  # one process's share
+    p.add_argument("--numba", action="store_true",
+                   help="time the numba-compiled gradient as written and in vector form")
+    p.add_argument("--numba-shapes", default="2000x10,5000x20,20000x3,100000x20,3000x100")
     args = p.parse_args(argv)
+    if args.numba:
+        print(f"Command: `python bench/time_tall_products.py --numba --numba-shapes "
+              f"{args.numba_shapes}`\n")
+        print("| rows x columns | as written (µs) | vector form (µs) | as written / vector form |")
+        print("|---|---|---|---|")
+        for shape in args.numba_shapes.split(","):
+            r = time_numba(*(int(x) for x in shape.split("x")))
+            print(f"| {r['rows']} x {r['columns']} | {r['as_written']:.1f} | "
+                  f"{r['vector_form']:.1f} | {r['as_written'] / r['vector_form']:.2f} |",
+                  flush=True)
+        return
     if args.precision:
         _one_precision(args.precision, args.passes)
         return

@@ -1172,3 +1172,31 @@ def test_float32_leapfrog_fit_recovers_known_factors_from_the_precisions_ratio(t
         "glm_poisson", "logistic", "mixture", "seed_small", "varying_intercept"]
     assert fit.float32_fit([str(path)], {"glm_poisson", "seed_small", "logistic",
                                          "varying_intercept", "mixture"}) == (2.0, 4.0)
+
+
+def test_tall_products_vector_form_keeps_the_log_density_and_its_gradient():
+    """``time_tall_products.vector_form``, the numba alternative the bench times, computes the
+    same log density and gradient as the graph as written."""
+    import numpy as np
+    import pymc as pm
+    import pytensor
+    import pytensor.tensor as pt
+    import time_tall_products
+
+    from pymc_accel.profile import log_density_graph
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(50, 3))
+    with pm.Model() as model:
+        b = pm.Normal("b", 0, 1, shape=3)
+        pm.Normal("y", pm.math.dot(X, b), 1.0, observed=rng.normal(size=50))
+    graph, _ = log_density_graph(model)
+    (b_value,) = graph.value_vars
+    rewritten = time_tall_products.vector_form(graph.logp)
+    assert any(getattr(v, "data", np.empty(0)).shape == (3, 50)
+               for v in pytensor.graph.traversal.graph_inputs([rewritten]))
+    before = pytensor.function([b_value], [graph.logp, pt.grad(graph.logp, b_value)])
+    after = pytensor.function([b_value], [rewritten, pt.grad(rewritten, b_value)])
+    point = rng.normal(size=3)
+    for x, y in zip(before(point), after(point)):
+        np.testing.assert_allclose(x, y, rtol=1e-12)
