@@ -132,7 +132,8 @@ def measure(name: str, precision: str, lengths: tuple[int, int], warmup: int, ma
         "model": name, "precision": precision, "n_free": profile.n_free,
         "kernels": c.kernels, "flops": c.flops, "bytes": c.bytes,
         "matvec_bytes": costmodel.memory_bound_dense_bytes(profile, precision),
-        "method": "compiled_loop", "logp": logp_source, "runs": timed, "per_leapfrog_seconds": per_leapfrog,
+        "method": "compiled_loop", "logp": logp_source, "runs": timed,
+        "per_leapfrog_seconds": per_leapfrog,
         "modelled_per_leapfrog_seconds": costmodel.cpu_gradient_seconds(
             profile, machine, precision, costmodel.JAX_CPU_SAMPLER, chains).value,
     }
@@ -212,6 +213,11 @@ def reliable(line: dict) -> bool:
     return walls[-1] - walls[0] >= RELIABLE_SECONDS[line.get("method", "mcmc_run")]
 
 
+def _lines(paths: list[str]) -> list[dict]:
+    """The JSON lines of the result files ``paths``, in order."""
+    return [json.loads(x) for p in paths for x in Path(p).read_text().splitlines() if x.strip()]
+
+
 def _rms(errors: list[float]) -> float:
     return math.sqrt(sum(e * e for e in errors) / len(errors)) if errors else math.nan
 
@@ -258,7 +264,7 @@ def fit(paths: list[str], fit_names: set[str], fixed_from: list[str] | None = No
     from pymc_accel.machine import machine_figures
     from pymc_accel.profile import profile_model
 
-    lines = [json.loads(x) for p in paths for x in Path(p).read_text().splitlines() if x.strip()]
+    lines = _lines(paths)
     lines = [line for line in lines if "error" not in line and per_leapfrog(line) > 0]
     machine = machine_figures()
     data = [(line, profile_model(_factory(line["model"])())) for line in lines]
@@ -302,7 +308,7 @@ def fit(paths: list[str], fit_names: set[str], fixed_from: list[str] | None = No
 def precision_pairs(paths: list[str]) -> list[tuple[dict, dict]]:
     """(float64 line, float32 line) of each model timed in both precisions whose two leapfrogs
     stand out of the noise (:func:`reliable`); a model's last pair where it was timed twice."""
-    lines = [json.loads(x) for p in paths for x in Path(p).read_text().splitlines() if x.strip()]
+    lines = _lines(paths)
     by_model: dict[str, dict[str, dict]] = {}
     for line in lines:
         if reliable(line) and per_leapfrog(line) > 0:
@@ -384,7 +390,7 @@ def fixed_fit(paths: list[str], runtimes: dict, fit_names: set[str], machine) ->
     from pymc_accel import costmodel
     from pymc_accel.profile import profile_model
 
-    lines = [json.loads(x) for p in paths for x in Path(p).read_text().splitlines() if x.strip()]
+    lines = _lines(paths)
     lines = [line for line in lines if "error" not in line and line["model"] in fit_names]
     profiles = {line["model"]: profile_model(_factory(line["model"])()) for line in lines}
     for label, runtime in runtimes.items():
