@@ -79,24 +79,17 @@ def _one_precision(precision: str, passes: int) -> None:
 
 
 def vector_form(output):
-    """``output`` with each ``dot(X, v)`` of a constant matrix computed as ``dot(v, XT)``, ``XT``
-    the transpose held row-major: a vector-matrix product, one BLAS gemv under numba."""
-    import numpy as np
-    import pytensor.tensor as pt
-    from pytensor.graph.replace import graph_replace
-    from pytensor.graph.traversal import applys_between, graph_inputs
-    from pytensor.tensor.math import Dot
+    """``output`` with each tall matrix's ``dot(X, v)`` computed as ``dot(v, XT)``, ``XT`` the
+    transpose held row-major (:func:`pymc_accel.rewrites.tall_products.transposed_tall_products`
+    in another form): a vector-matrix product, one BLAS gemv under numba."""
+    from pymc_accel.rewrites.tall_products import transposed_tall_products
 
-    replacements = {}
-    for node in applys_between(list(graph_inputs([output])), [output]):
-        matrix, vector = node.inputs if isinstance(node.op, Dot) else (None, None)
-        if matrix is None or matrix.ndim != 2 or not hasattr(matrix, "data"):
-            continue
-        held = pt.constant(np.ascontiguousarray(matrix.data.T))
-        column = vector.ndim == 2
-        product = pt.dot(vector[:, 0] if column else vector, held)
-        replacements[node.outputs[0]] = product[:, None] if column else product
-    return graph_replace([output], replacements, strict=False)[0]
+    def vector_matrix(vector, held):
+        if vector.ndim == 1:
+            return vector.dot(held)
+        return vector[:, 0].dot(held)[:, None]
+
+    return transposed_tall_products([output], form=vector_matrix)[0][0]
 
 
 def time_numba(rows: int, columns: int) -> dict:

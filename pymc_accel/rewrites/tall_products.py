@@ -60,7 +60,15 @@ def _column(var: Any) -> bool:
     return var.ndim == 1 or (var.ndim == 2 and var.type.shape[1] == 1)
 
 
-def transposed_tall_products(outputs: list[Any]) -> tuple[list[Any], int]:
+def _row_product(vector: Any, held: Any) -> Any:
+    """``dot(X, v)`` from ``XT``: ``dot(v, XT)``, or ``dot(v.T, XT).T`` for a column ``v``
+    ((1, p) @ (p, n) -> (1, n) -> (n, 1))."""
+    import pytensor.tensor as pt
+
+    return pt.dot(vector, held) if vector.ndim == 1 else pt.dot(vector.T, held).T
+
+
+def transposed_tall_products(outputs: list[Any], form: Any = None) -> tuple[list[Any], int]:
     """``outputs`` with every ``dot(X, v)`` of a tall, narrow constant ``X`` computed as
     ``dot(v.T, XT).T``, ``XT`` a constant holding ``X``'s transpose in row-major order.
 
@@ -71,6 +79,9 @@ def transposed_tall_products(outputs: list[Any]) -> tuple[list[Any], int]:
     ----------
     outputs : list of TensorVariable
         The graph's outputs (a log density).
+    form : callable, optional
+        ``form(v, XT)``, the product of ``X`` and ``v`` built from the transposed constant, of
+        ``dot(X, v)``'s shape; by default ``dot(v.T, XT).T`` (a benchmark times other forms).
 
     Returns
     -------
@@ -96,11 +107,7 @@ def transposed_tall_products(outputs: list[Any]) -> tuple[list[Any], int]:
             continue
         held = pt.constant(np.ascontiguousarray(np.asarray(data).T),
                            name=f"{matrix.name}.T" if matrix.name else None)
-        if vector.ndim == 1:
-            product = pt.dot(vector, held)
-        else:  # (p, 1) -> (1, p) @ (p, n) -> (1, n) -> (n, 1)
-            product = pt.dot(vector.T, held).T
-        replacements[node.outputs[0]] = product
+        replacements[node.outputs[0]] = (form or _row_product)(vector, held)
     if not replacements:
         return list(outputs), 0
     return list(graph_replace(outputs, replacements, strict=False)), len(replacements)
