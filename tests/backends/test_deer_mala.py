@@ -75,15 +75,6 @@ def test_float32_runs_in_float32():
     assert np.isfinite(idata.posterior["s2"].to_numpy()).all()
 
 
-def test_seeded_runs_reproduce():
-    a = _sample(eight_schools(), draws=100, tune=100, random_seed=3)
-    b = _sample(eight_schools(), draws=100, tune=100, random_seed=3)
-    c = _sample(eight_schools(), draws=100, tune=100, random_seed=4)
-    np.testing.assert_array_equal(a.posterior["mu"].to_numpy(), b.posterior["mu"].to_numpy())
-    assert not np.array_equal(a.posterior["mu"].to_numpy(), c.posterior["mu"].to_numpy())
-    assert a.posterior["theta"].dims == ("chain", "draw", "school")
-
-
 def test_sequential_method_and_options_pass_through():
     idata = _sample(scale_model(), draws=100, tune=100, method="sequential", window=20)
     assert (idata.sample_stats["newton_iterations"].to_numpy() == 0).all()

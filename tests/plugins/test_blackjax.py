@@ -71,20 +71,6 @@ def test_pymc_s_max_treedepth_reaches_blackjax_as_max_num_doublings():
     assert int(idata.sample_stats["tree_depth"].max()) <= 2
 
 
-def test_mclmc_takes_one_seed_per_chain_as_pm_sample_does():
-    import numpy as np
-
-    import pymc_accel
-    from pymc_accel.models import eight_schools
-
-    run = dict(model=eight_schools(), nuts_sampler="blackjax_mclmc", tune=50, draws=20, chains=2,
-               progressbar=False, compute_convergence_checks=False)
-    listed = pymc_accel.sample(random_seed=[7, 8], **run)
-    again = pymc_accel.sample(random_seed=[7, 8], **run)
-    assert listed.posterior.sizes["chain"] == 2
-    np.testing.assert_array_equal(listed.posterior["mu"], again.posterior["mu"])
-
-
 class TestBlackJaxNuts(BackendConformance):
     backend = BlackJaxNutsBackend()
 
@@ -180,7 +166,8 @@ def test_blackjax_runs_check_their_start_in_pymc_not_twice(backend, start_checks
 
 def test_mclmc_seeds_as_the_jax_samplers_and_warns_that_it_ignores_target_accept():
     """A list of seeds gave the draws of its first seed, and a Generator other draws than its
-    int; target_accept changed nothing without a word."""
+    int; target_accept changed nothing without a word. A list, one seed a chain as
+    ``pm.sample`` takes it, gives the same draws each time."""
     import numpy as np
 
     import pymc_accel
@@ -193,8 +180,11 @@ def test_mclmc_seeds_as_the_jax_samplers_and_warns_that_it_ignores_target_accept
         return pymc_accel.sample(model=eight_schools(), random_seed=seed, **run, **kw
                                  ).posterior["mu"].to_numpy()
 
+    listed = mu([7, 8])
+    assert listed.shape[0] == 2
+    np.testing.assert_array_equal(listed, mu([7, 8]))
     np.testing.assert_array_equal(mu(7), mu(np.random.default_rng(7)))
-    assert not np.array_equal(mu(7), mu([7, 8]))
+    assert not np.array_equal(mu(7), listed)
     with pytest.warns(UserWarning, match="target_accept is ignored by blackjax_mclmc"):
         mu(7, target_accept=0.95)
 
