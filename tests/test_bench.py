@@ -1200,3 +1200,23 @@ def test_tall_products_vector_form_keeps_the_log_density_and_its_gradient():
     point = rng.normal(size=3)
     for x, y in zip(before(point), after(point)):
         np.testing.assert_allclose(x, y, rtol=1e-12)
+
+
+def test_gradient_threads_bench_times_both_precisions_with_threads_on_and_off(monkeypatch):
+    """bench/time_gradient_threads.py: each thread setting in a new process, whose XLA_FLAGS
+    carry the setting (XLA reads them once, at its start)."""
+    import time_gradient_threads
+
+    flags = []
+    real = time_gradient_threads.subprocess.run
+
+    def run(cmd, env, **kwargs):
+        flags.append(env.get("XLA_FLAGS"))
+        return real(cmd, env=env, **kwargs)
+
+    monkeypatch.setattr(time_gradient_threads.subprocess, "run", run)
+    rows = time_gradient_threads.main(["--models", "eight_schools", "--passes", "5"])
+    assert [r["threads"] for r in rows] == [True, False]
+    assert flags == [None, time_gradient_threads.NO_THREADS]
+    for row in rows:
+        assert row["float64"] > 0 and row["float32"] > 0
