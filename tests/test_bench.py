@@ -1220,3 +1220,24 @@ def test_gradient_threads_bench_times_both_precisions_with_threads_on_and_off(mo
     assert flags == [None, time_gradient_threads.NO_THREADS]
     for row in rows:
         assert row["float64"] > 0 and row["float32"] > 0
+
+
+def test_adaptation_ess_bench_sets_each_variable_against_nutpies(monkeypatch, capsys):
+    """bench/compare_adaptation_ess.py: nutpie once, NumPyro at each tuning length, and each
+    variable's median smallest ESS as a ratio to nutpie's (runs replaced by fixed rows)."""
+    import compare_adaptation_ess
+
+    def run_once(name, sampler, tune, draws, seed):
+        ess = {"nutpie": {"mu": 1000.0, "sd": 400.0},
+               "numpyro": {"mu": 500.0 + tune / 10, "sd": 200.0 + seed}}[sampler]
+        return {"sampler": sampler, "tune": tune, "seed": seed, "wall": 1.0,
+                "leapfrogs_per_draw": 15.0, "ess": ess}
+
+    monkeypatch.setattr(compare_adaptation_ess, "run_once", run_once)
+    rows = compare_adaptation_ess.main(["--model", "groups_503", "--tunes", "1000,3000",
+                                        "--seeds", "1,2,3"])
+    assert [(r["sampler"], r["tune"]) for r in rows] == (
+        [("nutpie", 1000)] * 3 + [("numpyro", 1000)] * 3 + [("numpyro", 3000)] * 3)
+    table = capsys.readouterr().out
+    assert "| numpyro | 1000 | mu | 600 | 0.60 | 15.0 |" in table
+    assert "| numpyro | 3000 | sd | 202 | 0.51 | 15.0 |" in table
