@@ -1215,7 +1215,7 @@ def test_gradient_threads_bench_times_both_precisions_with_threads_on_and_off(mo
         return real(cmd, env=env, **kwargs)
 
     monkeypatch.setattr(time_gradient_threads.subprocess, "run", run)
-    rows = time_gradient_threads.main(["--models", "eight_schools", "--passes", "5"])
+    rows = time_gradient_threads.main(["--models", "eight_schools", "--budget", "5"])
     assert [r["threads"] for r in rows] == [True, False]
     assert flags == [None, time_gradient_threads.NO_THREADS]
     for row in rows:
