@@ -1241,3 +1241,47 @@ def test_adaptation_ess_bench_sets_each_variable_against_nutpies(monkeypatch, ca
     table = capsys.readouterr().out
     assert "| numpyro | 1000 | mu | 600 | 0.60 | 15.0 |" in table
     assert "| numpyro | 3000 | sd | 202 | 0.51 | 15.0 |" in table
+
+
+def test_mass_start_bench_starts_numpyro_from_the_clipped_inverse_gradient():
+    """bench/compare_mass_start.py: the kernel's starting inverse mass matrix is ``1 / |g|``
+    at the chain's start, clipped to the cap, 1 where the gradient is zero; NumPyro's own
+    start (the identity) is left to a plain NUTS."""
+    import compare_mass_start
+    import jax
+    import jax.numpy as jnp
+    import numpy as np
+
+    def potential(position):
+        (x,) = position
+        return 0.5 * jnp.sum((x / jnp.array([0.1, 1.0, 10.0])) ** 2)
+
+    start = [jnp.array([0.5, 0.0, 0.5])]
+    gradient = np.array([0.5 / 0.01, 0.0, 0.5 / 100.0])
+    kernel = compare_mass_start.gradient_started_nuts(1e10)(potential_fn=potential)
+    state = kernel.init(jax.random.PRNGKey(0), 10, start)
+    np.testing.assert_allclose(np.asarray(state.adapt_state.inverse_mass_matrix),
+                               [1 / gradient[0], 1.0, 1 / gradient[2]], rtol=1e-6)
+    capped = compare_mass_start.gradient_started_nuts(1.0)(potential_fn=potential)
+    state = capped.init(jax.random.PRNGKey(0), 10, start)
+    np.testing.assert_allclose(np.asarray(state.adapt_state.inverse_mass_matrix),
+                               [1 / gradient[0], 1.0, 1.0], rtol=1e-6)
+    assert kernel._inverse_mass_matrix is None  # the kernel's own start again after init
+
+
+def test_mass_start_bench_summarizes_each_start_against_the_identity(tmp_path, capsys):
+    import compare_mass_start
+
+    def row(start, seed, tuning, sampling, ess):
+        return {"model": "m", "start": start, "seed": seed, "draws": 1000, "n_free": 5,
+                "tuning_leapfrogs": tuning, "sampling_leapfrogs": sampling,
+                "min_bulk_ess": ess, "median_bulk_ess": ess}
+
+    rows = [row("identity", 1, 3000, 1000, 100), row("1", 1, 1000, 1000, 100),
+            row("identity", 2, 3000, 1000, 100), row("1", 2, 7000, 1000, 50)]
+    path = tmp_path / "rows.jsonl"
+    path.write_text("\n".join(json.dumps(r) for r in rows))
+    compare_mass_start.main(["--summarize", str(path)])
+    out = capsys.readouterr().out
+    assert "| m | 5 | 3000 / 1000 | 4000 / 1000 | 0.50, 2.00 | 1.00, 0.50 |" in out
+    assert "geometric mean 1.000 over 2 (model, seed) pairs; range 0.50-2.00" in out
