@@ -8,21 +8,28 @@ tuning priced by the scale spread"). nutpie starts its adaptation from ``diag(1 
 at each chain's start. This script asks whether NumPyro's runs would gain from that start, as
 pymc-accel's NumPyro backend could give it: the start is computed inside NumPyro's own compiled
 initialisation (a subclass of ``numpyro.infer.NUTS`` whose ``init`` sets the starting inverse
-mass matrix from each chain's gradient), so no further program is compiled. Its entries are
+mass matrix from each chain's gradient), so no second program is compiled (the one program
+grows, which ``--short-runs`` times). Its entries are
 ``1 / |g|`` clipped to ``[1e-10, cap]``, with 1 (NumPyro's start) where the gradient is zero or
 not finite; ``--starts`` names the caps to run (``identity`` is NumPyro's own start).
 ``shared:<cap>`` gives every chain one start instead, from the chains' mean ``|g|`` (computed
-before the run, so it costs a compile of its own that a product would have to avoid).
+before the run, so it costs a compile of its own that a product would have to avoid), and
+``local:<points>:<cap>`` each chain's own start from the mean ``|g|`` over its position and
+``points`` more jittered from it by uniform(-1, 1), inside NumPyro's initialisation.
 
 Each model runs as the fitting scripts run NumPyro (``fit_numpyro_tuning.numpyro_inputs``:
 pymc-accel's jaxified log density on one flat position, two chains ``chain_method="parallel"``),
 from the initial point jittered by uniform(-1, 1) per chain as PyMC jitters it, ``--draws``
 tuning and sampling draws, ``MCMC.warmup(collect_warmup=True)`` keeping the tuning draws'
-``num_steps``. Leapfrog counts and ESS are deterministic for a seed; no time is measured.
+``num_steps``. Leapfrog counts and ESS are deterministic for a seed, and no time is measured,
+except with ``--short-runs N``: N runs of 10 + 10 draws per model and start, compile included,
+the starts alternated, for what a start adds to NumPyro's compiled program.
 
     JAX_PLATFORMS=cpu python bench/compare_mass_start.py --models groups_503,glm_linear \\
         > docs/results/mass-start-cpu.jsonl
     python bench/compare_mass_start.py --summarize docs/results/mass-start-cpu.jsonl
+    JAX_PLATFORMS=cpu python bench/compare_mass_start.py --models glm_poisson \\
+        --starts identity,local:3:1e10 --short-runs 3
 """
 
 from __future__ import annotations
@@ -51,22 +58,103 @@ def gradient_inverse_mass(potential_fn, position, cap: float):
     return jnp.where(usable, inverse, 1.0).astype(scale.dtype)
 
 
-def gradient_started_nuts(cap: float):
+def local_inverse_mass(potential_fn, position, cap: float, points: int, rng_key):
+    """``1 / mean |grad U|`` over ``position`` and ``points`` more points jittered from it
+    by uniform(-1, 1), as PyMC jitters chain starts, clipped to ``[1e-10, cap]``; 1 where the
+    mean is zero or not finite. The key is folded from the chain's, which NumPyro then uses
+    unchanged."""
+    import jax
+    import jax.numpy as jnp
+    from jax.flatten_util import ravel_pytree
+
+    flat, unravel = ravel_pytree(position)
+    noise = jax.random.uniform(jax.random.fold_in(rng_key, 7919), (points, flat.size),
+                               flat.dtype, -1.0, 1.0)
+    grads = jax.vmap(lambda x: ravel_pytree(jax.grad(potential_fn)(unravel(x)))[0])(
+        jnp.concatenate([flat[None], flat[None] + noise]))
+    scale = jnp.mean(jnp.abs(grads), axis=0)
+    usable = jnp.isfinite(scale) & (scale > 0)
+    inverse = jnp.clip(1.0 / jnp.where(usable, scale, 1.0), 1e-10, cap)
+    return jnp.where(usable, inverse, 1.0).astype(scale.dtype)
+
+
+def gradient_started_nuts(cap: float, points: int = 0):
     """A ``numpyro.infer.NUTS`` subclass whose ``init`` starts the mass-matrix adaptation
     from :func:`gradient_inverse_mass` at each chain's position (chains mapped over devices
-    each call ``init`` on their own position, inside NumPyro's compiled program)."""
+    each call ``init`` on their own position, inside NumPyro's compiled program), or with
+    ``points`` from :func:`local_inverse_mass` over the position and as many jittered ones."""
     from numpyro.infer import NUTS
 
     class GradientStartedNUTS(NUTS):
         def init(self, rng_key, num_warmup, init_params=None, model_args=(), model_kwargs={}):
             position = getattr(init_params, "z", init_params)
-            self._inverse_mass_matrix = gradient_inverse_mass(self._potential_fn, position, cap)
+            self._inverse_mass_matrix = (
+                local_inverse_mass(self._potential_fn, position, cap, points, rng_key) if points
+                else gradient_inverse_mass(self._potential_fn, position, cap))
             try:
                 return super().init(rng_key, num_warmup, init_params, model_args, model_kwargs)
             finally:
                 self._inverse_mass_matrix = None
 
     return GradientStartedNUTS
+
+
+def kernel_for(start: str, potential, starts):
+    """NumPyro's NUTS for ``start`` (see ``--starts``) on ``potential``, ``starts`` being
+    every chain's flat starting position."""
+    import jax
+    import jax.numpy as jnp
+    from numpyro.infer import NUTS
+
+    if start == "identity":
+        kernel = NUTS(potential_fn=potential, target_accept_prob=0.8)
+    elif start.startswith("shared:"):  # one start for every chain, from their mean |g|
+        cap = float(start.split(":", 1)[1])
+        inverse = jax.vmap(lambda x: 1.0 / gradient_inverse_mass(potential, [x], math.inf))(
+            starts)  # |g| per chain (zero or non-finite entries give 1)
+        scale = jnp.mean(inverse, axis=0)
+        kernel = NUTS(potential_fn=potential, target_accept_prob=0.8,
+                      inverse_mass_matrix=jnp.clip(1.0 / scale, 1e-10, cap))
+    elif start.startswith("local:"):  # each chain's start and jittered points around it
+        points, cap = start.split(":")[1:]
+        kernel = gradient_started_nuts(float(cap), int(points))(potential_fn=potential,
+                                                                target_accept_prob=0.8)
+    else:
+        kernel = gradient_started_nuts(float(start))(potential_fn=potential,
+                                                     target_accept_prob=0.8)
+    return kernel
+
+
+def short_run_seconds(name: str, start: str, repeats: int, chains: int = 2) -> dict:
+    """Walls of ``repeats`` runs of 10 + 10 draws, each with a kernel and log density built
+    anew, as ``sample_jax_nuts`` runs NumPyro (one ``MCMC.run``, compile included): what a
+    start adds to the compiled program's cost, where ``run`` counts no time."""
+    import time
+
+    import jax
+    import jax.numpy as jnp
+    import numpy as np
+    from numpyro.infer import MCMC
+
+    from fit_numpyro_tuning import _factory, numpyro_inputs
+    from pymc_accel.backends.jax_model import jax_precision
+
+    walls = []
+    for _ in range(repeats):
+        model = _factory(name)()
+        with jax_precision("float64"):
+            logp, x0 = numpyro_inputs(model, "float64")
+            rng = np.random.default_rng(1)
+            starts = jnp.stack([x0[0] + rng.uniform(-1.0, 1.0, x0[0].shape)
+                                for _ in range(chains)])
+            kernel = kernel_for(start, lambda xs, logp=logp: -logp(xs), starts)
+            mcmc = MCMC(kernel, num_warmup=10, num_samples=10, num_chains=chains,
+                        chain_method="parallel", progress_bar=False)
+            t = time.perf_counter()
+            mcmc.run(jax.random.PRNGKey(1), init_params=[starts])
+            jax.block_until_ready(mcmc.get_samples())
+            walls.append(time.perf_counter() - t)
+    return {"model": name, "start": start, "short_run_walls": walls}
 
 
 def run(name: str, start: str, seed: int, draws: int, chains: int = 2,
@@ -78,7 +166,7 @@ def run(name: str, start: str, seed: int, draws: int, chains: int = 2,
     import jax
     import jax.numpy as jnp
     import numpy as np
-    from numpyro.infer import MCMC, NUTS
+    from numpyro.infer import MCMC
 
     from fit_numpyro_tuning import _factory, numpyro_inputs
     from pymc_accel.backends.jax_model import jax_precision
@@ -89,19 +177,7 @@ def run(name: str, start: str, seed: int, draws: int, chains: int = 2,
         rng = np.random.default_rng(seed)
         starts = jnp.stack([x0[0] + (rng.uniform(-1.0, 1.0, x0[0].shape) if jitter else 0.0)
                             for _ in range(chains)])
-        potential = lambda xs: -logp(xs)  # noqa: E731
-        if start == "identity":
-            kernel = NUTS(potential_fn=potential, target_accept_prob=0.8)
-        elif start.startswith("shared:"):  # one start for every chain, from their mean |g|
-            cap = float(start.split(":", 1)[1])
-            inverse = jax.vmap(lambda x: 1.0 / gradient_inverse_mass(potential, [x], math.inf))(
-                starts)  # |g| per chain (zero or non-finite entries give 1)
-            scale = jnp.mean(inverse, axis=0)
-            kernel = NUTS(potential_fn=potential, target_accept_prob=0.8,
-                          inverse_mass_matrix=jnp.clip(1.0 / scale, 1e-10, cap))
-        else:
-            kernel = gradient_started_nuts(float(start))(potential_fn=potential,
-                                                         target_accept_prob=0.8)
+        kernel = kernel_for(start, lambda xs: -logp(xs), starts)
         mcmc = MCMC(kernel, num_warmup=draws, num_samples=draws, num_chains=chains,
                     chain_method="parallel", progress_bar=False)
         mcmc.warmup(jax.random.PRNGKey(seed), init_params=[starts], extra_fields=("num_steps",),
@@ -163,9 +239,13 @@ def main(argv=None) -> None:
     p.add_argument("--models", default="groups_503,glm_linear")
     p.add_argument("--starts", default="identity,1e10,1",
                    help="'identity' (NumPyro's start), caps of each chain's gradient start, "
-                        "and 'shared:<cap>' for one start from the chains' mean gradient")
+                        "'shared:<cap>' for one start from the chains' mean gradient, and "
+                        "'local:<points>:<cap>' for each chain's mean over jittered points")
     p.add_argument("--seeds", default="1,2")
     p.add_argument("--draws", type=int, default=1000, help="tuning draws, and as many kept")
+    p.add_argument("--short-runs", type=int, default=0,
+                   help="time this many 10 + 10-draw runs (compile included) per model and "
+                        "start, alternating the starts, instead of counting leapfrogs")
     p.add_argument("--no-jitter", action="store_true",
                    help="start every chain at the initial point itself (PyMC jitters it)")
     p.add_argument("--summarize", nargs="*", help="result files to summarize instead of running")
@@ -174,6 +254,12 @@ def main(argv=None) -> None:
         summarize(args.summarize)
         return
     os.environ.setdefault("XLA_FLAGS", "--xla_force_host_platform_device_count=2")
+    if args.short_runs:
+        for name in filter(None, args.models.split(",")):
+            for _ in range(args.short_runs):  # alternated, so a slow moment hits every start
+                for start in args.starts.split(","):
+                    print(json.dumps(short_run_seconds(name, start, 1)), flush=True)
+        return
     for name in filter(None, args.models.split(",")):
         for seed in (int(s) for s in args.seeds.split(",")):
             for start in args.starts.split(","):

@@ -1285,3 +1285,27 @@ def test_mass_start_bench_summarizes_each_start_against_the_identity(tmp_path, c
     out = capsys.readouterr().out
     assert "| m | 5 | 3000 / 1000 | 4000 / 1000 | 0.50, 2.00 | 1.00, 0.50 |" in out
     assert "geometric mean 1.000 over 2 (model, seed) pairs; range 0.50-2.00" in out
+
+
+def test_mass_start_bench_local_start_averages_the_gradient_over_jittered_points():
+    """bench/compare_mass_start.py's ``local:<points>:<cap>``: ``1 / mean |g|`` over the chain's
+    start and ``points`` jittered from it by uniform(-1, 1), from a key folded off the chain's."""
+    import compare_mass_start
+    import jax
+    import jax.numpy as jnp
+    import numpy as np
+
+    scales = jnp.array([0.1, 1.0, 10.0])
+
+    def potential(position):
+        return 0.5 * jnp.sum((position[0] / scales) ** 2)
+
+    start, key = jnp.array([0.5, -0.2, 0.5]), jax.random.PRNGKey(3)
+    got = compare_mass_start.local_inverse_mass(potential, [start], 1e10, 3, key)
+    noise = jax.random.uniform(jax.random.fold_in(key, 7919), (3, 3), start.dtype, -1.0, 1.0)
+    points = np.concatenate([np.asarray(start)[None], np.asarray(start + noise)])
+    want = 1.0 / np.mean(np.abs(points / np.asarray(scales) ** 2), axis=0)
+    np.testing.assert_allclose(np.asarray(got), want, rtol=1e-5)
+    kernel = compare_mass_start.gradient_started_nuts(1e10, 3)(potential_fn=potential)
+    state = kernel.init(key, 10, [start])
+    assert np.asarray(state.adapt_state.inverse_mass_matrix).shape == (3,)
