@@ -45,6 +45,16 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).parent))
 
 
+def bounded_inverse(scale, cap: float):
+    """``1 / scale`` clipped to ``[1e-10, cap]``; 1 (NumPyro's start) where ``scale`` is zero
+    or not finite."""
+    import jax.numpy as jnp
+
+    usable = jnp.isfinite(scale) & (scale > 0)
+    inverse = jnp.clip(1.0 / jnp.where(usable, scale, 1.0), 1e-10, cap)
+    return jnp.where(usable, inverse, 1.0).astype(scale.dtype)
+
+
 def gradient_inverse_mass(potential_fn, position, cap: float):
     """``1 / |grad U(position)|`` raveled, clipped to ``[1e-10, cap]``; 1 where the gradient
     is zero or not finite."""
@@ -53,9 +63,7 @@ def gradient_inverse_mass(potential_fn, position, cap: float):
     from jax.flatten_util import ravel_pytree
 
     scale = jnp.abs(ravel_pytree(jax.grad(potential_fn)(position))[0])
-    usable = jnp.isfinite(scale) & (scale > 0)
-    inverse = jnp.clip(1.0 / jnp.where(usable, scale, 1.0), 1e-10, cap)
-    return jnp.where(usable, inverse, 1.0).astype(scale.dtype)
+    return bounded_inverse(scale, cap)
 
 
 def local_inverse_mass(potential_fn, position, cap: float, points: int, rng_key):
@@ -73,9 +81,7 @@ def local_inverse_mass(potential_fn, position, cap: float, points: int, rng_key)
     grads = jax.vmap(lambda x: ravel_pytree(jax.grad(potential_fn)(unravel(x)))[0])(
         jnp.concatenate([flat[None], flat[None] + noise]))
     scale = jnp.mean(jnp.abs(grads), axis=0)
-    usable = jnp.isfinite(scale) & (scale > 0)
-    inverse = jnp.clip(1.0 / jnp.where(usable, scale, 1.0), 1e-10, cap)
-    return jnp.where(usable, inverse, 1.0).astype(scale.dtype)
+    return bounded_inverse(scale, cap)
 
 
 def gradient_started_nuts(cap: float, points: int = 0):
@@ -125,6 +131,17 @@ def kernel_for(start: str, potential, starts):
     return kernel
 
 
+def chain_starts(x0, seed: int, chains: int, jitter: bool = True):
+    """Every chain's flat start: the initial point jittered by uniform(-1, 1) per chain as PyMC
+    jitters it (``seed``'s NumPy generator), or the point itself without ``jitter``."""
+    import jax.numpy as jnp
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+    return jnp.stack([x0 + (rng.uniform(-1.0, 1.0, x0.shape) if jitter else 0.0)
+                      for _ in range(chains)])
+
+
 def short_run_seconds(name: str, start: str, repeats: int, chains: int = 2) -> dict:
     """Walls of ``repeats`` runs of 10 + 10 draws, each with a kernel and log density built
     anew, as ``sample_jax_nuts`` runs NumPyro (one ``MCMC.run``, compile included): what a
@@ -132,8 +149,6 @@ def short_run_seconds(name: str, start: str, repeats: int, chains: int = 2) -> d
     import time
 
     import jax
-    import jax.numpy as jnp
-    import numpy as np
     from numpyro.infer import MCMC
 
     from fit_numpyro_tuning import _factory, numpyro_inputs
@@ -144,9 +159,7 @@ def short_run_seconds(name: str, start: str, repeats: int, chains: int = 2) -> d
         model = _factory(name)()
         with jax_precision("float64"):
             logp, x0 = numpyro_inputs(model, "float64")
-            rng = np.random.default_rng(1)
-            starts = jnp.stack([x0[0] + rng.uniform(-1.0, 1.0, x0[0].shape)
-                                for _ in range(chains)])
+            starts = chain_starts(x0[0], 1, chains)
             kernel = kernel_for(start, lambda xs, logp=logp: -logp(xs), starts)
             mcmc = MCMC(kernel, num_warmup=10, num_samples=10, num_chains=chains,
                         chain_method="parallel", progress_bar=False)
@@ -164,7 +177,6 @@ def run(name: str, start: str, seed: int, draws: int, chains: int = 2,
     chain starts at the initial point itself."""
     import arviz as az
     import jax
-    import jax.numpy as jnp
     import numpy as np
     from numpyro.infer import MCMC
 
@@ -174,9 +186,7 @@ def run(name: str, start: str, seed: int, draws: int, chains: int = 2,
     model = _factory(name)()
     with jax_precision("float64"):
         logp, x0 = numpyro_inputs(model, "float64")
-        rng = np.random.default_rng(seed)
-        starts = jnp.stack([x0[0] + (rng.uniform(-1.0, 1.0, x0[0].shape) if jitter else 0.0)
-                            for _ in range(chains)])
+        starts = chain_starts(x0[0], seed, chains, jitter)
         kernel = kernel_for(start, lambda xs: -logp(xs), starts)
         mcmc = MCMC(kernel, num_warmup=draws, num_samples=draws, num_chains=chains,
                     chain_method="parallel", progress_bar=False)
