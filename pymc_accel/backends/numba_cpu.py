@@ -338,8 +338,6 @@ def _blas_limit(blas_cores, cores: int | None, chains: int):
     BLAS thread per chain, 11.5 s with the chains one after another (the quick regret run
     timed 146 s cold against 15 s for NumPyro).
     """
-    import contextlib
-
     if blas_cores != "auto":
         return contextlib.nullcontext()
     try:
