@@ -24,7 +24,12 @@ from pymc_accel.measure import DEFAULT_BUDGET_SECONDS
 from pymc_accel.precision import as_backends_rewrite
 from pymc_accel.registry import BUILTIN_PLUGIN_NAME, get_registry
 from pymc_accel.report import ATTRS_KEY, SelectionReport
-from pymc_accel.selection import TRYING_RUNNER_UP, refuse_models_without_free_variables, select
+from pymc_accel.selection import (
+    TRYING_RUNNER_UP,
+    refuse_models_without_free_variables,
+    run_length,
+    select,
+)
 
 #: ``nuts_sampler`` values PyMC itself understands; they pass straight through to ``pm.sample``
 #: unless a registered backend of the same name is asked for through :func:`sample`.
@@ -148,7 +153,9 @@ def _request(draws: int, kwargs: dict[str, Any]) -> SampleRequest:
         # some samplers divided by it, others overflowed, others ran: refuse it for all
         raise ValueError(f"cores must be a positive integer or None (PyMC's default), "
                          f"not {cores!r}")
+    cores = int(cores)
     chains = kwargs.pop("chains", None)
+    chains = run_length("chains", max(2, cores) if chains is None else chains)
     if kwargs.get("nuts") is not None and kwargs.get("nuts_sampler_kwargs") is not None:
         # as pm.sample: one would otherwise reach the backend as an option of that name
         raise ValueError("Cannot pass both `nuts_sampler_kwargs` and `nuts=`. Use `nuts=` only.")
@@ -163,12 +170,11 @@ def _request(draws: int, kwargs: dict[str, Any]) -> SampleRequest:
                          f"0.8 or 0.95, not {target_accept!r}")
     tune = kwargs.pop("tune", None)
     pymc_kwargs = {k: kwargs.pop(k) for k in _PYMC_ONLY_KWARGS if k in kwargs}
-    _check_random_seed(kwargs.get("random_seed"),
-                       chains if chains is not None else max(2, cores))
+    _check_random_seed(kwargs.get("random_seed"), chains)
     request = SampleRequest(
-        draws=draws,
-        tune=1000 if tune is None else tune,
-        chains=chains if chains is not None else max(2, cores),
+        draws=run_length("draws", draws),  # a NumPy integer as an int, before any sampler
+        tune=run_length("tune", 1000 if tune is None else tune),
+        chains=chains,
         cores=cores,
         random_seed=kwargs.pop("random_seed", None),
         initvals=kwargs.pop("initvals", None),

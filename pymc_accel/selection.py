@@ -281,6 +281,39 @@ def refuse_models_without_free_variables(model) -> None:
         )
 
 
+#: The least value of each run-length argument. ``draws=0`` is refused with the rest: PyMC's own
+#: NUTS raises "Not enough samples to build a trace" for it and NumPyro "num_samples must be a
+#: positive integer greater than thinning", where nutpie returns an empty posterior.
+RUN_LENGTH_LEAST = {"draws": 1, "tune": 0, "chains": 1}
+
+
+def run_length(name: str, value: Any) -> int:
+    """A run-length argument of ``pm.sample`` (``draws``, ``tune`` or ``chains``) as an ``int``.
+
+    Parameters
+    ----------
+    name : {"draws", "tune", "chains"}
+    value : int or numpy.integer
+        What the caller passed (a NumPy integer too, as ``pm.sample`` takes).
+
+    Returns
+    -------
+    int
+
+    Raises
+    ------
+    ValueError
+        ``value`` is not an integer (a bool, a float, a string) or is below
+        :data:`RUN_LENGTH_LEAST`, before any sampler sees it.
+    """
+    import numpy as np
+
+    least = RUN_LENGTH_LEAST[name]
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < least:
+        raise ValueError(f"{name} must be an integer of at least {least}, not {value!r}")
+    return int(value)
+
+
 def _check_measure_budget(seconds: Any) -> None:
     """Refuse a measured-mode budget that is not a number of seconds, before any work."""
     number = isinstance(seconds, (int, float)) and not isinstance(seconds, bool)
@@ -403,9 +436,8 @@ def select(
             _logp_graph_out.append(LogpGraph(logp_graph.value_vars, logp_graph.logp,
                                              source=logp_graph.source))
     devices = devices or discover()
-    for name, value, least in (("draws", draws, 0), ("tune", tune, 0), ("chains", chains, 1)):
-        if not isinstance(value, int) or value < least:
-            raise ValueError(f"{name} must be an integer of at least {least}, not {value!r}")
+    draws, tune, chains = (run_length("draws", draws), run_length("tune", tune),
+                           run_length("chains", chains))
     if device not in (None, "cpu", "gpu"):
         raise ValueError(f"device must be 'cpu', 'gpu' or None, not {device!r}")
     if precision not in (None, "float32", "float64"):

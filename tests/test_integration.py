@@ -383,17 +383,43 @@ def test_explain_takes_what_sample_takes_and_checks_it_as_sample_does():
     (dict(target_accept=1.5), "target_accept must be a number between 0 and 1"),
     (dict(target_accept=0.0), "target_accept must be a number between 0 and 1"),
     (dict(nuts={"target_accept": 1.0}), "target_accept must be a number between 0 and 1"),
+    (dict(draws=0), "draws must be an integer of at least 1"),
+    (dict(nuts_sampler="numpyro", draws=0), "draws must be an integer of at least 1"),
+    (dict(tune=2.5), "tune must be an integer of at least 0"),
+    (dict(chains=1.5), "chains must be an integer of at least 1"),
 ])
-def test_cores_and_target_accept_out_of_range_are_refused_before_sampling(kwargs, message,
-                                                                           monkeypatch):
+def test_run_arguments_out_of_range_are_refused_before_sampling(kwargs, message,
+                                                                monkeypatch):
     """cores=0 was blamed on a plugin (ZeroDivisionError) or ran; target_accept=1.5 ran nutpie
-    for 69 s where 3 s was estimated, and 0 made every NumPyro draw divergent."""
+    for 69 s where 3 s was estimated, and 0 made every NumPyro draw divergent; draws=0 reached
+    NumPyro, which raised "num_samples must be a positive integer greater than thinning"."""
     from pymc_accel import integration
 
     monkeypatch.setattr(integration, "_run_backend", lambda *a: pytest.fail("sampled"))
     run = {**FAST, **kwargs}
     with pytest.raises(ValueError, match=message):
         pymc_accel.sample(model=eight_schools(), **run)
+
+
+def test_numpy_integer_run_lengths_reach_the_sampler_as_ints(monkeypatch):
+    """draws=np.int64(500) (a length computed with NumPy) was refused as not an integer."""
+    from pymc_accel import integration
+
+    seen = []
+
+    def run_backend(model, report, request, registry):
+        seen.append(request)
+        raise RuntimeError("stop before sampling")
+
+    monkeypatch.setattr(integration, "_run_backend", run_backend)
+    with pytest.raises(RuntimeError, match="stop before sampling"):
+        pymc_accel.sample(np.int64(20), model=eight_schools(), tune=np.int32(10),
+                          chains=np.int64(2), cores=np.int64(1), nuts_sampler="numpyro",
+                          progressbar=False)
+    (request,) = seen
+    assert (request.draws, request.tune, request.chains, request.cores) == (20, 10, 2, 1)
+    assert all(type(v) is int for v in (request.draws, request.tune, request.chains,
+                                          request.cores))
 
 
 def test_a_forced_float32_run_that_failed_the_check_is_not_learned_from(tmp_path, monkeypatch):

@@ -3,6 +3,7 @@ from __future__ import annotations
 import json
 import re
 
+import numpy as np
 import pytest
 
 from pymc_accel.backend import Candidate, Refusal
@@ -186,9 +187,19 @@ def test_a_site_policy_answer_that_is_no_candidate_is_reported_not_ignored():
 
 
 def test_nonsense_run_lengths_are_refused():
-    for bad in (dict(draws=-5), dict(chains=0), dict(tune=-1)):
+    for bad in (dict(draws=-5), dict(draws=0), dict(draws=10.5), dict(draws=True),
+                dict(chains=0), dict(chains=1.5), dict(tune=-1), dict(tune="100")):
         with pytest.raises(ValueError, match="must be an integer of at least"):
             select(eight_schools(), devices=CPU_ONLY, **bad)
+
+
+def test_run_lengths_may_be_numpy_integers_as_pm_sample_takes_them():
+    # draws computed with NumPy (n // 2 of an array's size) were refused as "not an integer"
+    report = select(eight_schools(), devices=CPU_ONLY, draws=np.int64(500), tune=np.int32(500),
+                    chains=np.int64(2))
+    expected = select(eight_schools(), devices=CPU_ONLY, draws=500, tune=500, chains=2)
+    assert [r.label for r in report.rows] == [r.label for r in expected.rows]
+    assert report.chosen == expected.chosen
 
 
 def test_explain_takes_pm_samples_names_for_the_backend_and_its_options():
