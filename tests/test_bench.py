@@ -1227,11 +1227,13 @@ def test_adaptation_ess_bench_sets_each_variable_against_nutpies(monkeypatch, ca
     variable's median smallest ESS as a ratio to nutpie's (runs replaced by fixed rows)."""
     import compare_adaptation_ess
 
-    def run_once(name, sampler, tune, draws, seed):
+    def run_once(name, sampler, tune, draws, seed, target_accept):
+        assert target_accept == 0.8
         ess = {"nutpie": {"mu": 1000.0, "sd": 400.0},
                "numpyro": {"mu": 500.0 + tune / 10, "sd": 200.0 + seed}}[sampler]
         return {"sampler": sampler, "tune": tune, "seed": seed, "wall": 1.0,
-                "leapfrogs_per_draw": 15.0, "ess": ess}
+                "leapfrogs_per_draw": 15.0, "step_size": 0.2 + seed / 100, "acceptance": 0.8,
+                "ess": ess}
 
     monkeypatch.setattr(compare_adaptation_ess, "run_once", run_once)
     rows = compare_adaptation_ess.main(["--model", "groups_503", "--tunes", "1000,3000",
@@ -1239,8 +1241,41 @@ def test_adaptation_ess_bench_sets_each_variable_against_nutpies(monkeypatch, ca
     assert [(r["sampler"], r["tune"]) for r in rows] == (
         [("nutpie", 1000)] * 3 + [("numpyro", 1000)] * 3 + [("numpyro", 3000)] * 3)
     table = capsys.readouterr().out
-    assert "| numpyro | 1000 | mu | 600 | 0.60 | 15.0 |" in table
-    assert "| numpyro | 3000 | sd | 202 | 0.51 | 15.0 |" in table
+    assert "| numpyro | 1000 | mu | 600 | 0.60 | 15.0 | 0.220 | 0.80 |" in table
+    assert "| numpyro | 3000 | sd | 202 | 0.51 | 15.0 | 0.220 | 0.80 |" in table
+
+
+def test_adaptation_ess_bench_gradient_adapter_estimates_the_mass_matrix_as_nutpie():
+    """bench/compare_adaptation_ess.py's ``numpyro_gradient``: in Stan's windows, each middle
+    window ends with the inverse mass matrix ``sqrt(var(z) / var(grad))`` of that window's
+    draws and gradients (NumPyro's own takes ``var(z)``), fed here by hand."""
+    import compare_adaptation_ess
+    import jax
+    import numpy as np
+    from numpyro.infer.hmc_util import IntegratorState, build_adaptation_schedule
+
+    def never(*args, **kwargs):
+        raise AssertionError("a dense mass matrix goes to NumPyro's own adapter")
+
+    steps = 300
+    init_fn, update_fn = compare_adaptation_ess.gradient_adapter(never)(steps)
+    rng = np.random.default_rng(0)
+    z = rng.normal(size=(steps, 2)) * [1.0, 10.0]
+    g = rng.normal(size=(steps, 2)) * [3.0, 0.5]
+    state = init_fn(IntegratorState(z[0], None, 0.0, g[0]), jax.random.PRNGKey(0))
+    update = jax.jit(update_fn)
+    schedule = build_adaptation_schedule(steps)
+    start, end = schedule[-2]  # the last middle window: its estimate is the one sampling uses
+    for t in range(steps):
+        state = update(t, 0.8, IntegratorState(z[t], None, 0.0, g[t]), state)
+        if t == end - 1:
+            before = np.asarray(state.inverse_mass_matrix)
+    window = slice(start, end + 1)
+    expected = np.sqrt(z[window].var(axis=0) / g[window].var(axis=0))
+    np.testing.assert_allclose(np.asarray(state.inverse_mass_matrix), expected, rtol=1e-5)
+    assert not np.allclose(before, expected)  # set at the window's end, not before
+    np.testing.assert_allclose(np.asarray(state.mass_matrix_sqrt_inv), np.sqrt(expected),
+                               rtol=1e-5)
 
 
 def test_mass_start_bench_starts_numpyro_from_the_clipped_inverse_gradient():
