@@ -411,6 +411,13 @@ def select(
     start = time.perf_counter()
     budget_start = _measure._clock()  # measured mode's budget covers the whole selection
     _check_measure_budget(measure_budget)
+    # the arguments before any work (a profile of a large model takes seconds)
+    draws, tune, chains = (run_length("draws", draws), run_length("tune", tune),
+                           run_length("chains", chains))
+    if device not in (None, "cpu", "gpu"):
+        raise ValueError(f"device must be 'cpu', 'gpu' or None, not {device!r}")
+    if precision not in (None, "float32", "float64"):
+        raise ValueError(f"precision must be 'float32', 'float64' or None, not {precision!r}")
     registry = registry or get_registry()
     if backend in (None, "auto"):
         names, backend = registry.names(), None
@@ -436,12 +443,6 @@ def select(
             _logp_graph_out.append(LogpGraph(logp_graph.value_vars, logp_graph.logp,
                                              source=logp_graph.source))
     devices = devices or discover()
-    draws, tune, chains = (run_length("draws", draws), run_length("tune", tune),
-                           run_length("chains", chains))
-    if device not in (None, "cpu", "gpu"):
-        raise ValueError(f"device must be 'cpu', 'gpu' or None, not {device!r}")
-    if precision not in (None, "float32", "float64"):
-        raise ValueError(f"precision must be 'float32', 'float64' or None, not {precision!r}")
     if "PYMC_ACCEL_PARALLEL_SCANS" in os.environ:  # once, not as every JAX row's refusal
         from pymc_accel.rewrites.apply import parallel_scans_mode
 

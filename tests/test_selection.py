@@ -186,11 +186,17 @@ def test_a_site_policy_answer_that_is_no_candidate_is_reported_not_ignored():
     assert "returned 'numpyro', which is not one of the candidates" in broken.error
 
 
-def test_nonsense_run_lengths_are_refused():
+def test_nonsense_run_lengths_are_refused_before_the_model_is_profiled(monkeypatch):
+    from pymc_accel import selection
+
+    monkeypatch.setattr(selection, "_cached_profile_and_logp",
+                        lambda model: pytest.fail("profiled the model"))
     for bad in (dict(draws=-5), dict(draws=0), dict(draws=10.5), dict(draws=True),
                 dict(chains=0), dict(chains=1.5), dict(tune=-1), dict(tune="100")):
         with pytest.raises(ValueError, match="must be an integer of at least"):
             select(eight_schools(), devices=CPU_ONLY, **bad)
+    with pytest.raises(ValueError, match="device must be"):
+        select(eight_schools(), devices=CPU_ONLY, device="tpu")
 
 
 def test_run_lengths_may_be_numpy_integers_as_pm_sample_takes_them():
