@@ -186,7 +186,8 @@ def main(argv=None) -> list[dict]:
             worst = min(row["ess"], key=row["ess"].get)
             print(f"{sampler} tune {tune} seed {seed}: wall {row['wall']:.1f} s, "
                   f"{row['leapfrogs_per_draw']:.1f} leapfrogs a draw, step size "
-                  f"{row['step_size']:.3f}, acceptance {row['acceptance']:.2f}, smallest ESS {worst} "
+                  f"{row['step_size']:.3f}, acceptance {row['acceptance']:.2f}, "
+                  f"smallest ESS {worst} "
                   f"{row['ess'][worst]:.0f}; " + ", ".join(
                       f"{k} {v:.0f}" for k, v in row["ess"].items()), flush=True)
     reference = [r for r in rows if r["sampler"] == "nutpie"]

@@ -1344,3 +1344,27 @@ def test_mass_start_bench_local_start_averages_the_gradient_over_jittered_points
     kernel = compare_mass_start.gradient_started_nuts(1e10, 3)(potential_fn=potential)
     state = kernel.init(key, 10, [start])
     assert np.asarray(state.adapt_state.inverse_mass_matrix).shape == (3,)
+
+
+def test_blackjax_leapfrog_bench_takes_the_extra_draws_cost_over_their_leapfrogs(monkeypatch,
+                                                                                capsys):
+    """bench/fit_blackjax_leapfrog.py: the difference of the two lengths' median walls over the
+    difference of their leapfrogs, each candidate; BlackJAX's against NumPyro's at the end
+    (runs replaced by a fixed cost and a per-leapfrog cost of each candidate's)."""
+    import fit_blackjax_leapfrog
+
+    numpyro, blackjax = fit_blackjax_leapfrog.CANDIDATES
+    cost = {numpyro: 100e-6, blackjax: 50e-6}
+    calls = []
+
+    def run(name, label, tune, draws, seed):
+        calls.append((label, draws))
+        leapfrogs = 10.0 * draws
+        return 3.0 + cost[label] * leapfrogs, leapfrogs
+
+    monkeypatch.setattr(fit_blackjax_leapfrog, "_run", run)
+    lines = fit_blackjax_leapfrog.main(["--models", "m", "--repeats", "2"])
+    assert [line["per_leapfrog_seconds"] for line in lines] == pytest.approx([100e-6, 50e-6])
+    assert all(line["deterministic"] for line in lines)
+    assert calls.count((numpyro, 200)) == 3  # a warm run, then 2 timed
+    assert '"blackjax_over_numpyro_per_leapfrog": {"m": 0.5' in capsys.readouterr().out
