@@ -18,6 +18,8 @@ the CPU"). One line a run, 2 chains, float64:
 from __future__ import annotations
 
 import argparse
+import contextlib
+import importlib
 import statistics
 import sys
 import time
@@ -71,7 +73,7 @@ def gradient_adapter(original):
             mz, mg = mz + dz / n, mg + dg / n
             return mz, sz + dz * (z - mz), mg, sg + dg * (g - mg), n
 
-        def sqrt_parts(inverse):
+        def sqrt_parts(inverse):  # a diagonal inverse mass matrix and its two square roots
             return inverse, 1.0 / jnp.sqrt(inverse), jnp.sqrt(inverse)
 
         def init_fn(z_info, rng_key, step_size=1.0, inverse_mass_matrix=None,
@@ -93,10 +95,11 @@ def gradient_adapter(original):
             inverse = jnp.where(jnp.isfinite(inverse) & (n >= 3), inverse,
                                 state.inverse_mass_matrix)
             step_size = find_reasonable_step_size(state.step_size, inverse, z_info, rng_key_ss)
+            inverse, sqrt, sqrt_inv = sqrt_parts(inverse)
             return state._replace(
-                step_size=step_size, inverse_mass_matrix=inverse,
-                mass_matrix_sqrt=1.0 / jnp.sqrt(inverse), mass_matrix_sqrt_inv=jnp.sqrt(inverse),
-                ss_state=ss_init(jnp.log(10) + jnp.log(step_size)), mm_state=moments_init(mz))
+                step_size=step_size, inverse_mass_matrix=inverse, mass_matrix_sqrt=sqrt,
+                mass_matrix_sqrt_inv=sqrt_inv, ss_state=ss_init(jnp.log(10) + jnp.log(step_size)),
+                mm_state=moments_init(mz))
 
         def update_fn(t, accept_prob, z_info, state):
             rng_key, rng_key_ss = jax.random.split(state.rng_key)
@@ -133,10 +136,6 @@ def run_once(name: str, sampler: str, tune: int, draws: int, seed: int,
 
     import pymc_accel
     from fit_numpyro_tuning import _factory
-
-    import contextlib
-    import importlib
-
     from pymc_accel.backends.swaps import swapped
 
     hmc = importlib.import_module("numpyro.infer.hmc")  # the package's name is not the module
@@ -175,8 +174,7 @@ def main(argv=None) -> list[dict]:
                         "adaptation), numpyro_gradient (nutpie's mass-matrix estimator)")
     args = p.parse_args(argv)
     seeds = [int(s) for s in args.seeds.split(",")]
-    p_samplers = args.samplers.split(",")
-    plan = [("nutpie", args.nutpie_tune)] + [(s, int(t)) for s in p_samplers
+    plan = [("nutpie", args.nutpie_tune)] + [(s, int(t)) for s in args.samplers.split(",")
                                               for t in args.tunes.split(",")]
     rows = []
     for sampler, tune in plan:
