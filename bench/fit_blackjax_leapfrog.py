@@ -8,7 +8,10 @@ so the tuning and everything fixed is the same in both, and only the extra draws
     per leapfrog = (median wall(long) - median wall(short))
                    / (leapfrogs(long) - leapfrogs(short))
 
-with the leapfrogs those of the slower chain's draws (the chains run side by side). Each
+with the leapfrogs those of the slower chain's draws (the chains run side by side). The extra
+draws' seconds must stand well out of the walls' spread between repeats: after 300 tuning draws
+they did not, and the figure moved from 0.5x NumPyro's to 1.1-1.8x after 50, whose long trees
+add far more leapfrogs (docs/benchmarks.md, 2026-11-29). Each
 length is run ``--repeats`` times after one run of its own that warms JAX's compile cache on
 disk (each length is a program of its own; a repeat loads it instead of compiling it). One JSON
 line a model and candidate; the last line sets each model's BlackJAX figure against NumPyro's:
