@@ -22,6 +22,7 @@ line a model and candidate; the last line sets each model's BlackJAX figure agai
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import os
 import statistics
@@ -35,17 +36,26 @@ CANDIDATES = ("numpyro[cpu,float64,chain_method=parallel]",
               "blackjax_nuts[cpu,float64,chain_method=parallel]")
 
 
+@functools.cache
+def _candidate(name: str, label: str):
+    """The candidate called ``label`` among those offered for model ``name`` (looked up once:
+    it takes a profile of the model)."""
+    import pymc_accel
+    from fit_numpyro_tuning import _factory
+
+    from bench_regret import offered_candidates
+
+    return offered_candidates(pymc_accel.profile_model(_factory(name)()))[label]
+
+
 def _run(name: str, label: str, tune: int, draws: int, seed: int) -> tuple[float, float]:
     """One run's wall and the slower chain's leapfrogs over its draws."""
-    import pymc_accel
     from fit_numpyro_tuning import _factory
     from pymc_accel.backend import SampleRequest
     from pymc_accel.registry import get_registry
 
-    from bench_regret import offered_candidates
-
     model = _factory(name)()
-    candidate = offered_candidates(pymc_accel.profile_model(model))[label]
+    candidate = _candidate(name, label)
     backend = get_registry().backends[candidate.backend]
     request = SampleRequest(draws=draws, tune=tune, chains=2, cores=2, random_seed=seed,
                             progressbar=False, compute_convergence_checks=False)
