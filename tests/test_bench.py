@@ -1348,7 +1348,7 @@ def test_mass_start_bench_local_start_averages_the_gradient_over_jittered_points
 
 def test_blackjax_leapfrog_bench_takes_the_extra_draws_cost_over_their_leapfrogs(monkeypatch,
                                                                                 capsys):
-    """bench/fit_blackjax_leapfrog.py: the difference of the two lengths' median walls over the
+    """bench/fit_blackjax_leapfrog.py --method two_runs: the difference of the two lengths' median walls over the
     difference of their leapfrogs, each candidate; BlackJAX's against NumPyro's at the end
     (runs replaced by a fixed cost and a per-leapfrog cost of each candidate's)."""
     import fit_blackjax_leapfrog
@@ -1363,8 +1363,73 @@ def test_blackjax_leapfrog_bench_takes_the_extra_draws_cost_over_their_leapfrogs
         return 3.0 + cost[label] * leapfrogs, leapfrogs
 
     monkeypatch.setattr(fit_blackjax_leapfrog, "_run", run)
-    lines = fit_blackjax_leapfrog.main(["--models", "m", "--repeats", "2"])
+    lines = fit_blackjax_leapfrog.main(["--method", "two_runs", "--models", "m", "--repeats", "2"])
     assert [line["per_leapfrog_seconds"] for line in lines] == pytest.approx([100e-6, 50e-6])
     assert all(line["deterministic"] for line in lines)
     assert calls.count((numpyro, 200)) == 3  # a warm run, then 2 timed
     assert '"blackjax_over_numpyro_per_leapfrog": {"m": 0.5' in capsys.readouterr().out
+
+
+def test_blackjax_leapfrog_is_timed_in_one_compiled_program():
+    """``fit_blackjax_leapfrog.time_blackjax_leapfrogs`` tunes BlackJAX's NUTS with its window
+    adaptation and runs its kernel in one compiled loop: the shorter length's runs hold
+    leapfrogs and no compile (well under the tenth of a second a compile takes), the longer
+    counts more, and each chain's tuning leapfrogs are counted."""
+    import fit_blackjax_leapfrog as fit
+    import jax.numpy as jnp
+
+    timed = fit.time_blackjax_leapfrogs(lambda x: -0.5 * jnp.sum(x ** 2), jnp.full((2, 3), 0.5),
+                                        (5, 50), warmup=30, repeats=2)
+    short, long = timed["runs"].values()
+    assert max(short["walls"]) < 0.1
+    assert min(long["leapfrogs_all"]) > max(short["leapfrogs_all"]) > 0
+    assert len(timed["tuning_leapfrogs"]) == 2 and min(timed["tuning_leapfrogs"]) >= 30
+
+
+def test_blackjax_compiled_loop_line_sets_blackjaxs_leapfrog_against_numpyros(monkeypatch,
+                                                                             capsys):
+    """``--method compiled_loop`` (the default): each sampler's leapfrog from its loop's median
+    walls at the two lengths, and BlackJAX's over NumPyro's per line and per model (loops
+    replaced by a per-leapfrog cost of each sampler's and a fixed 10 ms)."""
+    import fit_blackjax_leapfrog as fit
+    import fit_numpyro_leapfrog
+
+    def runs(cost, lengths, repeats):  # ten leapfrogs a draw
+        return {n: {"walls": [0.01 + cost * 10 * n] * repeats,
+                    "leapfrogs_all": [10.0 * n] * repeats} for n in lengths}
+
+    def numpyro(potential, init, lengths, warmup, repeats):
+        return runs(100e-6, lengths, repeats)
+
+    def blackjax(logdensity, init, lengths, warmup, repeats):
+        return {"runs": runs(80e-6, lengths, repeats), "tuning_leapfrogs": [1, 1]}
+
+    monkeypatch.setattr(fit_numpyro_leapfrog, "time_leapfrogs", numpyro)
+    monkeypatch.setattr(fit, "time_blackjax_leapfrogs", blackjax)
+    monkeypatch.setattr(fit, "_inputs", lambda name, precision: (None, [None]))
+    lines = fit.main(["--models", "a,b", "--precisions", "float64"])
+    assert [line["ratio"] for line in lines] == pytest.approx([0.8, 0.8])
+    assert lines[0]["blackjax"]["per_leapfrog_seconds"] == pytest.approx(80e-6)
+    assert lines[0]["numpyro"]["per_leapfrog_seconds"] == pytest.approx(100e-6)
+    assert '"median": 0.8' in capsys.readouterr().out
+
+
+def test_blackjax_fixed_line_is_the_warm_short_runs_median_wall_ratio(monkeypatch):
+    """``--method fixed``: each candidate in the line's precision, one warming run then the
+    repeats, BlackJAX's median wall over NumPyro's."""
+    import fit_blackjax_leapfrog as fit
+
+    walls = {"numpyro": iter([9.0, 1.0, 1.2, 0.8]), "blackjax_nuts": iter([9.0, 1.5, 1.2, 1.8])}
+    calls = []
+
+    def run(name, label, tune, draws, seed):
+        calls.append((label, tune, draws))
+        return next(walls[label.split("[")[0]]), 100.0
+
+    monkeypatch.setattr(fit, "_run", run)
+    (line,) = fit.main(["--method", "fixed", "--models", "m", "--precisions", "float32"])
+    assert line["ratio"] == pytest.approx(1.5)
+    assert {label for label, _, _ in calls} == {
+        "numpyro[cpu,float32,chain_method=parallel]",
+        "blackjax_nuts[cpu,float32,chain_method=parallel]"}
+    assert {(t, d) for _, t, d in calls} == {(10, 10)}
