@@ -48,9 +48,9 @@ def _blackjax_version() -> tuple[int, ...] | None:
 class BlackJaxNutsBackend(JaxNutsBackend):
     """BlackJAX's NUTS with window adaptation, through PyMC's JAX sampling path.
 
-    Its gradient costs what any JAX gradient costs; BlackJAX's Python-level sampling loop adds
-    a per-draw dispatch (it scans over draws, so the overhead is small on CPU) and it compiles
-    the adaptation and the sampling loop separately, so its fixed cost is higher than NumPyro's.
+    Its gradient costs what any JAX gradient costs, and its leapfrog (tree building included)
+    and its tuning's leapfrogs what NumPyro's do; its one program, adaptation and sampling loop
+    together, costs more to load and trace than NumPyro's (:data:`FIXED_FACTOR`).
     """
 
     def __init__(self) -> None:
@@ -88,13 +88,19 @@ class BlackJaxNutsBackend(JaxNutsBackend):
         return super().sample(model, candidate, request)
 
     def estimate(self, candidate, profile, machine):
-        """NumPyro's JAX estimate with a second compile (adaptation and sampling loops) and
-        :data:`LEAPFROG_FACTOR` times NumPyro's leapfrog."""
+        """NumPyro's JAX estimate: its tuning's leapfrogs (BlackJAX's window adaptation takes
+        as many), :data:`LEAPFROG_FACTOR` times its leapfrog and :data:`FIXED_FACTOR` times
+        its fixed and cold-compile seconds."""
         base = super().estimate(candidate, profile, machine)
-        fixed = Figure(base.fixed_seconds.value * 1.5, "modelled", "two XLA programs")
-        # its programs go to JAX's compile cache on disk as NumPyro's do (pymc_accel.jax_cache)
-        cold = Figure(base.cold_compile_seconds.value * 1.5, base.cold_compile_seconds.source,
-                      base.cold_compile_seconds.note)
+        factor = FIXED_FACTOR[candidate.precision]
+        fixed = Figure(base.fixed_seconds.value * factor, "modelled",
+                       f"{base.fixed_seconds.note}, x {factor:g}: BlackJAX's warm fixed "
+                       "seconds against NumPyro's")
+        # its program goes to JAX's compile cache on disk as NumPyro's does
+        # (pymc_accel.jax_cache); its adaptation and sampling loops are one program, as large
+        # again as NumPyro's, so its compile is priced as its warm fixed seconds are
+        cold = Figure(base.cold_compile_seconds.value * factor,
+                      base.cold_compile_seconds.source, base.cold_compile_seconds.note)
         return type(base)(
             seconds_per_gradient=_blackjax_leapfrog(base.seconds_per_gradient),
             gradients_per_draw=base.gradients_per_draw,
@@ -110,12 +116,10 @@ class BlackJaxNutsBackend(JaxNutsBackend):
             first_use=base.first_use,
         )
 
-
     def measure(self, candidate, model, profile, machine, budget_seconds):
         """NumPyro's measured JAX gradient (the one both samplers run) times
-        :data:`LEAPFROG_FACTOR`; ``None`` when its compile would not fit. Without the factor a
-        timing priced BlackJAX's leapfrog as NumPyro's, and measured mode chose BlackJAX on
-        seed_mid at 1.35x NumPyro's time per effective draw (docs/benchmarks.md)."""
+        :data:`LEAPFROG_FACTOR`, with this backend's fixed seconds; ``None`` when its compile
+        would not fit."""
         from dataclasses import replace
 
         measured = super().measure(candidate, model, profile, machine, budget_seconds)
@@ -134,13 +138,25 @@ def _blackjax_leapfrog(numpyros: Figure) -> Figure:
                                   if numpyros.source == "measured" else numpyros.measured_share))
 
 
-#: BlackJAX's NUTS leapfrog (two chains side by side, PyMC's BlackJAX path) against NumPyro's,
-#: whose runtime prices it: on the 612-parameter seed model 216 against 96 µs, on the
-#: 5,522-parameter one 825 against 454 µs (the run's wall less about 5 s of compile, over its
-#: leapfrogs, tuning's included; docs/benchmarks.md, 2026-11-25). Before, BlackJAX was priced
-#: as NumPyro, which its runs seemed to bear out only because they were timed before their
-#: draws were computed (numpyro_nuts.wait_for_draws).
-LEAPFROG_FACTOR = 2.0
+#: BlackJAX's NUTS leapfrog (two chains side by side, a chain per XLA CPU device) against
+#: NumPyro's, whose runtime prices it. Each sampler tuned, then its kernel timed in one
+#: compiled loop at two lengths (bench/fit_blackjax_leapfrog.py, the default method): on six
+#: models from eight schools to groups_503, in both precisions, 0.76 to 1.15x NumPyro's,
+#: median 0.96 (docs/results/fit-blackjax-leapfrog-cpu-2026-11-29-compiled-loop.jsonl). Priced
+#: at 1: the median is within the timings' spread (seed_small's float32 gave 0.77 and 0.94 in
+#: two runs), and at 1 a tie goes to NumPyro's lower fixed seconds. It was 2.0 until
+#: 2026-11-29, from whole runs less an assumed compile: a figure that moved from 0.5 to 1.8x
+#: with the run's tuning (docs/benchmarks.md) and chose NumPyro on seed_small where
+#: BlackJAX's float32 was as fast and drew more effective draws.
+LEAPFROG_FACTOR = 1.0
+#: BlackJAX's fixed seconds against NumPyro's, by precision: warm runs of 10 tuning draws and
+#: 10 draws through pymc-accel's backends (bench/fit_blackjax_leapfrog.py --method fixed), whose
+#: leapfrogs take milliseconds, on the same six models: float32 1.08 to 1.64, median 1.26;
+#: float64 1.56 to 1.96, median 1.65, every float64 model above every float32 one but
+#: logistic_101 (docs/results/fit-blackjax-fixed-cpu-2026-11-29.jsonl). It was 1.5 for both
+#: until 2026-11-29, for "two XLA programs": PyMC's BlackJAX path maps one function holding
+#: the adaptation and the sampling loop, one program, larger than NumPyro's.
+FIXED_FACTOR = {"float32": 1.26, "float64": 1.65}
 
 
 #: Seconds a kernel of the model's log density and gradient (``profile.census.kernels``) adds
