@@ -1,7 +1,8 @@
 """Each free variable's smallest bulk ESS under NumPyro's NUTS (Stan's windowed adaptation)
 and nutpie's (its gradient-based mass matrix), at the tuning lengths given: which variable
 sets a run's minimum, and whether NumPyro's gap to nutpie closes with longer tuning, or with
-nutpie's mass-matrix estimator in Stan's windows (``--samplers numpyro_gradient``). Each run's
+nutpie's mass-matrix estimator in Stan's windows (``--samplers numpyro_gradient``), and how
+BlackJAX's window adaptation compares (``--samplers numpyro,blackjax``). Each run's
 tuned step size and mean acceptance are printed with it.
 
 The cost model credits NumPyro with 0.85x nutpie's effective draws a gradient on every model
@@ -33,6 +34,8 @@ SAMPLERS = {
     "nutpie": {"nuts_sampler": "numba", "driver": "nutpie"},
     "numpyro": {"nuts_sampler": "numpyro", "precision": "float64"},
     "numpyro_gradient": {"nuts_sampler": "numpyro", "precision": "float64"},
+    # BlackJAX's window adaptation (the plugin), Stan's schedule as NumPyro's
+    "blackjax": {"nuts_sampler": "blackjax_nuts", "precision": "float64"},
 }
 
 
@@ -155,7 +158,9 @@ def run_once(name: str, sampler: str, tune: int, draws: int, seed: int,
     return {"sampler": sampler, "tune": tune, "seed": seed, "wall": wall,
             "leapfrogs_per_draw": float(stats["n_steps"].mean()),
             # the tuned step size (each chain's, averaged) and the draws' mean acceptance
-            "step_size": float(stats["step_size"].isel(draw=-1).mean()),
+            # (PyMC's BlackJAX path does not keep its step size)
+            "step_size": (float(stats["step_size"].isel(draw=-1).mean())
+                          if "step_size" in stats else float("nan")),
             "acceptance": float(stats["acceptance_rate"].mean()),
             "ess": per_variable}
 
@@ -171,7 +176,8 @@ def main(argv=None) -> list[dict]:
                    help="NumPyro's target acceptance (nutpie's stays 0.8)")
     p.add_argument("--samplers", default="numpyro",
                    help="NumPyro's variants to run at each tuning length: numpyro (its own "
-                        "adaptation), numpyro_gradient (nutpie's mass-matrix estimator)")
+                        "adaptation), numpyro_gradient (nutpie's mass-matrix estimator); or "
+                        "blackjax (BlackJAX's window adaptation, the plugin)")
     args = p.parse_args(argv)
     seeds = [int(s) for s in args.seeds.split(",")]
     plan = [("nutpie", args.nutpie_tune)] + [(s, int(t)) for s in args.samplers.split(",")
