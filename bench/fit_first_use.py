@@ -33,6 +33,7 @@ NUTPIE = "numba[cpu,float64,driver=nutpie]"
 PYMC = "numba[cpu,float64,driver=pymc]"
 NUMPYRO = "numpyro[cpu,float64,chain_method=parallel]"
 NUTPIE_JAX = "nutpie_jax[cpu,float64]"
+BLACKJAX = "blackjax_nuts[cpu,float64,chain_method=parallel]"  # the plugin
 
 #: name -> (models, candidates): each runs ``fit_tuning.py --lengths 10,10`` in a new process,
 #: model by model, every candidate twice.
@@ -43,6 +44,7 @@ SCENARIOS = {
     "numpyro": ("eight_schools,glm_poisson", [NUMPYRO]),
     "numpyro-then-nutpie_jax": ("eight_schools", [NUMPYRO, NUTPIE_JAX]),
     "nutpie_jax": ("eight_schools", [NUTPIE_JAX]),
+    "blackjax": ("eight_schools,glm_poisson", [BLACKJAX]),
 }
 
 

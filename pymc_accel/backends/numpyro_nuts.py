@@ -171,8 +171,9 @@ class JaxNutsBackend:
             fixed_seconds=fixed,
             cold_compile_seconds=cold,
             whole_program_cached=True,
-            extra_gradients=(costmodel.stan_tuning_extra_gradients(profile)
-                             if self.jax_sampler == "numpyro" else Figure(0.0)),
+            # BlackJAX's window adaptation (Stan's, as NumPyro's) took 0.94-1.06x NumPyro's
+            # tuning leapfrogs on six models (bench/fit_blackjax_leapfrog.py --method tuning)
+            extra_gradients=costmodel.stan_tuning_extra_gradients(profile),
             chain_parallelism=parallel,
             vectorized_trees=trees,
             memory_bytes=costmodel.state_memory_bytes(profile, candidate.precision, 4, 1000),

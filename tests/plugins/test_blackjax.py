@@ -86,20 +86,20 @@ class TestBlackJaxMclmc(BackendConformance):
 @pytest.mark.parametrize("precision", ["float32", "float64"])
 def test_blackjax_nuts_prices_numpyros_leapfrogs_and_more_fixed_seconds(precision):
     """BlackJAX's kernel, timed in one compiled loop, costs NumPyro's a leapfrog (0.76-1.15x),
-    and its window adaptation takes as many leapfrogs as NumPyro's: its sampling is priced as
-    NumPyro's, and its fixed seconds (one larger program to load and trace) at
+    and its window adaptation takes as many leapfrogs as NumPyro's: its sampling and tuning are
+    priced as NumPyro's, and its fixed seconds (one larger program to load and trace) at
     ``FIXED_FACTOR`` of the precision times NumPyro's (bench/fit_blackjax_leapfrog.py)."""
     import pymc_accel_blackjax
 
     from pymc_accel.backend import Candidate
     from pymc_accel.backends.numpyro_nuts import JaxNutsBackend
     from pymc_accel.machine import MachineFigures
-    from pymc_accel.models import eight_schools
+    from pymc_accel.models import hierarchical_logistic
     from pymc_accel.profile import profile_model
 
     machine = MachineFigures({"float32": 1e10, "float64": 1e10}, {"float32": 1e10, "float64": 1e10},
                              {"float32": 1e11, "float64": 5e10}, cpu_call_seconds=2.5e-6)
-    profile = profile_model(eight_schools())
+    profile = profile_model(hierarchical_logistic(500, 20, 2).model)  # 66 dimensions
     candidate = Candidate("blackjax_nuts", "cpu", precision, (("chain_method", "parallel"),))
     numpyro = JaxNutsBackend().estimate(candidate, profile, machine)
     blackjax = BlackJaxNutsBackend().estimate(candidate, profile, machine)
@@ -107,11 +107,45 @@ def test_blackjax_nuts_prices_numpyros_leapfrogs_and_more_fixed_seconds(precisio
     assert pymc_accel_blackjax.LEAPFROG_FACTOR == 1.0
     assert blackjax.seconds_per_gradient.value == pytest.approx(numpyro.seconds_per_gradient.value)
     assert blackjax.gradients_per_draw.value == numpyro.gradients_per_draw.value
+    # its early tuning's extra leapfrogs too (dropped until 2026-11-29), and the rest
+    assert numpyro.extra_gradients.value > 0
+    assert blackjax.extra_gradients == numpyro.extra_gradients
+    assert blackjax.start_up_pace == numpyro.start_up_pace
+    assert blackjax.relative_efficiency == numpyro.relative_efficiency
     assert 1.0 < factor < 2.0
     assert blackjax.fixed_seconds.value == pytest.approx(factor * numpyro.fixed_seconds.value)
     assert blackjax.cold_compile_seconds.value == pytest.approx(
         factor * numpyro.cold_compile_seconds.value)
     assert "BlackJAX's warm fixed seconds" in blackjax.fixed_seconds.note
+
+
+def test_blackjax_nuts_pays_its_own_start_in_a_new_process(monkeypatch):
+    """BlackJAX's first run in a process took 2.45 s beyond its second against NumPyro's 1.68 s
+    (bench/fit_first_use.py): its part is priced (FIRST_USE_SECONDS) where NumPyro's is 0.35 s.
+    Without it a new process chose BlackJAX's float32 on eight schools for a start it pays."""
+    import pymc_accel_blackjax
+
+    from pymc_accel import first_use
+    from pymc_accel.backend import Candidate
+    from pymc_accel.backends.numpyro_nuts import JaxNutsBackend
+    from pymc_accel.machine import MachineFigures
+    from pymc_accel.models import eight_schools
+    from pymc_accel.profile import profile_model
+
+    monkeypatch.setenv("PYMC_ACCEL_FIRST_USE", "on")
+    monkeypatch.setattr(first_use, "_used", set())  # a new process
+    machine = MachineFigures({"float32": 1e10, "float64": 1e10}, {"float32": 1e10, "float64": 1e10},
+                             {"float32": 1e11, "float64": 5e10}, cpu_call_seconds=2.5e-6)
+    profile = profile_model(eight_schools())
+    candidate = Candidate("numpyro", "cpu", "float64", (("chain_method", "parallel"),))
+    numpyro = JaxNutsBackend().estimate(candidate, profile, machine).first_use_seconds.value
+    blackjax = BlackJaxNutsBackend().estimate(
+        Candidate("blackjax_nuts", "cpu", "float64", (("chain_method", "parallel"),)),
+        profile, machine)
+    assert blackjax.first_use == ("jax", "blackjax")
+    assert blackjax.first_use_seconds.value == pytest.approx(
+        numpyro - first_use.FIRST_USE_SECONDS["numpyro"] + pymc_accel_blackjax.FIRST_USE_SECONDS)
+    assert blackjax.first_use_seconds.value > numpyro
 
 
 def test_blackjax_nuts_keeps_its_leapfrog_factor_when_measured(monkeypatch):

@@ -24,6 +24,7 @@ from pymc_accel import (
     JaxNutsBackend,
     Refusal,
     UnsupportedArgumentError,
+    first_use_figures,
     hookimpl,
     jax_cpu_devices,
 )
@@ -101,19 +102,16 @@ class BlackJaxNutsBackend(JaxNutsBackend):
         # again as NumPyro's, so its compile is priced as its warm fixed seconds are
         cold = Figure(base.cold_compile_seconds.value * factor,
                       base.cold_compile_seconds.source, base.cold_compile_seconds.note)
-        return type(base)(
+        # every other figure is NumPyro's: its early tuning's extra leapfrogs among them (the
+        # window adaptation takes as many), which a copy of a few fields dropped until
+        # 2026-11-29, making BlackJAX 0.6 s cheaper than NumPyro on seed_mid for nothing
+        return replace(
+            base,
             seconds_per_gradient=_blackjax_leapfrog(base.seconds_per_gradient),
-            gradients_per_draw=base.gradients_per_draw,
             fixed_seconds=fixed,
             cold_compile_seconds=cold,
-            whole_program_cached=base.whole_program_cached,
-            chain_parallelism=base.chain_parallelism,
-            vectorized_trees=base.vectorized_trees,  # its vmapped trees wait for the longest too
-            memory_bytes=base.memory_bytes,
-            relative_efficiency=base.relative_efficiency,  # Stan's window adaptation, as NumPyro
-            trajectory_scale=base.trajectory_scale,
-            first_use_seconds=base.first_use_seconds,  # JAX's start in a new process
-            first_use=base.first_use,
+            # JAX's start and BlackJAX's in a new process
+            **first_use_figures(*base.first_use, seconds={"blackjax": FIRST_USE_SECONDS}),
         )
 
     def measure(self, candidate, model, profile, machine, budget_seconds):
@@ -157,6 +155,14 @@ LEAPFROG_FACTOR = 1.0
 #: until 2026-11-29, for "two XLA programs": PyMC's BlackJAX path maps one function holding
 #: the adaptation and the sampling loop, one program, larger than NumPyro's.
 FIXED_FACTOR = {"float32": 1.26, "float64": 1.65}
+#: Seconds BlackJAX's part of its first run in a Python process costs beyond JAX's start
+#: (``pymc_accel.first_use``; NumPyro's part is 0.35 s): its first run less its second of the
+#: same model, 10 + 10 draws x 2 chains in new processes, median of three, 2.45 s against
+#: NumPyro's 1.68 s side by side, less JAX's 1.3 s (bench/fit_first_use.py --scenarios
+#: numpyro,blackjax; docs/results/fit-first-use-cpu-2026-11-29-blackjax.jsonl). Without it
+#: a new process priced BlackJAX's start 0.35 s under NumPyro's, and that chose BlackJAX's
+#: float32 on eight schools and nineteen more zoo models once its leapfrog was priced right.
+FIRST_USE_SECONDS = 1.15
 
 
 #: Seconds a kernel of the model's log density and gradient (``profile.census.kernels``) adds
