@@ -102,9 +102,9 @@ class BlackJaxNutsBackend(JaxNutsBackend):
         # again as NumPyro's, so its compile is priced as its warm fixed seconds are
         cold = Figure(base.cold_compile_seconds.value * factor,
                       base.cold_compile_seconds.source, base.cold_compile_seconds.note)
-        # every other figure is NumPyro's: its early tuning's extra leapfrogs among them (the
-        # window adaptation takes as many), which a copy of a few fields dropped until
-        # 2026-11-29, making BlackJAX 0.6 s cheaper than NumPyro on seed_mid for nothing
+        # every other figure is NumPyro's, its early tuning's leapfrogs among them (BlackJAX's
+        # window adaptation takes as many); until 2026-11-29 a copy of a few fields dropped
+        # the rest (the start-up pace the run history reads, among them)
         return replace(
             base,
             seconds_per_gradient=_blackjax_leapfrog(base.seconds_per_gradient),
@@ -150,8 +150,8 @@ LEAPFROG_FACTOR = 1.0
 #: BlackJAX's fixed seconds against NumPyro's, by precision: warm runs of 10 tuning draws and
 #: 10 draws through pymc-accel's backends (bench/fit_blackjax_leapfrog.py --method fixed), whose
 #: leapfrogs take milliseconds, on the same six models: float32 1.08 to 1.64, median 1.26;
-#: float64 1.56 to 1.96, median 1.65, every float64 model above every float32 one but
-#: logistic_101 (docs/results/fit-blackjax-fixed-cpu-2026-11-29.jsonl). It was 1.5 for both
+#: float64 1.56 to 1.96, median 1.65; float64 the higher on five models, equal on logistic_101
+#: (docs/results/fit-blackjax-fixed-cpu-2026-11-29.jsonl). It was 1.5 for both
 #: until 2026-11-29, for "two XLA programs": PyMC's BlackJAX path maps one function holding
 #: the adaptation and the sampling loop, one program, larger than NumPyro's.
 FIXED_FACTOR = {"float32": 1.26, "float64": 1.65}
