@@ -29,11 +29,15 @@ over NumPyro's.
 numbers of draws with the same seed and tuning, the extra draws' seconds over their leapfrogs.
 Each whole run loads its program and traces it again, and their walls spread by tenths of a
 second: the figure moved from 0.5x NumPyro's after 300 tuning draws to 1.1-1.8x after 50
-(docs/benchmarks.md, 2026-11-29), where the compiled loop gives 0.93-1.19x.
+(docs/benchmarks.md, 2026-11-29), where the compiled loop gives 0.76-1.15x.
 
-    JAX_PLATFORMS=cpu python bench/fit_blackjax_leapfrog.py --models glm_poisson,seed_small \\
-        > docs/results/fit-blackjax-leapfrog-cpu-compiled-loop.jsonl
-    JAX_PLATFORMS=cpu python bench/fit_blackjax_leapfrog.py --method fixed --models ...
+    M=eight_schools,glm_poisson,seed_small,seed_mid,logistic_101,groups_503
+    JAX_PLATFORMS=cpu python bench/fit_blackjax_leapfrog.py --models $M --lengths 500,3000 \\
+        > docs/results/fit-blackjax-leapfrog-cpu-2026-11-29-compiled-loop.jsonl
+    JAX_PLATFORMS=cpu python bench/fit_blackjax_leapfrog.py --method tuning --warmup 1000 \\
+        --models $M > docs/results/fit-blackjax-tuning-cpu-2026-11-29.jsonl
+    JAX_PLATFORMS=cpu python bench/fit_blackjax_leapfrog.py --method fixed --models $M \\
+        > docs/results/fit-blackjax-fixed-cpu-2026-11-29.jsonl
 
 The last line sets each model's BlackJAX figure against NumPyro's (median over precisions).
 """
@@ -55,6 +59,19 @@ CANDIDATES = ("numpyro[cpu,float64,chain_method=parallel]",
               "blackjax_nuts[cpu,float64,chain_method=parallel]")
 
 
+def _window_adaptation(logdensity, warmup: int):
+    """A function of ``(key, start)`` that tunes BlackJAX's NUTS on ``logdensity`` with its
+    window adaptation over ``warmup`` draws, as PyMC's BlackJAX path does, and returns the
+    tuned state, the tuned parameters and the leapfrogs the tuning took."""
+    import blackjax
+
+    def tune(key, x):
+        adapt = blackjax.window_adaptation(blackjax.nuts, logdensity, target_acceptance_rate=0.8)
+        (state, params), info = adapt.run(key, x, num_steps=warmup)
+        return state, params, info.info.num_integration_steps.sum()
+    return tune
+
+
 def time_blackjax_leapfrogs(logdensity, init, lengths: tuple[int, int], warmup: int,
                             repeats: int, seed: int = 0) -> dict:
     """Tune BlackJAX's NUTS on ``logdensity`` (+log p of a flat vector) from ``init`` (a
@@ -67,13 +84,8 @@ def time_blackjax_leapfrogs(logdensity, init, lengths: tuple[int, int], warmup: 
     import jax.numpy as jnp
     import numpy as np
 
-    def tune(key, x):
-        adapt = blackjax.window_adaptation(blackjax.nuts, logdensity, target_acceptance_rate=0.8)
-        (state, params), info = adapt.run(key, x, num_steps=warmup)
-        return state, params, info.info.num_integration_steps.sum()
-
     keys = jax.random.split(jax.random.PRNGKey(seed), init.shape[0])
-    state, params, tuning = jax.pmap(tune)(keys, init)
+    state, params, tuning = jax.pmap(_window_adaptation(logdensity, warmup))(keys, init)
 
     def draws(state, params, key, n):  # n draws from the tuned state; the leapfrogs they took
         step = blackjax.nuts(logdensity, **params).step
@@ -132,7 +144,6 @@ def measure_loop(name: str, precision: str, lengths: tuple[int, int], warmup: in
 def count_tuning(name: str, precision: str, warmup: int, seeds=(1, 2)) -> dict:
     """One model's ``tuning`` line: each sampler's leapfrogs per chain over ``warmup`` tuning
     draws, a list per seed."""
-    import blackjax
     import jax
     import numpy as np
     from numpyro.infer import MCMC, NUTS
@@ -142,12 +153,7 @@ def count_tuning(name: str, precision: str, warmup: int, seeds=(1, 2)) -> dict:
     counts = {"numpyro": [], "blackjax": []}
     with jax_precision(precision):
         logp, init = _inputs(name, precision)
-
-        def tune(key, x):
-            adapt = blackjax.window_adaptation(blackjax.nuts, lambda y: logp([y]),
-                                               target_acceptance_rate=0.8)
-            return adapt.run(key, x, num_steps=warmup)[1].info.num_integration_steps.sum()
-
+        tune = jax.pmap(_window_adaptation(lambda y: logp([y]), warmup))
         for seed in seeds:
             mcmc = MCMC(NUTS(potential_fn=lambda xs: -logp(xs), target_accept_prob=0.8),
                         num_warmup=warmup, num_samples=1, num_chains=2,
@@ -157,7 +163,7 @@ def count_tuning(name: str, precision: str, warmup: int, seeds=(1, 2)) -> dict:
             steps = mcmc.get_extra_fields(group_by_chain=True)["num_steps"]
             counts["numpyro"].append(np.asarray(steps).sum(axis=1).tolist())
             keys = jax.random.split(jax.random.PRNGKey(seed), 2)
-            counts["blackjax"].append(np.asarray(jax.pmap(tune)(keys, init[0])).tolist())
+            counts["blackjax"].append(np.asarray(tune(keys, init[0])[2]).tolist())
     totals = {k: statistics.median(x for seed in v for x in seed) for k, v in counts.items()}
     return {"model": name, "precision": precision, "method": "tuning", "warmup": warmup,
             "leapfrogs": counts, "ratio": totals["blackjax"] / totals["numpyro"]}
