@@ -1348,9 +1348,10 @@ def test_mass_start_bench_local_start_averages_the_gradient_over_jittered_points
 
 def test_blackjax_leapfrog_bench_takes_the_extra_draws_cost_over_their_leapfrogs(monkeypatch,
                                                                                 capsys):
-    """bench/fit_blackjax_leapfrog.py --method two_runs: the difference of the two lengths' median walls over the
-    difference of their leapfrogs, each candidate; BlackJAX's against NumPyro's at the end
-    (runs replaced by a fixed cost and a per-leapfrog cost of each candidate's)."""
+    """bench/fit_blackjax_leapfrog.py --method two_runs: the difference of the two lengths'
+    median walls over the difference of their leapfrogs, each candidate; BlackJAX's against
+    NumPyro's at the end (runs replaced by a fixed cost and a per-leapfrog cost of each
+    candidate's)."""
     import fit_blackjax_leapfrog
 
     numpyro, blackjax = fit_blackjax_leapfrog.CANDIDATES
@@ -1363,7 +1364,8 @@ def test_blackjax_leapfrog_bench_takes_the_extra_draws_cost_over_their_leapfrogs
         return 3.0 + cost[label] * leapfrogs, leapfrogs
 
     monkeypatch.setattr(fit_blackjax_leapfrog, "_run", run)
-    lines = fit_blackjax_leapfrog.main(["--method", "two_runs", "--models", "m", "--repeats", "2"])
+    lines = fit_blackjax_leapfrog.main(["--method", "two_runs", "--models", "m",
+                                        "--repeats", "2"])
     assert [line["per_leapfrog_seconds"] for line in lines] == pytest.approx([100e-6, 50e-6])
     assert all(line["deterministic"] for line in lines)
     assert calls.count((numpyro, 200)) == 3  # a warm run, then 2 timed
