@@ -186,6 +186,12 @@ class Estimate:
         (:func:`pymc_accel.costmodel.start_up_pace`); 1.0 where it put none. The run history
         records it, so that fixed seconds observed against paced figures compare with later
         ones.
+    gradient_kin : str or None
+        Another backend whose runs pay what this candidate's do a gradient (the same compiled
+        gradient and a leapfrog timed alike: BlackJAX's NUTS and NumPyro's on JAX): where
+        neither this candidate nor its twin in the other precision has run a model, the run
+        history corrects its seconds per gradient by that backend's recorded runs of it
+        (:func:`pymc_accel.history.apply`). ``None``: only its own runs do.
     """
 
     seconds_per_gradient: Figure
@@ -208,6 +214,7 @@ class Estimate:
     gradient_efficiency_before_runs: float | None = None
     whole_program_cached: bool = False
     vectorized_trees: Figure = field(default_factory=lambda: Figure(1.0))
+    gradient_kin: str | None = None
 
     def gradients_per_chain(self, steps: int) -> float:
         """Gradient evaluations one chain makes in ``steps`` iterations."""

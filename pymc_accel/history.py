@@ -797,7 +797,8 @@ def apply(estimate: Estimate, profile: ModelProfile, candidate: Candidate,
     taken = _positive(entry, "leapfrogs_per_draw")
     if taken is not None and taken != out.gradients_per_draw.value:
         split_by = replace(out, gradients_per_draw=Figure(taken, "observed"))
-    out = _gradient_from_runs(out, split_by, entry, twin_entry, twin, when)
+    out = _gradient_from_runs(out, split_by, entry, twin_entry, twin, when,
+                              _kin_entry(profile, candidate, estimate.gradient_kin))
     fixed_measured = measured.get("fixed_seconds")
     if (entry is not None and fixed_seconds_usable(entry)
             and (fixed := _observed_fixed_seconds(entry, split_by)) is not None):
@@ -849,24 +850,48 @@ def apply(estimate: Estimate, profile: ModelProfile, candidate: Candidate,
     return out
 
 
+def _kin_entry(profile: ModelProfile, candidate: Candidate,
+               kin: str | None) -> dict[str, Any] | None:
+    """The latest recorded run of this model by the backend ``kin`` (``Estimate.gradient_kin``)
+    with the candidate's device, precision and options, else in the other precision; ``None``
+    without ``kin`` or such a run."""
+    if not kin:
+        return None
+    same = replace(candidate, backend=kin)
+    return lookup(profile, same) or lookup(profile, other_precision(same))
+
+
 def _gradient_from_runs(
     estimate: Estimate, split_by: Estimate, entry: dict[str, Any] | None,
     twin_entry: dict[str, Any] | None, twin: Candidate, when: str,
+    kin_entry: dict[str, Any] | None = None,
 ) -> Estimate:
     """``estimate`` with its seconds per gradient corrected by the model's latest run with the
     candidate (:func:`observed_gradient_ratio` of that run against ``split_by``, the estimate
     at the run's own leapfrogs), or else by its twin's in the other precision
     (the ratio it recorded: a precision changes what a gradient costs, not how far the cost
-    model is off for the model's program), weighed with
+    model is off for the model's program), or else by ``kin_entry``'s, a run of the backend
+    whose gradient this candidate's is (``Estimate.gradient_kin``), weighed with
     :data:`OBSERVED_GRADIENT_WEIGHT`. The candidate's own timing in measured mode is not
-    replaced by its twin's run."""
+    replaced by another's run.
+
+    Without the kin's ratio, on the demo model NumPyro's run (73.8 s, 1.5x its estimate a
+    gradient) corrected NumPyro alone, and BlackJAX's NUTS, which had not run it and runs the
+    same gradient at the same cost a leapfrog, was chosen at its modelled figure and took
+    47 s where nutpie takes 22-27 s (docs/benchmarks.md, 2026-11-29)."""
+    def lent(other: dict[str, Any] | None) -> float | None:
+        ratio = other.get("gradient_ratio") if other is not None else None
+        return (float(ratio) if estimate.seconds_per_gradient.source != "measured"
+                and isinstance(ratio, (int, float)) and ratio > 0 else None)
+
     if entry is not None:
         ratio = observed_gradient_ratio(entry, split_by)
         where = f"this model's run at {when}"
-    elif (twin_entry is not None and estimate.seconds_per_gradient.source != "measured"
-          and isinstance(lent := twin_entry.get("gradient_ratio"), (int, float)) and lent > 0):
-        ratio = float(lent)
+    elif (ratio := lent(twin_entry)) is not None:
         where = f"this model's run in {twin.precision} at {twin_entry.get('recorded', '?')}"
+    elif (ratio := lent(kin_entry)) is not None:
+        where = (f"this model's run with {kin_entry.get('candidate', '?')} (the same gradient) "
+                 f"at {kin_entry.get('recorded', '?')}")
     else:
         return estimate
     if ratio is None:

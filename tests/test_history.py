@@ -391,6 +391,36 @@ def test_a_candidate_takes_its_twins_gradient_ratio_and_keeps_its_own_timing(led
 
 
 
+def test_a_candidate_without_runs_takes_its_gradient_kins_ratio(ledger):
+    """BlackJAX's NUTS runs NumPyro's gradient at NumPyro's cost a leapfrog
+    (``Estimate.gradient_kin``): where neither it nor its twin has run the model, NumPyro's run
+    corrects its seconds per gradient as it corrects NumPyro's. Without it, on the demo model
+    NumPyro's run (1.5x its estimate a gradient) corrected NumPyro alone, and BlackJAX was
+    chosen at its modelled figure and took 47 s where nutpie takes 22-27 s."""
+    from dataclasses import replace
+
+    profile = profile_model(eight_schools())
+    request = SampleRequest(draws=500, tune=500, chains=2)
+    est = Estimate(Figure(2e-3), Figure(7.0), Figure(4.0), chain_parallelism=2)
+    history.record(profile, NUMPYRO, est, request, 27.0, _Result(7.0))  # 1.5x its 18 s
+    kin = replace(est, gradient_kin="numpyro")
+    factor = 1.5 ** history.OBSERVED_GRADIENT_WEIGHT
+    for precision in ("float64", "float32"):  # the kin's run in either precision
+        blackjax = Candidate("blackjax_nuts", "cpu", precision, (("chain_method", "parallel"),))
+        lent = history.apply(kin, profile, blackjax)
+        assert lent.seconds_per_gradient.value == pytest.approx(2e-3 * factor)
+        assert lent.seconds_per_gradient.source == "observed"
+        assert NUMPYRO.label in lent.seconds_per_gradient.note
+    # a timing of its own is not replaced by the kin's run
+    timed = replace(kin, seconds_per_gradient=Figure(8e-4, "measured", "timed"))
+    assert history.apply(timed, profile, blackjax).seconds_per_gradient == Figure(
+        8e-4, "measured", "timed")
+    # and its own run, once it has one, is what corrects it
+    blackjax = Candidate("blackjax_nuts", "cpu", "float64", (("chain_method", "parallel"),))
+    history.record(profile, blackjax, kin, request, 18.0, _Result(7.0))  # as estimated
+    assert history.apply(kin, profile, blackjax).seconds_per_gradient.value == pytest.approx(2e-3)
+
+
 NUTPIE = Candidate("numba", "cpu", "float64", (("driver", "nutpie"),))
 
 

@@ -112,6 +112,8 @@ def test_blackjax_nuts_prices_numpyros_leapfrogs_and_more_fixed_seconds(precisio
     assert blackjax.extra_gradients == numpyro.extra_gradients
     assert blackjax.start_up_pace == numpyro.start_up_pace
     assert blackjax.relative_efficiency == numpyro.relative_efficiency
+    # NumPyro's runs of a model correct its seconds per gradient where it has none of its own
+    assert blackjax.gradient_kin == "numpyro" and numpyro.gradient_kin is None
     assert 1.0 < factor < 2.0
     assert blackjax.fixed_seconds.value == pytest.approx(factor * numpyro.fixed_seconds.value)
     assert blackjax.cold_compile_seconds.value == pytest.approx(

@@ -112,6 +112,8 @@ class BlackJaxNutsBackend(JaxNutsBackend):
             cold_compile_seconds=cold,
             # JAX's start and BlackJAX's in a new process
             **first_use_figures(*base.first_use, seconds={"blackjax": FIRST_USE_SECONDS}),
+            # NumPyro's runs of a model say what a gradient costs BlackJAX there too
+            gradient_kin="numpyro",
         )
 
     def measure(self, candidate, model, profile, machine, budget_seconds):
