@@ -33,7 +33,9 @@ modelled, its runs 37-60 s against 25-28 s estimated, and with the history corre
 trees and fixed seconds it was chosen again after each run. So a run whose estimate puts most
 of its time in sampling also corrects the candidate's seconds per gradient by the run's wall
 time over its estimate (:func:`observed_gradient_ratio`), and lends the ratio to its twin in
-the other precision.
+the other precision, and to the candidates of a backend that names the run's as its gradient
+kin (``Estimate.gradient_kin``: BlackJAX's NUTS runs NumPyro's gradient) while they have not
+run the model themselves.
 
 A machine's compile speed is not in its calibrated figures, and the fixed seconds it pays
 differ from the modelled ones by the same factor for every model a sampler runs: nutpie's
