@@ -174,7 +174,7 @@ def _candidate(name: str, label: str):
     """The candidate called ``label`` among those offered for model ``name`` (looked up once:
     it takes a profile of the model)."""
     import pymc_accel
-    from fit_numpyro_tuning import _factory
+    from fit_numpyro_leapfrog import _factory
 
     from bench_regret import offered_candidates
 
@@ -183,7 +183,7 @@ def _candidate(name: str, label: str):
 
 def _run(name: str, label: str, tune: int, draws: int, seed: int) -> tuple[float, float]:
     """One run's wall and the slower chain's leapfrogs over its draws."""
-    from fit_numpyro_tuning import _factory
+    from fit_numpyro_leapfrog import _factory
     from pymc_accel.backend import SampleRequest
     from pymc_accel.registry import get_registry
 
