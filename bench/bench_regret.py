@@ -224,7 +224,7 @@ def min_bulk_ess(idata) -> float:
 
 def timed_record(report, request, wall: float, idata) -> float:
     """Seconds of what ``pymc_accel.sample`` does after a run: the run history's record (its
-    effective draws: ``history.observed_ess_per_draw``), into a history of its own, so the
+    effective draws: ``history.observed_effective_draws``), into a history of its own, so the
     machine's run history is not touched. Call it before anything else reads the draws (an ESS
     turns a JAX posterior into NumPy, which the record would then find done)."""
     # pm.sample's default convergence checks import ArviZ's statistics during the run (the

@@ -119,13 +119,15 @@ def _record_run(profile, report, row: dict, results: dict) -> bool:
                             chains=results["chains"])
     idata = SimpleNamespace(sample_stats={"n_steps": np.array([run["leapfrogs_per_draw"]])})
     kept = results["draws"] * results["chains"]
-    ess = run["ess"] / kept if run["ess"] >= history.ESS_RECORD_MINIMUM else None
+    # the record sums a run's effective draws with the sampler's earlier runs', under
+    # ESS_RECORD_MINIMUM too (history._pool_effective_draws)
+    seen = (float(run["ess"]), kept) if run["ess"] > 0 else None
     # the record keeps effective draws only where ArviZ's statistics are loaded (as after
     # PyMC's convergence checks) and computes them from the draws: the recorded run's own
     # figure stands in for both
     loaded = {"arviz_stats": sys.modules.get("arviz_stats", object())}
     with mock.patch.dict(sys.modules, loaded), \
-            mock.patch.object(history, "observed_ess_per_draw", lambda _: ess):
+            mock.patch.object(history, "observed_effective_draws", lambda _: seen):
         history.record(profile, report.candidate, report.estimate, request, run["wall"], idata)
     return True
 

@@ -356,7 +356,7 @@ def _observed_gradient_efficiency(
 ) -> tuple[float, str] | None:
     """A NUTS sampler's effective draws per gradient against nutpie's on this model, from its
     own recorded runs and its twin's in ``twin_precision`` (the same algorithm:
-    :func:`_same_sampler`), else from
+    :func:`_twins_ess_per_gradient`), else from
     those of another sampler with the same adaptation (``scale``, its trees against nutpie's,
     and ``modelled``, its modelled efficiency: BlackJAX's NUTS and NumPyro's both run Stan's),
     against the reference the model's runs give (:func:`_reference_ess_per_gradient`), with a
@@ -375,11 +375,11 @@ def _observed_gradient_efficiency(
     value, seen_by = reference
     nutpie = (f"nutpie's {value:.4f} effective draws a gradient as {', '.join(seen_by)} "
               "show it")
-    own, recorded = _same_sampler(entry, twin_entry, twin_precision, "ess_per_gradient")
+    own, recorded = _twins_ess_per_gradient(entry, twin_entry, twin_precision)
     if own is not None:
         ratio = own / value
-        return ratio, (f"{ratio:.2f}x nutpie's as observed (run at {recorded}: "
-                       f"{own:.4f} effective draws a gradient; {nutpie})")
+        return ratio, (f"{ratio:.2f}x nutpie's as observed ({recorded}: "
+                       f"{own:.4f} a gradient; {nutpie})")
     kin = _same_adaptation(profile, scale, modelled)
     if kin is None:
         return None
@@ -387,6 +387,27 @@ def _observed_gradient_efficiency(
     ratio = seen / value
     return ratio, (f"{ratio:.2f}x nutpie's as observed for its adaptation (runs of "
                    f"{', '.join(by)}: {seen:.4f} effective draws a gradient; {nutpie})")
+
+
+def _twins_ess_per_gradient(entry: dict[str, Any] | None, twin_entry: dict[str, Any] | None,
+                            twin_precision: str) -> tuple[float | None, str]:
+    """Effective draws per gradient of a sampler's runs of the model in both precisions (the
+    same algorithm: :func:`_same_sampler`), their sums pooled (:func:`_pool_effective_draws`):
+    ``None`` until together they reach :data:`ESS_RECORD_MINIMUM` effective draws; with when
+    they were recorded."""
+    own, other = _effective_draw_sums(entry), _effective_draw_sums(twin_entry)
+    if own is None and other is None:
+        return None, ""
+    effective = sum(s[0] for s in (own, other) if s is not None)
+    gradients = sum(s[1] for s in (own, other) if s is not None)
+    if effective < ESS_RECORD_MINIMUM or gradients <= 0:
+        return None, ""
+    runs = sum(s[2] for s in (own, other) if s is not None)
+    when = [f"{e.get('recorded', 'an earlier run')}" + ("" if e is entry else f" in {twin_precision}")
+            for e, sums in ((entry, own), (twin_entry, other)) if sums is not None]
+    return effective / gradients, (
+        f"{runs} run{'s' if runs > 1 else ''}, the latest at {' and '.join(when)}, "
+        f"{effective:.0f} effective draws in {gradients:.0f} gradients")
 
 
 def _same_adaptation(
@@ -427,10 +448,22 @@ def observed_leapfrogs_per_draw(idata: Any) -> float | None:
 
 
 def observed_ess_per_draw(idata: Any) -> float | None:
-    """The smallest bulk effective sample size over the posterior's variables, per kept draw of
-    all chains: every element of a variable with up to :data:`ESS_ELEMENTS_PER_VARIABLE`
-    elements, that many evenly spaced ones of a larger variable. ``None`` when there is no
-    posterior, or under :data:`ESS_RECORD_MINIMUM` effective draws (noise).
+    """The smallest bulk effective sample size over the posterior's variables
+    (:func:`observed_effective_draws`), per kept draw of all chains. ``None`` when there is no
+    posterior, or under :data:`ESS_RECORD_MINIMUM` effective draws (one run's figure is noise
+    there: a run's record pools it with the sampler's other runs, :func:`_pool_effective_draws`).
+    """
+    seen = observed_effective_draws(idata)
+    if seen is None or seen[0] < ESS_RECORD_MINIMUM:
+        return None
+    return seen[0] / seen[1]
+
+
+def observed_effective_draws(idata: Any) -> tuple[float, int] | None:
+    """The smallest bulk effective sample size over the posterior's variables, all chains
+    together, and the draws kept (chains x draws): every element of a variable with up to
+    :data:`ESS_ELEMENTS_PER_VARIABLE` elements, that many evenly spaced ones of a larger
+    variable. ``None`` when there is no posterior or the ESS is not finite.
 
     ArviZ computes the ESS; only the choice of elements is this function's (a run of a model
     with thousands of parameters would otherwise spend seconds on it): evenly spaced ones of a
@@ -461,9 +494,9 @@ def observed_ess_per_draw(idata: Any) -> float | None:
     chains, draws = series.shape[:2]
     smallest = float(np.nanmin(array_stats.ess(series, chain_axis=0, draw_axis=1,
                                                  method="bulk")))
-    if not math.isfinite(smallest) or smallest < ESS_RECORD_MINIMUM:
+    if not math.isfinite(smallest) or smallest <= 0:
         return None
-    return smallest / (chains * draws)
+    return smallest, chains * draws
 
 
 def _chain_blocks(data: Any) -> list:
@@ -587,12 +620,13 @@ def record(
         # a NUTS run: its effective draws, where ArviZ's statistics are loaded already (PyMC's
         # convergence checks, on by default, load them; a run without them would pay the
         # import, 0.3-1.6 s on the 2-core machine, for the record)
+        effective = None
         if per_draw is not None and efficiency is not None and "arviz_stats" in sys.modules:
-            ess_per_draw = observed_ess_per_draw(idata)
-            if ess_per_draw is not None:
-                entry["ess_per_draw"] = ess_per_draw
-                entry["ess_per_gradient"] = ess_per_draw / per_draw
+            seen = observed_effective_draws(idata)
+            if seen is not None:  # pooled with the earlier runs below, under the minimum too
+                entry["ess_per_draw"] = seen[0] / seen[1]
                 entry["gradient_efficiency"] = efficiency
+                effective = (seen[0], seen[1] * per_draw)
         key = f"{model_key(profile)}|{candidate.label}"
         data = dict(_load())
         previous = data.pop(key, None)  # re-inserted last: the oldest entries are dropped first
@@ -605,7 +639,7 @@ def record(
         entry["runs"] = (runs if isinstance(runs, int) else 1) + 1
         if isinstance(previous, dict) and isinstance(previous.get("measured"), dict):
             entry["measured"] = previous["measured"]  # measured mode's figures stay
-        _pool_effective_draws(entry, previous)
+        _pool_effective_draws(entry, previous, effective)
         if entry["data"]:  # a whole compiled program (JAX's), which the cache on disk keeps
             program = {k: entry[k] for k in (*_PROGRAM_FIELDS, "recorded")}
             earlier = _programs(previous) if isinstance(previous, dict) else []
@@ -619,30 +653,65 @@ def record(
         return
 
 
-def _pool_effective_draws(entry: dict[str, Any], previous: Any) -> None:
-    """Fold the earlier runs' effective draws per gradient into ``entry``'s (a geometric mean
-    over the runs that recorded them, ``ess_runs``): one seed's effective draws stray up to
-    1.5x from the next's at these lengths (the regret bench's runs), and a close call decided on
-    one run's can go either way (groups_53: NumPyro chosen on one run's, 1.26x slower)."""
-    new = _positive(entry, "ess_per_gradient")
-    if not isinstance(previous, dict):
-        if new is not None:
-            entry["ess_runs"] = 1
+def _pool_effective_draws(entry: dict[str, Any], previous: Any,
+                          run: tuple[float, float] | None) -> None:
+    """Fold this run's effective draws and gradients (``run``: the smallest bulk ESS and the
+    leapfrogs of all its chains; ``None`` where it recorded none) into the earlier runs' sums
+    (:func:`_effective_draw_sums`), and set ``entry``'s ``ess_per_gradient`` to their ratio
+    once the sum reaches :data:`ESS_RECORD_MINIMUM`.
+
+    One seed's effective draws stray up to 1.5x from the next's at these lengths (the regret
+    bench's runs), and a close call decided on one run's can go either way (groups_53: NumPyro
+    chosen on one run's, 1.26x slower): the runs are pooled. They are summed, not averaged,
+    and a run under the minimum counts: when runs under it were dropped, the figure kept was
+    the lucky runs'. On the demo model (500 + 500 draws x 2 chains) σ_γ's bulk ESS ran from 57
+    to 111 over six seeds of NumPyro and 20 to 67 of nutpie; NumPyro's record kept the two over
+    100 (0.0019 effective draws a gradient, where its six runs together got 0.0015) and nutpie's
+    none, and BlackJAX, credited NumPyro's figure, was chosen at 1.3x nutpie's time per
+    effective draw (docs/benchmarks.md). A sum of runs' effective draws is as noisy as one
+    run's of that size, so the minimum applies to the sum.
+    """
+    sums = _effective_draw_sums(previous) if isinstance(previous, dict) else None
+    if sums is not None and "gradient_efficiency" not in entry:
+        entry["gradient_efficiency"] = previous.get("gradient_efficiency")
+    if run is not None:
+        effective, gradients = run
+        runs = 1
+        if sums is not None:
+            effective, gradients, runs = (sums[0] + effective, sums[1] + gradients,
+                                          sums[2] + 1)
+    elif sums is not None:
+        effective, gradients, runs = sums
+    else:
         return
-    old = _positive(previous, "ess_per_gradient")
-    runs = previous.get("ess_runs", 1)
+    entry["ess_effective_draws"], entry["ess_gradients"] = effective, gradients
+    entry["ess_runs"] = runs
+    if effective >= ESS_RECORD_MINIMUM and gradients > 0:
+        entry["ess_per_gradient"] = effective / gradients
+
+
+def _effective_draw_sums(entry: dict[str, Any] | None) -> tuple[float, float, int] | None:
+    """The effective draws and gradients that a candidate's recorded runs of a model got, summed
+    over them, and how many runs: ``None`` for none. A ledger written before the sums were kept
+    holds the runs' pooled ``ess_per_gradient`` alone; it stands for ``ess_runs`` runs of the
+    latest one's length."""
+    if not isinstance(entry, dict):
+        return None
+    runs = entry.get("ess_runs", 1)
     runs = runs if isinstance(runs, int) and runs > 0 else 1
-    if new is None:  # this run recorded none: the earlier runs' figures stay
-        if old is not None:
-            for name in ("ess_per_draw", "ess_per_gradient", "gradient_efficiency", "ess_runs"):
-                if name in previous:
-                    entry[name] = previous[name]
-        return
-    if old is None:
-        entry["ess_runs"] = 1
-        return
-    entry["ess_per_gradient"] = math.exp((runs * math.log(old) + math.log(new)) / (runs + 1))
-    entry["ess_runs"] = runs + 1
+    effective, gradients = _positive(entry, "ess_effective_draws"), _positive(
+        entry, "ess_gradients")
+    if effective is not None and gradients is not None:
+        return effective, gradients, runs
+    per_gradient = _positive(entry, "ess_per_gradient")
+    if per_gradient is None:
+        return None
+    sizes = [_positive(entry, name) for name in ("leapfrogs_per_draw", "draws", "chains")]
+    if None in sizes:  # the length unknown: as runs of the fewest effective draws kept
+        gradients = runs * ESS_RECORD_MINIMUM / per_gradient
+    else:
+        gradients = runs * math.prod(sizes)
+    return per_gradient * gradients, gradients, runs
 
 
 def _write(data: dict[str, Any]) -> None:
@@ -722,9 +791,10 @@ def apply(estimate: Estimate, profile: ModelProfile, candidate: Candidate,
       implementations get about the same effective draws per gradient
       (:func:`pymc_accel.costmodel.nuts_trajectory`).
     - Any other sampler takes its own observed leapfrogs per draw.
-    - A candidate's leapfrogs per draw and effective draws per gradient are those of its latest
-      run and its twin's in the other precision (:func:`other_precision`) together: the
-      geometric mean where both ran, either where one did (:func:`_same_sampler`). A candidate
+    - A candidate's leapfrogs per draw are those of its latest run and its twin's in the other
+      precision (:func:`other_precision`) together: the geometric mean where both ran, either
+      where one did (:func:`_same_sampler`); its effective draws per gradient are those of all
+      its runs and its twin's, summed (:func:`_twins_ess_per_gradient`). A candidate
       that has not run the model takes its twin's fixed seconds' ratio to the modelled ones.
     - Seconds per gradient that ``measure=True`` timed for the model and candidate
       (:func:`record_measured`), where the estimate's own are modelled.
