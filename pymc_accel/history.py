@@ -634,6 +634,8 @@ def record(
         entry["nuts"] = estimate.trajectory_scale is not None
         if entry["nuts"]:  # its trees against nutpie's, for sharing them with other NUTS
             entry["trajectory_scale"] = estimate.trajectory_scale
+        if estimate.gradient_kin:  # the backend it shares its gradient with (_newer_kin_entry)
+            entry["gradient_kin"] = estimate.gradient_kin
         ran_before = isinstance(previous, dict) and "wall_seconds" in previous
         runs = previous.get("runs", 1) if ran_before else 0
         entry["runs"] = (runs if isinstance(runs, int) else 1) + 1
@@ -870,7 +872,8 @@ def apply(estimate: Estimate, profile: ModelProfile, candidate: Candidate,
     if taken is not None and taken != out.gradients_per_draw.value:
         split_by = replace(out, gradients_per_draw=Figure(taken, "observed"))
     out = _gradient_from_runs(out, split_by, entry, twin_entry, twin, when,
-                              _kin_entry(profile, candidate, estimate.gradient_kin))
+                              _kin_entry(profile, candidate, estimate.gradient_kin),
+                              _newer_kin_entry(profile, candidate, estimate.gradient_kin, entry))
     fixed_measured = measured.get("fixed_seconds")
     if (entry is not None and fixed_seconds_usable(entry)
             and (fixed := _observed_fixed_seconds(entry, split_by)) is not None):
@@ -933,30 +936,60 @@ def _kin_entry(profile: ModelProfile, candidate: Candidate,
     return lookup(profile, same) or lookup(profile, other_precision(same))
 
 
+def _newer_kin_entry(profile: ModelProfile, candidate: Candidate, kin: str | None,
+                     entry: dict[str, Any] | None) -> dict[str, Any] | None:
+    """The newest run of this model, in the candidate's device, precision and options, by a
+    backend that runs the candidate's gradient (its ``kin``, or one that names the
+    candidate's backend its kin: a run records its ``gradient_kin``), recorded after the
+    candidate's own latest run ``entry``; ``None`` without one, or without ``entry``."""
+    if entry is None:
+        return None
+    own = str(entry.get("recorded", ""))
+    found = [lookup(profile, replace(candidate, backend=kin))] if kin else []
+    for other in _model_entries(profile):
+        label = str(other.get("candidate", ""))
+        backend = label.split("[", 1)[0]
+        if (other.get("gradient_kin") == candidate.backend and backend
+                and label == replace(candidate, backend=backend).label):
+            found.append(other)
+    newer = [e for e in found if isinstance(e, dict) and str(e.get("recorded", "")) > own
+             and isinstance(e.get("gradient_ratio"), (int, float)) and e["gradient_ratio"] > 0]
+    return max(newer, key=lambda e: str(e.get("recorded", "")), default=None)
+
+
 def _gradient_from_runs(
     estimate: Estimate, split_by: Estimate, entry: dict[str, Any] | None,
     twin_entry: dict[str, Any] | None, twin: Candidate, when: str,
-    kin_entry: dict[str, Any] | None = None,
+    kin_entry: dict[str, Any] | None = None, newer_kin: dict[str, Any] | None = None,
 ) -> Estimate:
     """``estimate`` with its seconds per gradient corrected by the model's latest run with the
     candidate (:func:`observed_gradient_ratio` of that run against ``split_by``, the estimate
-    at the run's own leapfrogs), or else by its twin's in the other precision
-    (the ratio it recorded: a precision changes what a gradient costs, not how far the cost
-    model is off for the model's program), or else by ``kin_entry``'s, a run of the backend
-    whose gradient this candidate's is (``Estimate.gradient_kin``), weighed with
+    at the run's own leapfrogs), or by ``newer_kin``'s, a later run in the same precision of a
+    backend that runs the same gradient (:func:`_newer_kin_entry`), or else by its twin's in
+    the other precision (the ratio it recorded: a precision changes what a gradient costs, not
+    how far the cost model is off for the model's program), or else by ``kin_entry``'s, a run
+    of the backend whose gradient this candidate's is (``Estimate.gradient_kin``), weighed with
     :data:`OBSERVED_GRADIENT_WEIGHT`. The candidate's own timing in measured mode is not
     replaced by another's run.
 
     Without the kin's ratio, on the demo model NumPyro's run (73.8 s, 1.5x its estimate a
     gradient) corrected NumPyro alone, and BlackJAX's NUTS, which had not run it and runs the
     same gradient at the same cost a leapfrog, was chosen at its modelled figure and took
-    47 s where nutpie takes 22-27 s (docs/benchmarks.md, 2026-11-29)."""
+    47 s where nutpie takes 22-27 s (docs/benchmarks.md, 2026-11-29). Once BlackJAX had run
+    it in 42 s (its ratio 1.02), NumPyro kept the 1.85 of its one slow run, and was not chosen
+    again to correct it: run side by side, the two took 41-43 s each, and NumPyro was the
+    faster to the demo's effective draws. A machine's pace moves by the hour (this 2-core
+    machine's by 20-50%), so the newest run of the same gradient is the one taken.
+"""
     def lent(other: dict[str, Any] | None) -> float | None:
         ratio = other.get("gradient_ratio") if other is not None else None
         return (float(ratio) if estimate.seconds_per_gradient.source != "measured"
                 and isinstance(ratio, (int, float)) and ratio > 0 else None)
 
-    if entry is not None:
+    if entry is not None and (ratio := lent(newer_kin)) is not None:
+        where = (f"this model's run with {newer_kin.get('candidate', '?')} (the same gradient) "
+                 f"at {newer_kin.get('recorded', '?')}, after this candidate's at {when}")
+    elif entry is not None:
         ratio = observed_gradient_ratio(entry, split_by)
         where = f"this model's run at {when}"
     elif (ratio := lent(twin_entry)) is not None:

@@ -421,6 +421,39 @@ def test_a_candidate_without_runs_takes_its_gradient_kins_ratio(ledger):
     assert history.apply(kin, profile, blackjax).seconds_per_gradient.value == pytest.approx(2e-3)
 
 
+
+def test_a_newer_run_of_the_same_gradient_corrects_a_candidates_older_one(ledger, monkeypatch):
+    """On the demo model NumPyro's one slow run (1.85x its estimate a gradient) kept it priced
+    at 1.7x BlackJAX's, whose later run took what was estimated; run side by side, the two take
+    the same time. The newest run of the gradient, by either of them, in the candidate's
+    precision, corrects both; a run in the other precision does not overrule one's own."""
+    from dataclasses import replace
+
+    profile = profile_model(eight_schools())
+    request = SampleRequest(draws=500, tune=500, chains=2)
+    est = Estimate(Figure(2e-3), Figure(7.0), Figure(4.0), chain_parallelism=2)
+    kin = replace(est, gradient_kin="numpyro")
+    blackjax = Candidate("blackjax_nuts", "cpu", "float64", (("chain_method", "parallel"),))
+    clock = iter(f"2026-11-29 10:0{i}:00" for i in range(10))
+    monkeypatch.setattr(history.time, "strftime", lambda *_: next(clock))
+    history.record(profile, NUMPYRO, est, request, 27.0, _Result(7.0))  # 1.5x its 18 s
+    slow = history.apply(est, profile, NUMPYRO).seconds_per_gradient.value
+    assert slow > 2e-3
+    # BlackJAX in the other precision, as estimated: NumPyro keeps its own run's ratio
+    history.record(profile, history.other_precision(blackjax), kin, request, 18.0, _Result(7.0))
+    assert history.apply(est, profile, NUMPYRO).seconds_per_gradient.value == pytest.approx(slow)
+    # BlackJAX in NumPyro's precision, later, as estimated: NumPyro takes its ratio
+    history.record(profile, blackjax, kin, request, 18.0, _Result(7.0))
+    assert history.lookup(profile, blackjax)["gradient_kin"] == "numpyro"
+    lent = history.apply(est, profile, NUMPYRO).seconds_per_gradient
+    assert lent.value == pytest.approx(2e-3)
+    assert blackjax.label in lent.note and "after this candidate's" in lent.note
+    # NumPyro's own run, once the newest, is taken again, by BlackJAX too
+    history.record(profile, NUMPYRO, est, request, 27.0, _Result(7.0))
+    assert history.apply(est, profile, NUMPYRO).seconds_per_gradient.value == pytest.approx(slow)
+    assert history.apply(kin, profile, blackjax).seconds_per_gradient.value == pytest.approx(slow)
+
+
 NUTPIE = Candidate("numba", "cpu", "float64", (("driver", "nutpie"),))
 
 
