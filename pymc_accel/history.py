@@ -20,7 +20,8 @@ trees than modelled made every other NUTS look cheaper than the one that ran. Ef
 per draw follow the leapfrogs, times what the cost model gives the sampler's adaptation per
 gradient against nutpie's (:data:`pymc_accel.costmodel.NUTS_GRADIENT_EFFICIENCY`).
 
-A NUTS run also records its effective draws (:func:`observed_ess_per_draw`). The cost model
+A NUTS run also records its effective draws (:func:`observed_effective_draws`), summed with
+the sampler's earlier runs' until they are enough to use (:func:`_pool_effective_draws`). The cost model
 gives each adaptation one figure for the effective draws a gradient buys against nutpie's, and
 per model the truth strays from it by up to 2x; once two NUTS samplers have run a model, each is
 ranked on what it got, placed against the other's (:func:`_observed_gradient_efficiency`). A
@@ -35,7 +36,8 @@ of its time in sampling also corrects the candidate's seconds per gradient by th
 time over its estimate (:func:`observed_gradient_ratio`), and lends the ratio to its twin in
 the other precision, and to the candidates of a backend that names the run's as its gradient
 kin (``Estimate.gradient_kin``: BlackJAX's NUTS runs NumPyro's gradient) while they have not
-run the model themselves.
+run the model themselves; once both have, the newer run of the gradient corrects both
+(:func:`_newer_kin_entry`).
 
 A machine's compile speed is not in its calibrated figures, and the fixed seconds it pays
 differ from the modelled ones by the same factor for every model a sampler runs: nutpie's
@@ -132,9 +134,10 @@ ESS_ELEMENTS_PER_VARIABLE = 16
 #: smallest bulk ESS over every element taken in all 30 runs, in 2.9-11 ms where every
 #: element's took 3.2-33 ms (docs/benchmarks.md, "The run record's effective draws").
 ESS_SCREENED_SERIES = 6
-#: Fewest effective draws (the smallest bulk ESS over the elements taken, all chains together)
-#: for a run's effective draws to be recorded: below it the figure is noise (the funnel's runs
-#: got 3 to 49 between seeds of the same sampler: docs/results/fit-trajectories-cpu.jsonl).
+#: Fewest effective draws (the smallest bulk ESS over the elements taken, all chains together,
+#: summed over a sampler's runs of the model: :func:`_pool_effective_draws`) for its effective
+#: draws a gradient to be used: below it the figure is noise (the funnel's runs got 3 to 49
+#: between seeds of the same sampler: docs/results/fit-trajectories-cpu.jsonl).
 ESS_RECORD_MINIMUM = 100.0
 
 
