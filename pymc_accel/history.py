@@ -21,10 +21,11 @@ per draw follow the leapfrogs, times what the cost model gives the sampler's ada
 gradient against nutpie's (:data:`pymc_accel.costmodel.NUTS_GRADIENT_EFFICIENCY`).
 
 A NUTS run also records its effective draws (:func:`observed_effective_draws`), summed with
-the sampler's earlier runs' until they are enough to use (:func:`_pool_effective_draws`). The cost model
-gives each adaptation one figure for the effective draws a gradient buys against nutpie's, and
-per model the truth strays from it by up to 2x; once two NUTS samplers have run a model, each is
-ranked on what it got, placed against the other's (:func:`_observed_gradient_efficiency`). A
+the sampler's earlier runs' until they are enough to use (:func:`_pool_effective_draws`). The
+cost model gives each adaptation one figure for the effective draws a gradient buys against
+nutpie's, and per model the truth strays from it by up to 2x; once two NUTS samplers have run a
+model, each is ranked on what it got, placed against the other's
+(:func:`_observed_gradient_efficiency`). A
 sampler the figure undervalues would never run to show it, so the selection tries a close
 call's runner-up once after the leader's run (``selection._runner_up_to_try``).
 
@@ -280,6 +281,29 @@ def _reference_leapfrogs(profile: ModelProfile) -> tuple[float, list[str]] | Non
     return per_draw**OBSERVED_TREES_WEIGHT * modelled ** (1 - OBSERVED_TREES_WEIGHT), seen_by
 
 
+def _same_adaptation_trees(profile: ModelProfile, scale: float) -> tuple[float, list[str]] | None:
+    """Leapfrogs per draw that the runs of this model by NUTS samplers with the adaptation of
+    trajectory scale ``scale`` observed (geometric mean), with their candidates; ``None``
+    without such runs.
+
+    An adaptation's trees follow the posterior and the adaptation, not the sampler that runs
+    it: BlackJAX's NUTS and NumPyro's, both Stan's, took 15.0 and 15.1 leapfrogs a draw on
+    seed_small (medians of eight seeds), 7.0 each on glm_poisson, and 47-63 against 47-66 on
+    the demo model (docs/results/adaptation-ess-cpu-2026-11-29-*.md). Priced from the model's
+    reference trees times its scale instead (:func:`_reference_leapfrogs`), BlackJAX was given 9
+    leapfrogs a draw on logistic_31, where NumPyro's run took 7, and with them the effective
+    draws of deeper trees, which share the fixed seconds over more effective draws: the
+    regret bench's run history chose it over NumPyro, at a regret of 1.57. Not on a centred
+    hierarchy, where every implementation is given nutpie's trees (a funnel's follow the seed:
+    :func:`pymc_accel.costmodel.nuts_trajectory`).
+    """
+    return _geometric_mean([
+        (float(entry["leapfrogs_per_draw"]), str(entry.get("candidate")))
+        for entry in _model_entries(profile) if entry.get("nuts")
+        and math.isclose(_trajectory_scale(entry), scale, rel_tol=1e-6)
+        and _positive(entry, "leapfrogs_per_draw") is not None])
+
+
 def _modelled_gradient_efficiency(estimate: Estimate) -> float | None:
     """The effective draws per gradient against nutpie's that the cost model gives a NUTS
     sampler's adaptation, before any run of the model observed them; ``None`` for a sampler
@@ -406,7 +430,8 @@ def _twins_ess_per_gradient(entry: dict[str, Any] | None, twin_entry: dict[str, 
     if effective < ESS_RECORD_MINIMUM or gradients <= 0:
         return None, ""
     runs = sum(s[2] for s in (own, other) if s is not None)
-    when = [f"{e.get('recorded', 'an earlier run')}" + ("" if e is entry else f" in {twin_precision}")
+    when = [str(e.get("recorded", "an earlier run"))
+            + ("" if e is entry else f" in {twin_precision}")
             for e, sums in ((entry, own), (twin_entry, other)) if sums is not None]
     return effective / gradients, (
         f"{runs} run{'s' if runs > 1 else ''}, the latest at {' and '.join(when)}, "
@@ -790,8 +815,9 @@ def apply(estimate: Estimate, profile: ModelProfile, candidate: Candidate,
     """``estimate`` with what earlier runs of this model observed, where there were any.
 
     - A NUTS sampler (``estimate.trajectory_scale`` set) takes its own observed leapfrogs per
-      draw, or, if it has not run the model, the leapfrogs nutpie's NUTS would take as the
-      model's NUTS runs show them (:func:`_reference_leapfrogs`) times its adaptation's scale;
+      draw, or, if it has not run the model, those of the samplers with its adaptation that
+      have (:func:`_same_adaptation_trees`), or else the leapfrogs nutpie's NUTS would take as
+      the model's NUTS runs show them (:func:`_reference_leapfrogs`) times its adaptation's scale;
       its effective draws per draw become its leapfrogs over that reference, since NUTS
       implementations get about the same effective draws per gradient
       (:func:`pymc_accel.costmodel.nuts_trajectory`).
@@ -835,8 +861,14 @@ def apply(estimate: Estimate, profile: ModelProfile, candidate: Candidate,
         reference = _reference_leapfrogs(profile)
         if reference is not None:
             per_draw, seen_by = reference
+            kin_trees = (None if own is not None or profile.centred_hierarchies
+                         else _same_adaptation_trees(profile, estimate.trajectory_scale))
             if own is not None:
                 steps = Figure(own, "observed", f"leapfrogs per draw of this model's run at {ran}")
+            elif kin_trees is not None:
+                steps = Figure(kin_trees[0], "observed",
+                               f"{_SHARED_NOTE} {', '.join(kin_trees[1])} observed on this "
+                               "model, the same adaptation")
             else:
                 scale = estimate.trajectory_scale
                 steps = Figure(per_draw * scale, "observed",
