@@ -694,12 +694,12 @@ def _pool_effective_draws(entry: dict[str, Any], previous: Any,
     bench's runs), and a close call decided on one run's can go either way (groups_53: NumPyro
     chosen on one run's, 1.26x slower): the runs are pooled. They are summed, not averaged,
     and a run under the minimum counts: when runs under it were dropped, the figure kept was
-    the lucky runs'. On the demo model (500 + 500 draws x 2 chains) σ_γ's bulk ESS ran from 57
-    to 111 over six seeds of NumPyro and 20 to 67 of nutpie; NumPyro's record kept the two over
-    100 (0.0019 effective draws a gradient, where its six runs together got 0.0015) and nutpie's
-    none, and BlackJAX, credited NumPyro's figure, was chosen at 1.3x nutpie's time per
-    effective draw (docs/benchmarks.md). A sum of runs' effective draws is as noisy as one
-    run's of that size, so the minimum applies to the sum.
+    the lucky seeds'. On the demo model (500 + 500 draws x 2 chains) σ_γ's bulk ESS ran from 57
+    to 111 over six seeds of NumPyro and 20 to 67 of nutpie; NumPyro's record kept its demo
+    runs, 121 each on the demo's seed (0.0019 effective draws a gradient, where its six seeds
+    together got 0.0015), and nutpie's demo runs (58 each) and BlackJAX's (97) none
+    (docs/benchmarks.md, "The demo's choice on this machine's run history"). A sum of runs'
+    effective draws is as noisy as one run's of that size, so the minimum applies to the sum.
     """
     sums = _effective_draw_sums(previous) if isinstance(previous, dict) else None
     if sums is not None and "gradient_efficiency" not in entry:
