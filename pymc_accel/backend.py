@@ -190,7 +190,8 @@ class Estimate:
         Another backend whose runs pay what this candidate's do a gradient (the same compiled
         gradient and a leapfrog timed alike: BlackJAX's NUTS and NumPyro's on JAX): where
         neither this candidate nor its twin in the other precision has run a model, the run
-        history corrects its seconds per gradient by that backend's recorded runs of it
+        history corrects its seconds per gradient by that backend's recorded runs of it, and
+        where both have run it, by the newer run in the candidate's precision
         (:func:`pymc_accel.history.apply`). ``None``: only its own runs do.
     """
 
