@@ -97,7 +97,7 @@ class Runtime:
 # do not share (bandwidth_sharing): on the 5,522-parameter seed model, 200 against 1,600
 # iterations x 2 chains with every leapfrog counted, nutpie took 215 µs and PyMC's NUTS 400 µs
 # per leapfrog around a 142 µs gradient, i.e. 1.3e-8 and 3.8e-8 s per dimension over their
-# fixed per-step costs.
+# fixed per-step costs. nutpie's were refitted on 2026-11-29 (NUTPIE_KERNEL_SECONDS, below).
 # Fixed costs are those of a run whose PyTensor numba cache is warm (every run of a model after
 # its first), fitted to runs of 10 + 10 draws x 2 chains timed on three days: the quick zoo's
 # models less gp_200 and seed_large (docs/results/fit-fixed-cpu.jsonl, fit-fixed-cpu-2026-11-24
@@ -131,6 +131,30 @@ JAX_CPU_DENSE_EFFICIENCY = 0.28
 # the CPU outside dense linear algebra (seed_mid 250 against 198 µs, glm_linear 120 against 90,
 # pk_scan 147 against 189; the GP's Cholesky 1.99 against 3.91 ms).
 NUMBA_KERNEL_SECONDS = 270e-9
+# nutpie's leapfrog timed inside its own sampler (bench/fit_nutpie_leapfrog.py: compiled once,
+# sampled at two lengths with every tuning and sampling leapfrog counted; docs/results/
+# fit-nutpie-leapfrog-cpu-2026-11-29.jsonl, 31 models, the 2-core AVX2 machine). The figures
+# above, fitted on gradients timed alone through a PyTensor function call, and a Rust driver
+# priced as a Python one (2 µs + 13 ns a dimension, scaled by the machine's Python call
+# overhead), priced its cheap gradients 3.3x-40x what they take: eight schools 10.2 µs a
+# leapfrog against 1.4, the 503-group varying intercepts 46.4 against 12.2, 15 scalar
+# variables' 342 kernels 21.8 against 0.5. Its transcendental-heavy ones were priced 0.4x-0.8x
+# (logistic_101 215 against 280 µs). Grid-fitted on the 23 models of zoo.fit_models and
+# zoo.leapfrog_shapes without compute-bound dense algebra: 54 ns a kernel that is not
+# elementwise, a 0.5 µs driver with nothing per dimension measurable, plain arithmetic at 8x the
+# calibrated rate and transcendental functions at 1.5x their calibrated cost (NUMBA_FLOPS_FACTOR,
+# NUMBA_TRANSCENDENTAL_FACTOR). rms log error 1.27 -> 0.71 on those models, 0.85 -> 0.45 on the
+# eight held-out models no figure was fitted on (groups_503 3.82x -> 2.00x, groups_53 6.85x ->
+# 2.80x; poisson_groups_303 1.38x -> 0.93x). PyMC's NUTS calls the same compiled kernels through
+# a Python function call, whose per-kernel work stays NUMBA_KERNEL_SECONDS. What remains: the
+# group models' gathers priced at 2-3x (their arrays stay in cache, priced at memory's
+# bandwidth), 15 scalar variables at 8.5x, and the mixtures at 0.3-0.5x (the census counts 15
+# transcendental evaluations where logsumexp takes two a row).
+NUTPIE_KERNEL_SECONDS = 54e-9
+NUTPIE_DRIVER_SECONDS = 0.5e-6
+# Plain arithmetic of numba's fused loops as a multiple of the calibrated rate (an exp loop's, at
+# 10 flops an element): 4.0 until 2026-11-29, fitted with the per-kernel and driver work above.
+NUMBA_FLOPS_FACTOR = 8.0
 JAX_CPU_KERNEL_SECONDS = 250e-9
 # A model's first compile on a machine (PyTensor's numba disk cache empty for its kernels):
 # in a new process with an empty compile directory, after a primer model, the target's first
@@ -160,8 +184,9 @@ NUMBA_COLD_BY_RANK_USED = (0.0004, 0.039, 0.193)
 # an element in a numba loop against NumPy's vectorised 5.3 ns (what calibration times), and
 # softplus 16.6 ns (census.TRANSCENDENTAL_EXP_EQUIVALENTS). Charged as 10 flops at numba's
 # flop rate, an exp cost 1.3 ns: the logistic seed model's gradient (2,000 rows, seven exps'
-# worth a row) was modelled at 62 µs and ran in 110-132 µs under nutpie.
-NUMBA_TRANSCENDENTAL_FACTOR = 1.0
+# worth a row) was modelled at 62 µs and ran in 110-132 µs under nutpie. 1.0 until 2026-11-29;
+# 1.5 fitted with NUMBA_FLOPS_FACTOR to nutpie's leapfrogs timed in its sampler.
+NUMBA_TRANSCENDENTAL_FACTOR = 1.5
 USED_MACHINE_MODELS = 5
 # A matrix-vector product under numba is a BLAS call (gemv) of its own, not one of PyTensor's
 # fused loops: a PyTensor numba function of X @ b and X.T @ r alone, one BLAS thread, streamed
@@ -172,17 +197,18 @@ USED_MACHINE_MODELS = 5
 # arithmetic, as before, logistic_101's gradient (4.8 MB of X a gradient) was modelled at
 # 131 µs; it took 175 µs alone and about 225 µs a leapfrog under nutpie (231 µs modelled now).
 NUMBA_MATVEC_BANDWIDTH_FACTOR = 1.6
-NUMBA_NUTPIE = Runtime("numba+nutpie", 2.7, 4.0, 2e-6, 1.3e-8, 0.90, 0.0100,
+NUMBA_NUTPIE = Runtime("numba+nutpie", 2.7, NUMBA_FLOPS_FACTOR, NUTPIE_DRIVER_SECONDS, 0.0,
+                       0.90, 0.0100,
                        compile_seconds_by_rank=(0.0019, 0.0100, 0.0572),
                        dense_efficiency=NUMBA_DENSE_EFFICIENCY,
-                       per_kernel_seconds=NUMBA_KERNEL_SECONDS, fused_elementwise=True,
+                       per_kernel_seconds=NUTPIE_KERNEL_SECONDS, fused_elementwise=True,
                        first_use=("numba", "nutpie-numba"),
                        cold_seconds_per_kernel=NUMBA_NUTPIE_COLD_PER_KERNEL,
                        cold_seconds_by_rank_used=NUMBA_COLD_BY_RANK_USED,
                        transcendental_factor=NUMBA_TRANSCENDENTAL_FACTOR,
                        matvec_bandwidth_factor=NUMBA_MATVEC_BANDWIDTH_FACTOR)
 # PyMC's Python NUTS: interpreter work on every leapfrog step, growing with the dimension.
-NUMBA_PYMC = Runtime("numba+pymc", 2.7, 4.0, 60e-6, 3.8e-8, 0.23, 0.0040,
+NUMBA_PYMC = Runtime("numba+pymc", 2.7, NUMBA_FLOPS_FACTOR, 60e-6, 3.8e-8, 0.23, 0.0040,
                      compile_seconds_by_rank=(0.0034, 0.0040, 0.0103),
                      dense_efficiency=NUMBA_DENSE_EFFICIENCY,
                      per_kernel_seconds=NUMBA_KERNEL_SECONDS, fused_elementwise=True,
