@@ -57,14 +57,20 @@ def _quiet_env() -> None:
     sys.path.insert(0, str(HERE))
 
 
+def models() -> dict:
+    """The models a run can name: the quick zoo's and the held-out ones (``zoo.held_out``)."""
+    import zoo
+
+    return zoo.zoo(quick=True) | zoo.held_out()
+
+
 def worker_select(model: str, draws: int, tune: int, chains: int, cold: bool = False) -> dict:
     """In this new process: ``auto``'s choice with first use charged, then without; with
     ``cold``, with the model's first compile charged (an empty run history), then without (the
     history off), first use charged in both."""
     import pymc_accel
-    import zoo
 
-    factory = zoo.zoo(quick=True)[model]
+    factory = models()[model]
     if cold:  # an empty run history of this worker's own, beside the machine's figures
         _private_history_dir()
         os.environ["PYMC_ACCEL_HISTORY"] = "on"
@@ -83,7 +89,6 @@ def worker_select(model: str, draws: int, tune: int, chains: int, cold: bool = F
 
 def worker_run(model: str, label: str, seed: int, draws: int, tune: int, chains: int) -> dict:
     """In this new process: one run of candidate ``label`` on a new ``model``."""
-    import zoo
     from bench_regret import min_bulk_ess, offered_candidates
 
     from pymc_accel.backend import SampleRequest
@@ -91,7 +96,7 @@ def worker_run(model: str, label: str, seed: int, draws: int, tune: int, chains:
     from pymc_accel.profile import profile_model
     from pymc_accel.registry import get_registry
 
-    built = zoo.zoo(quick=True)[model]()
+    built = models()[model]()
     candidate = offered_candidates(profile_model(built))[label]
     request = SampleRequest(draws=draws, tune=tune, chains=chains, cores=min(chains, cpu_cores()),
                             random_seed=seed, progressbar=False, quiet=True,

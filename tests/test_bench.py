@@ -525,6 +525,16 @@ def test_fixed_cost_fit_weighs_each_day_and_drops_cold_runs(tmp_path):
     assert a + b * 200 == pytest.approx(1 + 0.01 * 200, rel=0.05)
 
 
+def test_the_new_process_bench_runs_the_held_out_models_too():
+    """``bench_fresh_process`` looked models up in the quick zoo alone, so a held-out model's
+    every run failed (each sampler's three runs an error, no choice made)."""
+    import bench_fresh_process
+
+    names = bench_fresh_process.models()
+    assert {"groups_503", "poisson_groups_303", "eight_schools", "seed_mid"} <= set(names)
+    assert set(zoo.held_out()) <= set(names)
+
+
 def test_nutpies_leapfrogs_count_tuning_and_draws_of_the_slower_chain():
     """``fit_nutpie_leapfrog``: both run lengths tune as long as they draw, so a leapfrog's
     cost divides the walls' difference by every leapfrog of the warm-up and the draws; counting
