@@ -138,13 +138,13 @@ def _fit(files: list[str]) -> None:
     held = set(zoo.held_out())
     profiles = {r["model"]: _profile(models[r["model"]]) for r in rows}
     base = cm.NUMBA_NUTPIE
+    timed = {r["model"]: r["per_leapfrog_seconds"] for r in rows}
 
     def error(runtime, names) -> float:
         logs = [math.log(modelled_parts(profiles[n], runtime)["total"]
                          / timed[n]) for n in names]
         return math.sqrt(sum(x * x for x in logs) / len(logs)) if logs else float("nan")
 
-    timed = {r["model"]: r["per_leapfrog_seconds"] for r in rows}
     # dense linear algebra has its own rate (dense_efficiency), which one model cannot fit
     dense = {n for n, p in profiles.items() if cm.compute_bound_dense_flops(p) > 0}
     fit = [r["model"] for r in rows if r["model"] not in held | dense]

@@ -133,23 +133,25 @@ JAX_CPU_DENSE_EFFICIENCY = 0.28
 NUMBA_KERNEL_SECONDS = 270e-9
 # nutpie's leapfrog timed inside its own sampler (bench/fit_nutpie_leapfrog.py: compiled once,
 # sampled at two lengths with every tuning and sampling leapfrog counted; docs/results/
-# fit-nutpie-leapfrog-cpu-2026-11-29.jsonl, 31 models, the 2-core AVX2 machine). The figures
+# fit-nutpie-leapfrog-cpu-2026-11-29.jsonl, 36 models, the 2-core AVX2 machine). The figures
 # above, fitted on gradients timed alone through a PyTensor function call, and a Rust driver
 # priced as a Python one (2 µs + 13 ns a dimension, scaled by the machine's Python call
-# overhead), priced its cheap gradients 3.3x-40x what they take: eight schools 10.2 µs a
-# leapfrog against 1.4, the 503-group varying intercepts 46.4 against 12.2, 15 scalar
-# variables' 342 kernels 21.8 against 0.5. Its transcendental-heavy ones were priced 0.4x-0.8x
-# (logistic_101 215 against 280 µs). Grid-fitted on the 23 models of zoo.fit_models and
-# zoo.leapfrog_shapes without compute-bound dense algebra: 54 ns a kernel that is not
-# elementwise, a 0.5 µs driver with nothing per dimension measurable, plain arithmetic at 8x the
-# calibrated rate and transcendental functions at 1.5x their calibrated cost (NUMBA_FLOPS_FACTOR,
-# NUMBA_TRANSCENDENTAL_FACTOR). rms log error 1.27 -> 0.71 on those models, 0.85 -> 0.45 on the
-# eight held-out models no figure was fitted on (groups_503 3.82x -> 2.00x, groups_53 6.85x ->
-# 2.80x; poisson_groups_303 1.38x -> 0.93x). PyMC's NUTS calls the same compiled kernels through
-# a Python function call, whose per-kernel work stays NUMBA_KERNEL_SECONDS. What remains: the
-# group models' gathers priced at 2-3x (their arrays stay in cache, priced at memory's
-# bandwidth), 15 scalar variables at 8.5x, and the mixtures at 0.3-0.5x (the census counts 15
-# transcendental evaluations where logsumexp takes two a row).
+# overhead), priced its cheap gradients 3x-40x what they take: eight schools 10.2 µs a
+# leapfrog against 1.4, the 503-group varying intercepts 46.4 against 10.7, 15 scalar
+# variables' 342 kernels 21.8 against 0.5. Its transcendental-heavy ones were priced 0.4x-0.9x
+# (logistic_101 215 against 236 µs, mixture_20000 245 against 635). Grid-fitted on the 23
+# models of zoo.fit_models and zoo.leapfrog_shapes without compute-bound dense algebra: 54 ns a
+# kernel that is not elementwise, a 0.5 µs driver with nothing per dimension measurable, plain
+# arithmetic at 8x the calibrated rate and transcendental functions at 1.5x their calibrated
+# cost (NUMBA_FLOPS_FACTOR, NUMBA_TRANSCENDENTAL_FACTOR). rms log error 1.27 -> 0.71 on those
+# models, 0.83 -> 0.71 on the thirteen held-out models no figure was fitted on (groups_503
+# 4.36x -> 2.28x, groups_53 4.34x -> 1.78x, poisson_groups_303 1.71x -> 1.16x, stochvol_402
+# 2.16x -> 1.05x; lkj_20 0.39x -> 0.16x, its small dense algebra not fitted). PyMC's NUTS calls
+# the same compiled kernels through a Python function call, whose per-kernel work stays
+# NUMBA_KERNEL_SECONDS. What remains: the group models' gathers priced at 1.8-2.3x (their
+# arrays stay in cache, priced at memory's bandwidth), 15 scalar variables at 8.5x, and the
+# mixtures at 0.3-0.5x (the census counts 15 transcendental evaluations where logsumexp takes
+# two a row).
 NUTPIE_KERNEL_SECONDS = 54e-9
 NUTPIE_DRIVER_SECONDS = 0.5e-6
 # Plain arithmetic of numba's fused loops as a multiple of the calibrated rate (an exp loop's, at

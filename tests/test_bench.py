@@ -547,6 +547,7 @@ def test_nutpies_leapfrogs_count_tuning_and_draws_of_the_slower_chain():
 
     draws = np.array([[10, 10, 10], [20, 20, 20]])
     warmup = np.array([[30, 30], [5, 5]])
+
     def trace(warmup):
         return az.from_dict({"sample_stats": {"n_steps": draws},
                              "warmup_sample_stats": {"n_steps": warmup}}, save_warmup=True)
