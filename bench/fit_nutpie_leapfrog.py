@@ -85,13 +85,10 @@ def modelled_parts(profile, runtime=None) -> dict[str, float]:
 
     runtime = runtime or cm.NUMBA_NUTPIE
     machine = machine_figures()
-    c = profile.census
-    counted = c.kernels - (c.kernels_by_category["elementwise"] if runtime.fused_elementwise
-                           else 0)
     roofline = cm._cpu_roofline(profile, machine, "float64", runtime, 2)
     driver = cm.driver_seconds(profile, machine, runtime)
     return {"roofline": roofline, "driver": driver, "total": roofline + driver,
-            "kernel_term": counted * runtime.per_kernel_seconds * cm._machine_scale(machine)}
+            "kernel_term": cm.kernel_work_seconds(profile, machine, runtime)}
 
 
 def _profile(factory):

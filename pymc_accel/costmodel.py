@@ -529,11 +529,20 @@ def _cpu_roofline(
     dense_rate = runtime.dense_efficiency * machine.cpu_matmul_flops[precision]
     if runtime.threaded_dense:  # chains side by side take turns on the cores for dense work
         dense_rate /= max(1, parallel_chains)
-    counted = c.kernels - (c.kernels_by_category["elementwise"] if runtime.fused_elementwise else 0)
-    kernels = counted * runtime.per_kernel_seconds * _machine_scale(machine)
+    kernels = kernel_work_seconds(profile, machine, runtime)
     if runtime.threaded:  # XLA's kernels of chains side by side take turns on the thread pool
         kernels *= max(1, parallel_chains)
     return max(stream, compute) + matvec + dense / dense_rate + kernels
+
+
+def kernel_work_seconds(profile: ModelProfile, machine: MachineFigures,
+                        runtime: Runtime) -> float:
+    """Seconds one gradient pays in the work every kernel does whatever its size
+    (``runtime.per_kernel_seconds``, at this machine's call overhead), elementwise kernels left
+    out where the runtime fuses them; one chain's, before the threaded runtime's sharing."""
+    c = profile.census
+    counted = c.kernels - (c.kernels_by_category["elementwise"] if runtime.fused_elementwise else 0)
+    return counted * runtime.per_kernel_seconds * _machine_scale(machine)
 
 
 def _float32_compute(compute: float, profile: ModelProfile, machine: MachineFigures,

@@ -861,13 +861,13 @@ def apply(estimate: Estimate, profile: ModelProfile, candidate: Candidate,
         reference = _reference_leapfrogs(profile)
         if reference is not None:
             per_draw, seen_by = reference
-            kin_trees = (None if own is not None or profile.centred_hierarchies
-                         else _same_adaptation_trees(profile, estimate.trajectory_scale))
+            adaptation_trees = (None if own is not None or profile.centred_hierarchies
+                                else _same_adaptation_trees(profile, estimate.trajectory_scale))
             if own is not None:
                 steps = Figure(own, "observed", f"leapfrogs per draw of this model's run at {ran}")
-            elif kin_trees is not None:
-                steps = Figure(kin_trees[0], "observed",
-                               f"{_SHARED_NOTE} {', '.join(kin_trees[1])} observed on this "
+            elif adaptation_trees is not None:
+                steps = Figure(adaptation_trees[0], "observed",
+                               f"{_SHARED_NOTE} {', '.join(adaptation_trees[1])} observed on this "
                                "model, the same adaptation")
             else:
                 scale = estimate.trajectory_scale
