@@ -340,7 +340,9 @@ class Backend(Protocol):
             # Compile the candidate's gradient for the model, time it, and return the
             # estimate with the timed figures labelled "measured". Return None without
             # compiling when the compile would not fit in budget_seconds (the seconds left of
-            # the whole measurement budget); the selector then keeps the modelled estimate.
+            # the whole measurement budget, and for any candidate but the best so far no more
+            # than the best one's estimated run); the selector then keeps the modelled
+            # estimate.
             # It is called in a worker thread (the model's context and JAX's thread-local
             # settings are not the caller's; change no process-wide setting a run depends
             # on), and a call still running at the budget's end is left to finish in the

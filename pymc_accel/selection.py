@@ -376,8 +376,9 @@ def select(
     measure_budget : float, default 5.0
         Seconds the whole selection may take with ``measure=True``: profiling and estimating
         count against it, and a share is kept for the float32 guard when a float32 candidate
-        may need it; a candidate whose compile would not fit in what is left is not measured
-        and keeps its modelled figures (``report.measurement`` has the accounting).
+        may need it; a candidate whose compile would not fit in what is left, or (but for the
+        best candidate) would take longer than the best candidate's estimated run, is not
+        measured and keeps its modelled figures (``report.measurement`` has the accounting).
     initvals : dict or list of dict, optional
         Initial values, for the float32 check; a list (one dict per chain, as ``pm.sample``
         takes) refuses the candidates that start every chain from one dict.

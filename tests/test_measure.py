@@ -25,12 +25,18 @@ class _Clock:
         return self.now
 
 
+#: Fixed seconds of the fake backends' runs: long enough that the cap on what a measurement is
+#: offered (the best candidate's estimated run) never binds, except where a test shortens them.
+LONG_RUN = 100.0
+
+
 class _Timed:
     """A backend with four candidates whose measure() takes two (fake) seconds each and
     reports a gradient four times faster than modelled."""
 
     name = "timed"
     description = "fake measured backend"
+    fixed_seconds = LONG_RUN
 
     def __init__(self, clock):
         self.clock = clock
@@ -40,7 +46,8 @@ class _Timed:
         return [Candidate(self.name, "cpu", "float64", (("n", i),)) for i in range(4)]
 
     def estimate(self, candidate, profile, machine):
-        return Estimate(Figure(1e-5 * (1 + candidate.option("n"))), Figure(10.0), Figure(1.0))
+        return Estimate(Figure(1e-5 * (1 + candidate.option("n"))), Figure(10.0),
+                        Figure(self.fixed_seconds))
 
     def measure(self, candidate, model, profile, machine, budget_seconds):
         self.budgets.append(budget_seconds)
@@ -94,6 +101,32 @@ def test_measurement_stops_when_the_budget_is_spent(monkeypatch):
     assert "2 measured, 2 modelled" in str(report)
 
 
+class _ShortRuns(_Timed):
+    """As :class:`_Timed`, with runs of about two seconds (1.5 s fixed, 0.8 s sampling) where
+    measuring a candidate compiles for two."""
+
+    fixed_seconds = 1.5
+
+
+def test_no_candidate_but_the_leader_is_offered_more_than_the_leaders_run(monkeypatch):
+    backend, report = _select_on_a_fake_clock(monkeypatch, _ShortRuns, measure_budget=5.0)
+    rows = {r.label: r for r in report.rows}
+    first = rows["timed[cpu,float64,n=0]"]
+    # the leader's compile is part of its own run: it is offered all the budget; it is then
+    # measured 4x faster, and no 2 s compile can pay for itself against its shorter run
+    assert backend.budgets[0] == 5.0
+    assert "s/grad measured" in first.sources
+    assert backend.budgets[1:] == [pytest.approx(first.total_seconds)] * 3, (backend.budgets, first)
+    assert first.total_seconds < 2.0 and len(backend.budgets) == 4
+    m = report.measurement
+    assert m["spent_seconds"] == 2.0 and len(m["measured"]) == 1
+    whys = [n["why"] for n in m["not_measured"]]
+    assert whys == [f"its compile would take longer than the whole run of timed[cpu,float64,n=0] "
+                    f"({first.total_seconds:.2f} s estimated): measuring it could not pay for "
+                    "itself"] * 3
+    assert "could not pay for itself" in rows["timed[cpu,float64,n=3]"].reason
+
+
 class _Unresolved(_Timed):
     """Compiles (1.5 fake seconds) and then cannot time the gradient in what is left."""
 
@@ -125,7 +158,7 @@ class _SlowEstimates(_Timed):
         if budget_seconds < 2.0:
             return None
         self.clock.now += 2.0
-        return Estimate(Figure(1e-6, "measured"), Figure(10.0), Figure(1.0))
+        return Estimate(Figure(1e-6, "measured"), Figure(10.0), Figure(LONG_RUN))
 
 
 def test_the_budget_covers_the_selection_before_measuring(monkeypatch):
@@ -145,7 +178,7 @@ class _Overrunning(_Timed):
     def measure(self, candidate, model, profile, machine, budget_seconds):
         self.budgets.append(budget_seconds)
         self.clock.now += 4.0
-        return Estimate(Figure(1e-6, "measured"), Figure(10.0), Figure(1.0))
+        return Estimate(Figure(1e-6, "measured"), Figure(10.0), Figure(LONG_RUN))
 
 
 def test_an_overrun_ends_measurement_and_is_reported(monkeypatch):
@@ -172,7 +205,7 @@ class _Stuck(_Timed):
         self.budgets.append(budget_seconds)
         self.release.wait(30)
         self.finished.set()
-        return Estimate(Figure(1e-6, "measured"), Figure(10.0), Figure(1.0))
+        return Estimate(Figure(1e-6, "measured"), Figure(10.0), Figure(LONG_RUN))
 
 
 def test_a_measurement_running_past_the_budget_is_left_in_the_background():

@@ -93,8 +93,10 @@ def test_measured_mode_compiles_nutpie_for_the_run_once_the_kernels_are_cached(l
     # the model has run here with nutpie: its kernels are cached, measured mode may compile
     pymc_accel.sample(20, tune=20, chains=2, model=conjugate_normal().model, progressbar=False,
                       quiet=True, nuts_sampler="numba", compute_convergence_checks=False)
+    # a run long enough that compiling for it in measured mode can pay for itself
     report = pymc_accel.select(ref.model, registry=registry, devices=CPU_ONLY, chains=2,
-                               backend="numba", measure=True, measure_budget=30.0)
+                               draws=50_000, backend="numba", measure=True,
+                               measure_budget=30.0)
     row = next(r for r in report.rows if r.label == NUTPIE)
     assert "compile measured" in row.sources
     assert nutpie_compiled.kept(ref.model) is not None
