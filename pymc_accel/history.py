@@ -249,6 +249,20 @@ def effective_draws_recorded(profile: ModelProfile, candidate: Candidate) -> boo
                for entry in _sampler_entries(profile, candidate))
 
 
+def adaptation_effective_draws_recorded(profile: ModelProfile, candidate: Candidate,
+                                        estimate: Estimate) -> bool:
+    """Whether runs of this model recorded the effective draws that the NUTS adaptation of
+    ``candidate`` gets: its own runs or its twin's in the other precision
+    (:func:`effective_draws_recorded`), or those of another sampler with the same adaptation
+    (the same trajectory scale and modelled efficiency, :func:`_same_adaptation`), which
+    :func:`apply` credits it with."""
+    if effective_draws_recorded(profile, candidate):
+        return True
+    modelled = _modelled_gradient_efficiency(estimate)
+    return modelled is not None and _same_adaptation(
+        profile, estimate.trajectory_scale, modelled) is not None
+
+
 def other_precision(candidate: Candidate) -> Candidate:
     """The same sampler, device and options at the other precision: its trees, effective draws
     and compile and start-up pace on a model are this candidate's (the precision changes what

@@ -723,7 +723,13 @@ def _runner_up_to_try(scored: list[_Scored], profile: ModelProfile) -> _Scored |
 
     So once the leader has run the model and recorded its effective draws, a NUTS rival that is
     a close call (within :data:`CLOSE_CALL` of its time per effective draw, another sampler, in
-    the model's precision) and has never run the model runs once, and records its own. From
+    the model's precision) and has never run the model runs once, and records its own, unless
+    the history holds them already: a rival with an adaptation that has run (nutpie's on a JAX
+    gradient after nutpie, BlackJAX's NUTS after NumPyro's, a twin in the other precision) is
+    credited with its effective draws, and a trial would teach the ranking nothing. On the
+    2-core machine's run history the demo's fourth run (2026-11-29) tried the nutpie_jax plugin,
+    1.20x the leader's time per effective draw with nutpie's recorded effective draws credited
+    to it: 45.0 s, where nutpie's runs of the demo took 22.6-23.5 s (docs/benchmarks.md). From
     then on both are ranked on observed effective draws (:func:`pymc_accel.history.apply`),
     and the faster one is chosen. Each rival is tried at most once per model structure (marked
     as tried before it runs: :func:`pymc_accel.history.mark_tried`), and a tried run that fails
@@ -740,7 +746,9 @@ def _runner_up_to_try(scored: list[_Scored], profile: ModelProfile) -> _Scored |
     rivals = [s for s in scored[1:]
               if _sampler(s.candidate) != _sampler(leader.candidate)
               and s.estimate.trajectory_scale is not None and not s.needs_guard
-              and s.key <= leader.key * CLOSE_CALL and not history.ran(profile, s.candidate)]
+              and s.key <= leader.key * CLOSE_CALL and not history.ran(profile, s.candidate)
+              and not history.adaptation_effective_draws_recorded(profile, s.candidate,
+                                                                  s.estimate)]
     return min(rivals, key=lambda s: s.key, default=None)
 
 

@@ -488,8 +488,8 @@ class _FakeNuts:
 
     description = "a NUTS sampler for selection tests"
 
-    def __init__(self, name: str, fixed: float, rho: float):
-        self.name, self.fixed, self.rho = name, fixed, rho
+    def __init__(self, name: str, fixed: float, rho: float, efficiency: float = 1.0):
+        self.name, self.fixed, self.rho, self.efficiency = name, fixed, rho, efficiency
         self.runs = 0
 
     def candidates(self, profile, devices):
@@ -502,7 +502,8 @@ class _FakeNuts:
 
         self.steps = nuts_gradients_per_draw(profile).value  # its runs take the modelled trees
         return Estimate(Figure(1e-7), Figure(self.steps), Figure(self.fixed),
-                        chain_parallelism=2, trajectory_scale=1.0)
+                        relative_efficiency=Figure(self.efficiency), chain_parallelism=2,
+                        trajectory_scale=1.0)
 
     def sample(self, model, candidate, request):
         import arviz as az
@@ -522,9 +523,18 @@ class _FakeNuts:
                                               "diverging": np.zeros(shape, bool)}})
 
 
-def _two_nuts(leader_rho: float, rival_fixed: float):
+#: The rival's modelled effective draws against the leader's: another adaptation, whose
+#: effective draws the leader's runs do not show.
+RIVAL_EFFICIENCY = 0.95
+
+
+def _two_nuts(leader_rho: float, rival_fixed: float, same_adaptation: bool = False):
+    """A leader and a rival whose estimates are ``rival_fixed / 10`` times the leader's; the
+    rival's adaptation is another than the leader's unless ``same_adaptation``."""
     reg = build_registry(autoload=False, builtins=False)
-    leader, rival = _FakeNuts("leader", 10.0, leader_rho), _FakeNuts("rival", rival_fixed, 0.0)
+    efficiency = 1.0 if same_adaptation else RIVAL_EFFICIENCY
+    leader = _FakeNuts("leader", 10.0, leader_rho)
+    rival = _FakeNuts("rival", rival_fixed * efficiency, 0.0, efficiency)
     for backend in (leader, rival):
         reg.backends[backend.name] = backend
         reg.origins[backend.name] = "test"
@@ -570,6 +580,18 @@ def test_the_runner_up_is_not_tried_when_the_leader_is_the_faster_one(ledger):
         _auto(reg)
     # tried once, found no faster (the same draws, a longer estimate), never again
     assert (leader.runs, rival.runs) == (2, 1)
+
+
+def test_a_runner_up_whose_adaptation_has_run_is_not_tried(ledger):
+    """nutpie's sampler on a JAX gradient after nutpie's own runs (the demo, 2026-11-29): the
+    leader's recorded effective draws are credited to a rival with its adaptation, so a trial
+    would show nothing new."""
+    reg, leader, rival = _two_nuts(leader_rho=0.6, rival_fixed=11.0, same_adaptation=True)
+    reports = [_auto(reg) for _ in range(3)]
+    assert (leader.runs, rival.runs) == (3, 0)
+    assert all(r.chosen_by == "cost model" for r in reports)
+    rival_row = next(r for r in reports[-1].rows if r.backend == "rival")
+    assert "as observed for its adaptation (runs of leader" in rival_row.reason
 
 
 def test_the_runner_up_is_tried_only_in_a_close_call_and_can_be_switched_off(ledger, monkeypatch):
