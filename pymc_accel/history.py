@@ -220,18 +220,8 @@ def ran(profile: ModelProfile, candidate: Candidate) -> bool:
     """Whether the sampler of ``candidate`` (in either precision) has a recorded run of this
     model structure, or was tried on it (:func:`mark_tried`); measured mode's timings are not
     runs."""
-    return any(_ran(entry) for entry in _sampler_entries(profile, candidate))
-
-
-def ran_in_its_precision(profile: ModelProfile, candidate: Candidate) -> bool:
-    """Whether ``candidate`` itself, in its own precision, has a recorded run of this model
-    structure or was tried on it: its twin's runs in the other precision do not count, since
-    its own speed is then only modelled from theirs."""
-    return _ran(lookup(profile, candidate))
-
-
-def _ran(entry: Any) -> bool:
-    return isinstance(entry, dict) and ("wall_seconds" in entry or "tried" in entry)
+    return any(isinstance(entry, dict) and ("wall_seconds" in entry or "tried" in entry)
+               for entry in _sampler_entries(profile, candidate))
 
 
 def mark_tried(profile: ModelProfile, candidate: Candidate) -> None:

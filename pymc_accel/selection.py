@@ -64,16 +64,6 @@ FLOAT32_MIN_GAIN = 1.02
 #: wall time (geometric means of the error factor per result file, docs/benchmarks.md), and
 #: nutpie's fixed cost varied 0.65x to 1.4x of its fit between models and days.
 CLOSE_CALL = 1.25
-#: A float32 leader's float64 twin estimated within this factor of its time per effective draw
-#: is tried once after the leader's run (:func:`_runner_up_to_try`): the run history corrects
-#: both precisions by the run of one, so a wrong float32/float64 ratio would otherwise stand
-#: for good. The modelled ratio of NumPyro's leapfrogs was 0.68x-1.87x the timed one on the
-#: 2-core machines: float64 over float32 modelled 1.44 and timed 1.96 on seed_small, modelled
-#: 1.36 and 1.23 and timed 0.92 and 1.03 on glm_poisson and glm_linear (2026-11-28), and on
-#: seed_mid 1.40 modelled against warm walls of 8.9 s in float64 and 11.8 s in float32
-#: (2026-11-29; docs/benchmarks.md, "A second, slower machine" and "Measured mode's compiles
-#: capped at the leader's run").
-PRECISION_CLOSE_CALL = 1.5
 #: Switch (``PYMC_ACCEL_TRY_RUNNER_UP``, on unless ``off``) for trying a close call's runner-up
 #: once (:func:`_runner_up_to_try`).
 TRY_RUNNER_UP = "PYMC_ACCEL_TRY_RUNNER_UP"
@@ -741,9 +731,7 @@ def _runner_up_to_try(scored: list[_Scored], profile: ModelProfile) -> _Scored |
     1.20x the leader's time per effective draw with nutpie's recorded effective draws credited
     to it: 45.0 s, where nutpie's runs of the demo took 22.6-23.5 s (docs/benchmarks.md). From
     then on both are ranked on observed effective draws (:func:`pymc_accel.history.apply`),
-    and the faster one is chosen. A float32 leader's float64 twin, whose effective draws are
-    the leader's, is tried for its speed instead (:func:`_float64_twin_to_try`), within
-    :data:`PRECISION_CLOSE_CALL`. Each rival is tried at most once per model structure (marked
+    and the faster one is chosen. Each rival is tried at most once per model structure (marked
     as tried before it runs: :func:`pymc_accel.history.mark_tried`), and a tried run that fails
     falls back to the leader (:func:`pymc_accel.integration.sample`); with
     the run history off (``PYMC_ACCEL_HISTORY=off``) or ``PYMC_ACCEL_TRY_RUNNER_UP=off``, the
@@ -752,50 +740,20 @@ def _runner_up_to_try(scored: list[_Scored], profile: ModelProfile) -> _Scored |
     if len(scored) < 2 or not history.enabled() or not switched_on(TRY_RUNNER_UP):
         return None
     leader = scored[0]
-    rivals = []
-    if (leader.estimate.trajectory_scale is not None
-            and history.effective_draws_recorded(profile, leader.candidate)):
-        rivals = [s for s in scored[1:]
-                  if _sampler(s.candidate) != _sampler(leader.candidate)
-                  and s.estimate.trajectory_scale is not None and not s.needs_guard
-                  and s.key <= leader.key * CLOSE_CALL and not history.ran(profile, s.candidate)
-                  and not history.adaptation_effective_draws_recorded(profile, s.candidate,
-                                                                      s.estimate)]
-    twin = _float64_twin_to_try(scored, profile)
-    return min(rivals + ([twin] if twin else []), key=lambda s: s.key, default=None)
-
-
-def _float64_twin_to_try(scored: list[_Scored], profile: ModelProfile) -> _Scored | None:
-    """The float64 twin of a float32 leader (the same sampler) to run once in its place, or
-    ``None``: where the model is float64, the leader has run it, the twin has not, and the twin
-    is estimated within :data:`PRECISION_CLOSE_CALL` of the leader's time per effective draw.
-
-    A float32 run's record corrects its twin's speed by the same ratio
-    (:func:`pymc_accel.history.apply`), so only a run of float64 itself shows whether the
-    modelled ratio of the two precisions holds on this machine and model. Trying float64 needs
-    no accuracy check; a float64 leader's float32 twin is not tried (its check would be paid
-    for a trial)."""
-    leader = scored[0]
-    if (leader.candidate.precision != "float32" or profile.float_dtype != "float64"
-            or not history.ran_in_its_precision(profile, leader.candidate)):
+    if (leader.estimate.trajectory_scale is None
+            or not history.effective_draws_recorded(profile, leader.candidate)):
         return None
-    return next((s for s in scored[1:]
-                 if _sampler(s.candidate) == _sampler(leader.candidate)
-                 and s.candidate.precision == "float64"
-                 and s.key <= leader.key * PRECISION_CLOSE_CALL
-                 and not history.ran_in_its_precision(profile, s.candidate)), None)
+    rivals = [s for s in scored[1:]
+              if _sampler(s.candidate) != _sampler(leader.candidate)
+              and s.estimate.trajectory_scale is not None and not s.needs_guard
+              and s.key <= leader.key * CLOSE_CALL and not history.ran(profile, s.candidate)
+              and not history.adaptation_effective_draws_recorded(profile, s.candidate,
+                                                                  s.estimate)]
+    return min(rivals, key=lambda s: s.key, default=None)
 
 
 def _trial_notes(tried: _Scored, leader: _Scored) -> list[str]:
     """Why a close call's runner-up runs in place of the leader (:func:`_runner_up_to_try`)."""
-    if _sampler(tried.candidate) == _sampler(leader.candidate):  # the float64 twin
-        return [f"trying the runner-up once: {tried.candidate.label} is estimated at "
-                f"{tried.key / leader.key:.2f}x {leader.candidate.label}'s time per effective "
-                f"draw, within the error of the modelled float32/float64 ratio "
-                f"({PRECISION_CLOSE_CALL:g}x), and has not run this model; the float32 run's "
-                "speed is observed, float64's only modelled from it. This run records "
-                "float64's, and later runs of the model choose between observed speeds "
-                f"({TRY_RUNNER_UP}=off always runs the lowest estimate)"]
     return [f"trying the runner-up once: {tried.candidate.label} is estimated at "
             f"{tried.key / leader.key:.2f}x {leader.candidate.label}'s time per effective "
             "draw, within the estimates' typical error, and has not run this model; "

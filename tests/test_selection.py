@@ -594,69 +594,6 @@ def test_a_runner_up_whose_adaptation_has_run_is_not_tried(ledger):
     assert "as observed for its adaptation (runs of leader" in rival_row.reason
 
 
-class _TwoPrecisionNuts(_FakeNuts):
-    """One NUTS sampler in both precisions, its float32 estimated ``gain`` times as fast."""
-
-    def __init__(self, gain: float):
-        super().__init__("single", 10.0, 0.0)
-        self.gain, self.precisions = gain, []
-
-    def candidates(self, profile, devices):
-        return [Candidate(self.name, "cpu", p) for p in ("float64", "float32")]
-
-    def estimate(self, candidate, profile, machine):
-        from dataclasses import replace
-
-        from pymc_accel.backend import Figure
-
-        est = super().estimate(candidate, profile, machine)
-        if candidate.precision == "float32":
-            est = replace(est, fixed_seconds=Figure(self.fixed / self.gain))
-        return est
-
-    def sample(self, model, candidate, request):
-        self.precisions.append(candidate.precision)
-        return super().sample(model, candidate, request)
-
-
-def _one_sampler(gain: float):
-    reg = build_registry(autoload=False, builtins=False)
-    backend = _TwoPrecisionNuts(gain)
-    reg.backends[backend.name], reg.origins[backend.name] = backend, "test"
-    return reg, backend
-
-
-def test_a_float32_leaders_float64_twin_is_tried_once(ledger):
-    """A float32 run's record corrects float64's speed by the same ratio, so the modelled
-    ratio of the two precisions (off by 0.68x-1.87x on the 2-core machines) would stand: the
-    float64 twin within PRECISION_CLOSE_CALL runs once after float32 has run."""
-    from pymc_accel.selection import PRECISION_CLOSE_CALL, TRYING_RUNNER_UP
-
-    reg, backend = _one_sampler(gain=1.3)
-    assert 1.3 < PRECISION_CLOSE_CALL
-    reports = [_auto(reg) for _ in range(3)]
-    assert backend.precisions == ["float32", "float64", "float32"]
-    assert reports[1].chosen_by == TRYING_RUNNER_UP
-    (note,) = [n for n in reports[1].notes if n.startswith("trying the runner-up once")]
-    assert note.startswith("trying the runner-up once: single[cpu,float64] is estimated at 1.30x")
-    assert "float32/float64 ratio" in note
-    assert reports[2].chosen_by == "cost model"  # tried once, never again
-
-
-def test_a_float64_twin_far_behind_is_not_tried(ledger):
-    reg, backend = _one_sampler(gain=1.6)  # float64 estimated 1.6x float32's time
-    for _ in range(3):
-        _auto(reg)
-    assert backend.precisions == ["float32"] * 3
-
-
-def test_a_float64_leaders_float32_twin_is_not_tried(ledger):
-    reg, backend = _one_sampler(gain=1.01)  # float64 leads; float32 would need its check
-    for _ in range(3):
-        _auto(reg)
-    assert backend.precisions == ["float64"] * 3
-
-
 def test_the_runner_up_is_tried_only_in_a_close_call_and_can_be_switched_off(ledger, monkeypatch):
     reg, leader, rival = _two_nuts(leader_rho=0.6, rival_fixed=14.0)  # 1.4x: not close
     for _ in range(2):
