@@ -2,8 +2,9 @@
 
 :func:`measure_candidates` asks each candidate's backend, best modelled candidate first, to
 compile and time its gradient (the optional ``Backend.measure`` method), giving it the seconds
-left of the budget. A backend declines (returns ``None``) when its compile would not fit in what
-is left, or when what was left after compiling was too little to time the gradient; a candidate
+left of the budget, and any candidate but the best so far no more than the best one's estimated
+run (below). A backend declines (returns ``None``) when its compile would not fit in what it is
+given, or when what was left after compiling was too little to time the gradient; a candidate
 not measured keeps its modelled figures, and the report says which is which.
 
 Each ``measure`` call runs in a worker thread, and the selector waits for it only until the
