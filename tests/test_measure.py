@@ -127,6 +127,35 @@ def test_no_candidate_but_the_leader_is_offered_more_than_the_leaders_run(monkey
     assert "could not pay for itself" in rows["timed[cpu,float64,n=3]"].reason
 
 
+class _FirstCompiles(_Timed):
+    """Two candidates charged a first compile of 3 s: n=0's is its backend's kernels (a cache
+    the measurement's compile fills), n=1's a whole program (JAX's cache: the sampler's
+    program, which a gradient's timing does not compile)."""
+
+    def candidates(self, profile, devices):
+        return super().candidates(profile, devices)[:2]
+
+    def estimate(self, candidate, profile, machine):
+        from dataclasses import replace
+
+        return replace(super().estimate(candidate, profile, machine),
+                       cold_compile_seconds=Figure(3.0),
+                       whole_program_cached=candidate.option("n") == 1)
+
+
+def test_a_measurement_takes_off_a_first_compile_of_kernels_not_of_a_whole_program(
+        monkeypatch, ledger):
+    backend, report = _select_on_a_fake_clock(monkeypatch, _FirstCompiles, measure_budget=5.0)
+    modelled = select(conjugate_normal().model, registry=_registry(backend), devices=CPU_ONLY)
+    first_compile = {r.label: r.cold_compile_seconds for r in modelled.rows}
+    assert first_compile["timed[cpu,float64,n=1]"] > 2.0  # 3 s at this machine's pace
+    rows = {r.label: r for r in report.rows}
+    assert len(report.measurement["measured"]) == 2
+    assert rows["timed[cpu,float64,n=0]"].cold_compile_seconds == 0.0
+    assert rows["timed[cpu,float64,n=1]"].cold_compile_seconds == pytest.approx(
+        first_compile["timed[cpu,float64,n=1]"])
+
+
 class _Unresolved(_Timed):
     """Compiles (1.5 fake seconds) and then cannot time the gradient in what is left."""
 
