@@ -102,10 +102,10 @@ def test_measurement_stops_when_the_budget_is_spent(monkeypatch):
 
 
 class _ShortRuns(_Timed):
-    """As :class:`_Timed`, with runs of about two seconds (1.5 s fixed, 0.8 s sampling) where
-    measuring a candidate compiles for two."""
+    """As :class:`_Timed`, with runs of about a second (0.5 s fixed, at the machine's start-up
+    pace, and 0.8 s sampling) where measuring a candidate compiles for two."""
 
-    fixed_seconds = 1.5
+    fixed_seconds = 0.5
 
 
 def test_no_candidate_but_the_leader_is_offered_more_than_the_leaders_run(monkeypatch):
