@@ -26,11 +26,14 @@ the shorter over the leapfrogs between them), early tuning's extra leapfrogs (th
 tuning leapfrogs less its tuning draws at the longer run's sampling rate) and fixed cost (the
 shorter run less its leapfrogs); then a grid fit of the leapfrog's factors to the lines whose
 leapfrogs stand out of the compile's noise (``reliable``), the fixed cost ``a + b kernels`` and
-the early tuning's ``c ln(d / 10)``.
+the early tuning's ``c ln(d / 10)``. ``--fit-spread FILES`` prints each model's early tuning
+against its scale spread (:mod:`pymc_accel.curvature`) and the factor of ``c x spread`` with the
+least rms log error of a run's leapfrogs, against the dimension's law.
 
     JAX_PLATFORMS=cpu python bench/fit_numpyro_tuning.py --models glm_linear,seed_mid \\
         > docs/results/fit-numpyro-tuning-cpu.jsonl
     python bench/fit_numpyro_tuning.py --fit docs/results/fit-numpyro-tuning-cpu.jsonl
+    python bench/fit_numpyro_tuning.py --fit-spread docs/results/fit-numpyro-tuning-cpu.jsonl
 """
 
 from __future__ import annotations
@@ -255,6 +258,61 @@ def fit(paths: list[str]) -> None:
               f"{sorted(y for x, y in logs if x == 0)[len([1 for x, _ in logs if x == 0]) // 2] if any(x == 0 for x, _ in logs) else 'none'}")
 
 
+def model_spread(name: str):
+    """The scale spread of a model at its initial point, as the selector evaluates it
+    (:func:`pymc_accel.curvature.scale_spread`)."""
+    from pymc_accel.curvature import scale_spread
+    from pymc_accel.graph_building import initial_point
+    from pymc_accel.profile import profile_and_logp
+
+    model = _factory(name)()
+    _, graph = profile_and_logp(model)
+    return scale_spread(graph, initial_point(model))
+
+
+def fit_spread(paths: list[str]) -> None:
+    """Each model's early tuning's extra leapfrogs against its scale spread, and the factor
+    ``c`` of ``extra = c * spread`` (``costmodel.STAN_TUNING_EXTRA_PER_SPREAD``) that gives the
+    least rms log error of a run's leapfrogs (tuning and sampling, every line's runs, the
+    funnel's centred hierarchy left out) against the dimension's law
+    (``STAN_TUNING_EXTRA_PER_LOG_DIMENSION``)."""
+    from pymc_accel import costmodel
+
+    lines = [json.loads(x) for p in paths for x in Path(p).read_text().splitlines() if x.strip()]
+    lines = [line for line in lines if "error" not in line and line["model"] != "funnel"]
+    print("| model | d | scale spread | early tuning's extra leapfrogs (each length) | "
+          "by the spread | by the dimension |")
+    print("|---|---|---|---|---|---|")
+    runs, by_model = [], {}
+    for line in lines:
+        name = line["model"]
+        if name not in by_model:
+            by_model[name] = model_spread(name)
+        spread = by_model[name].value if by_model[name] is not None else float("nan")
+        rate = line["runs"][-1]["sampling_leapfrogs"] / line["runs"][-1]["n"]
+        extras = [r["tuning_leapfrogs"] - r["n"] * rate for r in line["runs"]]
+        dim = costmodel.STAN_TUNING_EXTRA_PER_LOG_DIMENSION * math.log(max(1, line["n_free"] / 10))
+        print(f"| {name} | {line['n_free']} | {spread:.1f} | "
+              f"{', '.join(f'{e:.0f}' for e in extras)} | "
+              f"{costmodel.STAN_TUNING_EXTRA_PER_SPREAD * spread:.0f} | {dim:.0f} |")
+        for r in line["runs"]:
+            runs.append((spread, line["n_free"], 2 * r["n"] * rate,
+                         r["tuning_leapfrogs"] + r["sampling_leapfrogs"]))
+
+    def rms(extra) -> float:
+        errors = [math.log((base + extra(s, d)) / total) for s, d, base, total in runs
+                  if math.isfinite(s)]
+        return math.sqrt(sum(e * e for e in errors) / len(errors))
+
+    best = min(range(50, 2001, 25), key=lambda c: rms(lambda s, d: c * s))
+    dim = costmodel.STAN_TUNING_EXTRA_PER_LOG_DIMENSION
+    print(f"\nrms log error of a run's leapfrogs: {best} x spread "
+          f"{rms(lambda s, d: best * s):.3f}; "
+          f"{costmodel.STAN_TUNING_EXTRA_PER_SPREAD:.0f} x spread (the cost model's) "
+          f"{rms(lambda s, d: costmodel.STAN_TUNING_EXTRA_PER_SPREAD * s):.3f}; "
+          f"{dim:.0f} ln(d/10) {rms(lambda s, d: dim * math.log(max(1, d / 10))):.3f}")
+
+
 def main(argv=None) -> None:
     p = argparse.ArgumentParser(description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -265,9 +323,14 @@ def main(argv=None) -> None:
     p.add_argument("--layout", choices=["flat", "per_variable"], default="flat",
                    help="the sampler's position: one vector, or one array per value variable")
     p.add_argument("--fit", nargs="*", help="result files to fit instead of measuring")
+    p.add_argument("--fit-spread", nargs="*",
+                   help="result files whose early tuning to fit on the models' scale spread")
     args = p.parse_args(argv)
     if args.fit:
         fit(args.fit)
+        return
+    if args.fit_spread:
+        fit_spread(args.fit_spread)
         return
     os.environ.setdefault("XLA_FLAGS", "--xla_force_host_platform_device_count=2")
     from pymc_accel.machine import machine_figures

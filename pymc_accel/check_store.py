@@ -28,7 +28,7 @@ import functools
 import hashlib
 import json
 import time
-from dataclasses import replace
+from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Any
 
@@ -110,9 +110,11 @@ def _remember(key: str, check: PrecisionCheck) -> None:
 
 
 def forget() -> None:
-    """Forget the checks kept in this process (the disk's stay)."""
+    """Forget the checks, start checks and scale spreads kept in this process (the disk's
+    stay)."""
     _KEPT.clear()
     _STARTS.clear()
+    _SPREADS.clear()
 
 
 # The start check (pymc_accel.integration.check_initial_point) that pymc_accel.sample runs
@@ -162,3 +164,53 @@ def keep_start(key: str | None) -> None:
     if profile_store.enabled():
         profile_store.write_kept(_path(key), {"passed": time.strftime("%Y-%m-%d %H:%M:%S")},
                                  MAX_FILES)
+
+
+# The scale spread (pymc_accel.curvature) a selection evaluated, kept under the float32 check's
+# key (structure, data, initial values, versions) and the spread's code, as the start check is:
+# a model selected again reads it instead of evaluating its gradient again.
+_SPREADS: dict[str, Any] = {}
+
+
+@functools.cache
+def _spread_code() -> str:
+    from pymc_accel import curvature
+
+    return hashlib.sha1(Path(curvature.__file__).read_bytes()).hexdigest()
+
+
+def spread_key(check: str | None) -> str | None:
+    """The key of the scale spread of the model whose float32 check's key is ``check``
+    (:func:`check_key`); ``None`` where that is."""
+    if check is None:
+        return None
+    return "spread-" + hashlib.sha256((check + _spread_code()).encode()).hexdigest()[:32]
+
+
+def load_spread(key: str | None) -> Any:
+    """The :class:`~pymc_accel.curvature.ScaleSpread` kept under ``key`` (this process's, else
+    the disk's), or ``None``."""
+    from pymc_accel.curvature import ScaleSpread
+
+    if key is None:
+        return None
+    spread = _SPREADS.get(key)
+    if spread is None and profile_store.enabled():
+        try:
+            spread = ScaleSpread(**json.loads(_path(key).read_text()))
+        except (OSError, ValueError, TypeError):
+            return None
+        _SPREADS[key] = spread
+    return spread
+
+
+def save_spread(key: str | None, spread: Any) -> None:
+    """Keep a :class:`~pymc_accel.curvature.ScaleSpread` under ``key``."""
+    if key is None or spread is None:
+        return
+    _SPREADS.pop(key, None)
+    _SPREADS[key] = spread
+    while len(_SPREADS) > _KEPT_MAX:
+        _SPREADS.pop(next(iter(_SPREADS)))
+    if profile_store.enabled():
+        profile_store.write_kept(_path(key), asdict(spread), MAX_FILES)

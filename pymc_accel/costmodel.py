@@ -979,10 +979,37 @@ def pymc_tuning_extra_gradients(profile: ModelProfile) -> Figure:
 STAN_TUNING_EXTRA_PER_LOG_DIMENSION = 1785.0
 
 
+#: Leapfrogs per chain that NumPyro's early tuning spends beyond its sampling phase's rate, per
+#: unit of the model's scale spread (:mod:`pymc_accel.curvature`): see
+#: :func:`stan_tuning_extra_gradients`.
+STAN_TUNING_EXTRA_PER_SPREAD = 450.0
+#: Draws of Stan's schedule run with an identity mass matrix (its 75-draw initial buffer and
+#: 25-draw first window), each at most NUTS's 1,023 leapfrogs (tree depth 10): what the
+#: early tuning can spend at most.
+STAN_IDENTITY_WINDOW_MOST_LEAPFROGS = 100 * 1023.0
+
+
 def stan_tuning_extra_gradients(profile: ModelProfile) -> Figure:
     """Gradients per chain NumPyro's NUTS spends in its early tuning beyond its sampling
-    phase's leapfrogs per draw (deep trees while the step size is far from adapted), about
-    ``1785 ln(d / 10)`` and none at ten dimensions or fewer, whatever the run's length.
+    phase's leapfrogs per draw, whatever the run's length: ``450`` times the model's scale
+    spread where the selector evaluated it (``profile.scale_spread``), at most
+    :data:`STAN_IDENTITY_WINDOW_MOST_LEAPFROGS`; otherwise ``1785 ln(d / 10)``.
+
+    Stan's schedule, which NumPyro runs, tunes its first 100 draws with an identity mass
+    matrix: the step size is then set by the stiffest direction and the trees must cross the
+    widest, so those draws take leapfrogs in proportion to the ratio of the two scales
+    (:mod:`pymc_accel.curvature`). Counted on 17 models (``bench/fit_numpyro_tuning.py
+    --fit-spread docs/results/fit-numpyro-tuning-cpu-2026-11-27-fourteen.jsonl
+    docs/results/fit-numpyro-tuning-cpu-2026-11-28-new-families.jsonl``): 12,000-37,000 extra
+    leapfrogs a chain on the non-centred group models (spread 31-64), where the dimension's law
+    prices 3,000-7,000; 3,300-6,800 on the seed models (spread 8.4-16.3); under 1,300 on
+    regressions whose variables are alike (1.0-2.3). A run's leapfrogs, tuning and sampling,
+    err by an rms log error of 0.19 with the spread against 0.38 with the dimension; the
+    largest misses are pk_scan (7,500 extra at spread 4.7, 2,100 priced) and wide_202 (500 at
+    9.5, 4,300 priced).
+
+    The dimension's law, for a model whose spread was not evaluated (the selector evaluates it
+    only where it could change the choice, :func:`pymc_accel.selection.select`):
 
     Counted with ``MCMC.warmup(collect_warmup=True)`` on the quick zoo's seven models (all but
     seed_large and the GP) in float64, at 200 + 200 and 2000 + 2000 draws
@@ -997,6 +1024,13 @@ def stan_tuning_extra_gradients(profile: ModelProfile) -> Figure:
     leapfrog were fitted on runs of 10 + 10 draws and on the marginal cost between two
     lengths, with tuning counted at the sampling rate (``bench/fit_numpyro_loop.py``):
     neither held these."""
+    spread = profile.scale_spread
+    if spread is not None:
+        extra = min(STAN_TUNING_EXTRA_PER_SPREAD * spread, STAN_IDENTITY_WINDOW_MOST_LEAPFROGS)
+        return Figure(extra, "modelled",
+                      f"NumPyro early tuning: {STAN_TUNING_EXTRA_PER_SPREAD:.0f} x the scale "
+                      f"spread {spread:.3g} at the initial point (identity mass matrix for 100 "
+                      "draws), gradients per chain")
     extra = STAN_TUNING_EXTRA_PER_LOG_DIMENSION * math.log(max(1.0, profile.n_free / 10))
     return Figure(extra, "modelled",
                   f"NumPyro early tuning: {STAN_TUNING_EXTRA_PER_LOG_DIMENSION:.0f} ln(d/10) "

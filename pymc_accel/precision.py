@@ -359,9 +359,14 @@ def check_float32(
     written_problem, reached = "", 0
     if as_written_first:
         try:
+            f64 = None
             if grads is None:
                 grads = pytensor.grad(logp, value_vars)
-            written = _as_written([logp, *grads], **common)
+            elif logp_graph is not None:  # compiled once for the scale spread and this check
+                from pymc_accel.curvature import gradient_function
+
+                f64 = gradient_function(logp_graph)
+            written = _as_written([logp, *grads], f64=f64, **common)
         except Exception as exc:  # a graph the check cannot build: settled as compiled
             written = f"building it raised {type(exc).__name__}: {str(exc)[:100]}", 0
         if isinstance(written, PrecisionCheck):
@@ -381,15 +386,17 @@ def check_float32(
     return check
 
 
-def _evaluators(value_vars: list[Any], outputs: list[Any]) -> tuple[Any, Any]:
+def _evaluators(value_vars: list[Any], outputs: list[Any],
+                f64: Any = None) -> tuple[Any, Any]:
     """Functions of a point giving ``outputs`` (a log density and its gradient) as the log
-    density and one flat gradient, in float64 and, rebuilt by :func:`float32_graph`, in
-    float32 (the gradient as float64 values)."""
+    density and one flat gradient, in float64 (``f64`` where it was compiled already) and,
+    rebuilt by :func:`float32_graph`, in float32 (the gradient as float64 values)."""
     import pytensor
 
     ins32, outs32 = float32_graph(value_vars, outputs)
     with evaluating() as mode:
-        f64 = pytensor.function(value_vars, outputs, mode=mode, on_unused_input="ignore")
+        if f64 is None:
+            f64 = pytensor.function(value_vars, outputs, mode=mode, on_unused_input="ignore")
         f32 = _function_of_private_graph(ins32, outs32, mode)
 
     def flat(values: list[Any]) -> Any:
@@ -444,13 +451,14 @@ def _where(i: int) -> str:
 
 def _as_written(
     outputs: list[Any], *, value_vars: list[Any], points: list[dict], logp_rtol: float,
-    grad_rtol: float, start: float, budget_seconds: float,
+    grad_rtol: float, start: float, budget_seconds: float, f64: Any = None,
 ) -> PrecisionCheck | tuple[str, int]:
     """The check of the log density as written, which can only vouch for float32: its
     :class:`PrecisionCheck` where float32 passes at every point, otherwise why not and the
     index of the first point where it does not (float32 evaluated first, so that a non-finite
-    one costs no float64 evaluation there). The check as compiled then settles it."""
-    at64, at32 = _evaluators(value_vars, outputs)
+    one costs no float64 evaluation there). The check as compiled then settles it. ``f64``:
+    the float64 function of ``outputs``, where it was compiled already."""
+    at64, at32 = _evaluators(value_vars, outputs, f64=f64)
     logp_err = grad_err = 0.0
     per_point = []
     for i, point in enumerate(points):

@@ -47,6 +47,13 @@ class ModelProfile:
     centred_hierarchies : list of str
         Free variables whose spread depends on another free variable (a centred hierarchy,
         :func:`centred_hierarchies`): the funnel geometry NUTS diverges in.
+    scale_spread : float or None
+        How differently scaled the variables are at the initial point
+        (:func:`pymc_accel.curvature.scale_spread`), where the selector evaluated it for this
+        model and its data; ``None`` otherwise (a profile is shared by models of one structure,
+        whatever their data, and is stored without it).
+    scale_spread_note : str
+        What the spread was measured from.
     """
 
     n_free: int
@@ -62,6 +69,8 @@ class ModelProfile:
     model_name: str = ""
     data_bytes: int = 0
     centred_hierarchies: list[str] = field(default_factory=list)
+    scale_spread: float | None = None
+    scale_spread_note: str = ""
 
     @property
     def has_discrete(self) -> bool:
@@ -109,6 +118,8 @@ class ModelProfile:
             ),
             "sequential scans": _scans_line(c) if c.scans else "none",
             "centred hierarchies": ", ".join(self.centred_hierarchies) or "none",
+            **({"scale spread": self.scale_spread_note or f"{self.scale_spread:.3g}"}
+               if self.scale_spread is not None else {}),
             # reused from an earlier profile, or shapes the census could not know
             **({"profile note": self.note} if self.note else {}),
         }
@@ -208,6 +219,10 @@ class LogpGraph:
     data_bytes: int | None = None
     #: a weak reference to the model it was built from (``None``: not recorded)
     source: Any = field(default=None, repr=False, compare=False)
+    #: ``[logp, *grads]`` compiled in the evaluating mode, once, by whichever evaluates them
+    #: first (:func:`pymc_accel.curvature.gradient_function`: the scale spread and the float32
+    #: check)
+    evaluate: Any = field(default=None, repr=False, compare=False)
 
     def built_from(self, model: Any) -> bool:
         """Whether this graph was built from ``model`` (True where that was not recorded)."""

@@ -562,6 +562,8 @@ def select(
         _raise_specific(refusals, profile, backend, precision, untaken - taken, bad_values,
                         devices.has_gpu)
     scored.sort(key=lambda s: s.key)
+    run = (tune + draws, draws, chains)
+    profile = _with_scale_spread(scored, profile, model, logp_graph, kept_check, initvals, run)
     if precision != "float32" and not any(s.needs_guard for s in scored):
         # no float32 check to come: its gradient (and data, unless the run keeps the log
         # density) freed before measuring
@@ -579,6 +581,9 @@ def select(
             if s.measure_note.startswith("measured"):
                 history.record_measured(profile, s.candidate, s.estimate)
         scored.sort(key=lambda s: s.key)
+        # timed gradients can change the leader where a modelled one could not
+        profile = _with_scale_spread(scored, profile, model, logp_graph, kept_check, initvals,
+                                     run)
 
     scored = _float32_only_where_faster(scored)
 
@@ -924,6 +929,91 @@ def _float32_only_where_faster(scored: list[_Scored]) -> list[_Scored]:
     return sorted(scored, key=lambda s: keys[id(s)])
 
 
+#: The scale spread up to which a leader must keep its lead for the spread not to be evaluated
+#: (:func:`_with_scale_spread`): above the largest of the 17 models NumPyro's early tuning was
+#: counted on (groups_503, 64). Where NumPyro leads by a margin only a larger spread would
+#: overturn, the evaluation (10-350 ms on the quick zoo, most of it where no float32 check
+#: shares its compile) would not pay for itself.
+SPREAD_WORTH_EVALUATING = 100.0
+
+
+def _with_scale_spread(scored: list[_Scored], profile: ModelProfile, model: Any,
+                       logp_graph: LogpGraph | None, kept: _KeptCheck, initvals: dict | None,
+                       run: tuple[int, int, int]) -> ModelProfile:
+    """The profile with the model's scale spread (:mod:`pymc_accel.curvature`) where it could
+    change the choice, and ``scored`` re-ranked with it (in place).
+
+    Candidates whose early tuning is priced as NumPyro's
+    (:func:`~pymc_accel.costmodel.stan_tuning_extra_gradients`) are ranked with the spread at
+    its least (1, variables alike) and at :data:`SPREAD_WORTH_EVALUATING`; only where the
+    leader differs between the two is the spread evaluated, a gradient per variable at the
+    initial point, or read where this model, data and start had it evaluated before
+    (:mod:`pymc_accel.check_store`). A model whose spread cannot be evaluated keeps the
+    dimension's law."""
+    from pymc_accel import costmodel
+
+    if model is None or profile.scale_spread is not None or len(scored) < 2:
+        return profile
+    law = costmodel.stan_tuning_extra_gradients(profile)
+    priced = {id(s) for s in scored if s.estimate.extra_gradients == law}
+    if not priced:
+        return profile
+
+    def leader(spread: float) -> Candidate:
+        figure = costmodel.stan_tuning_extra_gradients(replace(profile, scale_spread=spread))
+        keys = []
+        for s in scored:
+            if id(s) in priced:
+                s = replace(s, estimate=replace(s.estimate, extra_gradients=figure))
+                s.rescore(*run)
+            keys.append((s.key, s.candidate.label))
+        return min(keys)[1]
+
+    if leader(1.0) == leader(SPREAD_WORTH_EVALUATING):
+        return profile
+    spread = _kept_scale_spread(model, profile, logp_graph, kept, initvals)
+    if spread is None:
+        return profile
+    profile = replace(profile, scale_spread=spread.value, scale_spread_note=spread.describe())
+    figure = costmodel.stan_tuning_extra_gradients(profile)
+    for s in scored:
+        if id(s) in priced:
+            s.estimate = replace(s.estimate, extra_gradients=figure)
+            s.rescore(*run)
+    scored.sort(key=lambda s: s.key)
+    return profile
+
+
+def _kept_scale_spread(model: Any, profile: ModelProfile, logp_graph: LogpGraph | None,
+                       kept: _KeptCheck, initvals: dict | None) -> Any:
+    """The model's :class:`~pymc_accel.curvature.ScaleSpread` at its initial point: kept from an
+    earlier selection of this model, data and start, else evaluated on the profile's log
+    density (built again where the profile was reused) and kept; ``None`` where it cannot be
+    evaluated."""
+    from pymc_accel import curvature
+    from pymc_accel.graph_building import initial_point
+
+    if profile.data_bytes > curvature.MAX_DATA_BYTES:
+        return None
+    key = check_store.spread_key(kept.key())
+    spread = check_store.load_spread(key)
+    if spread is not None:
+        return spread
+    try:
+        if logp_graph is None or logp_graph.grads is None:
+            import pytensor
+
+            logp = model.logp()
+            value_vars = list(model.value_vars)
+            logp_graph = LogpGraph(value_vars, logp, pytensor.grad(logp, value_vars),
+                                   profile.data_bytes)
+        spread = curvature.scale_spread(logp_graph, initial_point(model, initvals))
+    except Exception:  # a graph the evaluation cannot build: the dimension's law
+        return None
+    check_store.save_spread(key, spread)
+    return spread
+
+
 class _KeptCheck:
     """The float32 check of one selection's model: read from :mod:`pymc_accel.check_store` at
     most once (its key hashes the model's data), and kept there once run."""
@@ -931,6 +1021,7 @@ class _KeptCheck:
     def __init__(self, model, initvals):
         self.model, self.initvals = model, initvals
         self._key: str | None = None
+        self._keyed = False
         self._loaded = False
         self._check: PrecisionCheck | None = None
 
@@ -938,13 +1029,20 @@ class _KeptCheck:
         """The kept check of this model, data and start, or ``None``."""
         if not self._loaded:
             self._loaded = True
+            self._check = check_store.load(self.key())
+        return self._check
+
+    def key(self) -> str | None:
+        """The check's key (:func:`pymc_accel.check_store.check_key`), computed once; ``None``
+        for an unusual graph, which is checked every time."""
+        if not self._keyed:
+            self._keyed = True
             if self.model is not None:
                 try:
                     self._key = check_store.check_key(self.model, self.initvals)
-                except Exception:  # an unusual graph: check it every time
+                except Exception:
                     self._key = None
-                self._check = check_store.load(self._key)
-        return self._check
+        return self._key
 
     def keep(self, check: PrecisionCheck) -> PrecisionCheck:
         """Keep a check just run for the next selection of this model; return it."""

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import re
 import sys
 from pathlib import Path
 
@@ -412,6 +413,29 @@ def test_numpyro_tuning_fit_separates_leapfrogs_early_tuning_and_fixed_cost():
     assert fit_numpyro_tuning.reliable(line)
     line["runs"][1]["wall"] = line["runs"][0]["wall"] + 0.5  # within the compile's noise
     assert not fit_numpyro_tuning.reliable(line)
+
+
+def test_numpyro_tuning_fit_spread_prices_early_tuning_by_the_scale_spread(tmp_path, capsys):
+    """Two recorded models whose early tuning is 450 leapfrogs per unit of their scale spread:
+    the fit finds 450 and an rms log error of zero, where the dimension's law misses."""
+    import fit_numpyro_tuning
+
+    lines = []
+    for name, spread, n_free in (("glm_linear", 5.58, 12), ("groups_503", 64.0, 503)):
+        runs = []
+        for n in (200, 1000):
+            sampling = 10 * n
+            runs.append({"n": n, "wall": 1.0, "sampling_leapfrogs": sampling,
+                         "tuning_leapfrogs": sampling + 450 * spread})
+        lines.append({"model": name, "precision": "float64", "n_free": n_free, "runs": runs})
+    path = tmp_path / "tuning.jsonl"
+    path.write_text("\n".join(json.dumps(line) for line in lines))
+    fit_numpyro_tuning.fit_spread([str(path)])
+    out = capsys.readouterr().out
+    assert "| groups_503 | 503 | 64.0 | 28800, 28800 |" in out  # its spread evaluated: 64.0
+    best = re.search(r"(\d+) x spread (\S+);", out)
+    assert best.group(1) == "450" and float(best.group(2)) < 0.01
+    assert float(re.search(r"ln\(d/10\) (\S+)$", out.strip()).group(1)) > 0.1
 
 
 def _run(label, ess, leapfrogs, wall=1.0):

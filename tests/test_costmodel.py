@@ -144,6 +144,26 @@ def test_numpyro_and_blackjax_pay_for_their_early_tuning_once():
         * -(-2 // max(1, numpyro.chain_parallelism)))
 
 
+def test_numpyros_early_tuning_follows_the_scale_spread_where_it_was_evaluated():
+    """On the non-centred group models NumPyro's early tuning took 12,000-37,000 leapfrogs a
+    chain, in proportion to the spread of the variables' scales (31-64), where the dimension's
+    law priced 3,000-7,000 (bench/fit_numpyro_tuning.py --fit-spread)."""
+    profile = profile_model(hierarchical_logistic(500, 20, 2).model)
+    by_dimension = costmodel.stan_tuning_extra_gradients(profile)
+    spread = costmodel.stan_tuning_extra_gradients(replace(profile, scale_spread=64.0))
+    assert spread.value == pytest.approx(costmodel.STAN_TUNING_EXTRA_PER_SPREAD * 64.0)
+    assert spread.value > 4 * by_dimension.value
+    assert "scale spread 64" in spread.note and "ln(d/10)" in by_dimension.note
+    # variables alike still pay the window's few hundred, where the dimension's law gives none
+    small = profile_model(eight_schools())
+    assert costmodel.stan_tuning_extra_gradients(small).value == 0
+    assert costmodel.stan_tuning_extra_gradients(
+        replace(small, scale_spread=1.0)).value == costmodel.STAN_TUNING_EXTRA_PER_SPREAD
+    # at most every draw of the identity-mass window at the tree-depth limit
+    most = costmodel.stan_tuning_extra_gradients(replace(profile, scale_spread=1e6))
+    assert most.value == costmodel.STAN_IDENTITY_WINDOW_MOST_LEAPFROGS == 100 * 1023
+
+
 def test_pymc_nuts_evaluates_each_draws_start_again_and_nutpie_does_not():
     from pymc_accel.backend import Candidate
     from pymc_accel.backends.numba_cpu import NumbaBackend

@@ -214,10 +214,10 @@ def test_float32_raising_as_written_at_a_point_is_settled_as_compiled_and_says_w
     real = precision._evaluators
     built = []
 
-    def raising_at_the_second_point(value_vars, outputs):
+    def raising_at_the_second_point(value_vars, outputs, f64=None):
         """The first evaluators built (the check as written) raise at their second point."""
         built.append(outputs)
-        at64, at32 = real(value_vars, outputs)
+        at64, at32 = real(value_vars, outputs, f64=f64)
         if len(built) > 1:
             return at64, at32
         calls = []
@@ -266,8 +266,8 @@ def test_float32_not_finite_as_written_stops_there_and_costs_no_float64_evaluati
     evaluated = []
     real = precision._evaluators
 
-    def counting(value_vars, outputs):
-        at64, at32 = real(value_vars, outputs)
+    def counting(value_vars, outputs, f64=None):
+        at64, at32 = real(value_vars, outputs, f64=f64)
         return ((lambda p: evaluated.append(64) or at64(p)),
                 (lambda p: evaluated.append(32) or at32(p)))
 

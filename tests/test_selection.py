@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import json
 import re
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -631,3 +632,112 @@ def test_one_jax_cpu_device_is_a_note_naming_the_fix(monkeypatch):
         if noted:
             assert "numpyro" in notes[0] and "numba" not in notes[0]
             assert "xla_force_host_platform_device_count=2" in notes[0]
+
+
+class _TunedByStan:
+    """A NUTS backend whose early tuning is priced as NumPyro's (by the scale spread where it
+    was evaluated) at ``per_gradient`` seconds a gradient (``measured``: what ``measure=True``
+    times), or, with ``fixed``, a rival whose run costs that many seconds."""
+
+    description = "selection tests: early tuning priced by the scale spread"
+
+    def __init__(self, name: str, fixed: float | None = None, per_gradient: float = 1e-4,
+                 measured: float | None = None):
+        self.name, self.fixed = name, fixed
+        self.per_gradient, self.measured = per_gradient, measured
+        if measured is None:
+            self.measure = None  # a backend that cannot be timed
+
+    def candidates(self, profile, devices):
+        return [Candidate(self.name, "cpu", "float64")]
+
+    def estimate(self, candidate, profile, machine):
+        from pymc_accel import costmodel
+        from pymc_accel.backend import Estimate, Figure
+
+        if self.fixed is not None:  # the rival
+            return Estimate(Figure(1e-9), Figure(5.0), Figure(self.fixed), chain_parallelism=2)
+        return Estimate(Figure(self.per_gradient), Figure(5.0), Figure(0.0), chain_parallelism=2,
+                        extra_gradients=costmodel.stan_tuning_extra_gradients(profile))
+
+    def measure(self, candidate, model, profile, machine, budget_seconds):
+        from pymc_accel.backend import Figure
+
+        modelled = self.estimate(candidate, profile, machine)
+        return replace(modelled, seconds_per_gradient=Figure(self.measured, "measured"))
+
+
+def _stan_and_rival(rival_seconds: float, **stan):
+    reg = build_registry(autoload=False, builtins=False)
+    for backend in (_TunedByStan("stan", **stan), _TunedByStan("rival", rival_seconds)):
+        reg.backends[backend.name] = backend
+        reg.origins[backend.name] = "test"
+    return reg
+
+
+def _two_scales(narrow_sd: float):
+    import pymc as pm
+
+    with pm.Model() as model:
+        pm.Normal("wide", 0, 1, shape=3)
+        pm.Normal("narrow", 0, narrow_sd, shape=2)
+    return model
+
+
+@pytest.fixture
+def spreads_counted(monkeypatch):
+    """The scale spreads evaluated (not read from the store), as a list that grows."""
+    from pymc_accel import check_store, curvature
+
+    check_store.forget()
+    evaluated = []
+    real = curvature.scale_spread
+    monkeypatch.setattr(curvature, "scale_spread",
+                        lambda *a, **k: evaluated.append(1) or real(*a, **k))
+    yield evaluated
+    check_store.forget()
+
+
+def test_the_scale_spread_is_evaluated_where_it_could_change_the_choice(spreads_counted):
+    """1,000 + 1,000 draws of 5 gradients at 0.1 ms: 1 s of sampling, and an early tuning of
+    450 gradients at spread 1 (0.045 s) to 45,000 at spread 100 (4.5 s). Against a 3 s rival
+    the spread decides: the spread-100 model's 45,000 lose to it. Without the spread (the
+    dimension's law gives none at d = 5) the sampler would have been chosen on both."""
+    reg = _stan_and_rival(3.0)
+    alike = select(_two_scales(1.0), registry=reg, devices=CPU_ONLY, chains=2)
+    assert alike.candidate.backend == "stan"
+    assert alike.profile["scale spread"].startswith("1 ")
+    assert "scale spread 1 " in alike.estimate.extra_gradients.note
+    spread = select(_two_scales(0.01), registry=reg, devices=CPU_ONLY, chains=2)
+    assert spread.candidate.backend == "rival" and spread.profile["scale spread"].startswith("100")
+    assert len(spreads_counted) == 2
+    # the same model, data and start again: the kept spread is read, not evaluated
+    again = select(_two_scales(0.01), registry=reg, devices=CPU_ONLY, chains=2)
+    assert again.candidate.backend == "rival" and len(spreads_counted) == 2
+
+
+def test_the_scale_spread_is_not_evaluated_where_the_leader_leads_whatever_it_is(
+        spreads_counted):
+    """Against a 30 s rival the sampler leads at any spread up to 100 (5.5 s); against a 0.5 s
+    one it trails at spread 1: either way the spread could not change the choice."""
+    for rival, leader in ((30.0, "stan"), (0.5, "rival")):
+        report = select(_two_scales(0.01), registry=_stan_and_rival(rival), devices=CPU_ONLY,
+                        chains=2)
+        assert report.candidate.backend == leader and "scale spread" not in report.profile
+    assert spreads_counted == []
+
+
+def test_measured_mode_evaluates_the_scale_spread_where_a_timed_gradient_makes_it_matter(
+        spreads_counted):
+    """Modelled at 1 ms a gradient the sampler trails a 3 s rival at any spread, so the
+    spread is not evaluated before measuring; timed at 0.1 ms it leads at spread 1 and trails
+    at 100. The spread, evaluated then, gives the rival the spread-100 model."""
+    reg = _stan_and_rival(3.0, per_gradient=1e-3, measured=1e-4)
+    modelled = select(_two_scales(0.01), registry=reg, devices=CPU_ONLY, chains=2)
+    assert modelled.candidate.backend == "rival" and spreads_counted == []
+    measured = select(_two_scales(0.01), registry=reg, devices=CPU_ONLY, chains=2,
+                      measure=True)
+    assert measured.candidate.backend == "rival"
+    assert measured.profile["scale spread"].startswith("100") and len(spreads_counted) == 1
+    assert select(_two_scales(1.0), registry=reg, devices=CPU_ONLY, chains=2,
+                  measure=True).candidate.backend == "stan"
