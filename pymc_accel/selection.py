@@ -581,9 +581,11 @@ def select(
             if s.measure_note.startswith("measured"):
                 history.record_measured(profile, s.candidate, s.estimate)
         scored.sort(key=lambda s: s.key)
-        # timed gradients can change the leader where a modelled one could not
+        # timed gradients can change the leader where a modelled one could not; evaluated in
+        # what the budget has left beyond the float32 check's reserve
+        left = measure_budget - (_measure._clock() - budget_start) - reserve
         profile = _with_scale_spread(scored, profile, model, logp_graph, kept_check, initvals,
-                                     run)
+                                     run, may_evaluate=left >= SPREAD_SECONDS_AFTER_MEASURING)
 
     scored = _float32_only_where_faster(scored)
 
@@ -935,11 +937,15 @@ def _float32_only_where_faster(scored: list[_Scored]) -> list[_Scored]:
 #: overturn, the evaluation (10-350 ms on the quick zoo, most of it where no float32 check
 #: shares its compile) would not pay for itself.
 SPREAD_WORTH_EVALUATING = 100.0
+#: Seconds measured mode's budget must have left, beyond the float32 check's reserve, for the
+#: scale spread to be evaluated after the timings: above the most it took on the quick zoo and
+#: held-out models (0.35 s, the pharmacokinetic Scan model's).
+SPREAD_SECONDS_AFTER_MEASURING = 0.5
 
 
 def _with_scale_spread(scored: list[_Scored], profile: ModelProfile, model: Any,
                        logp_graph: LogpGraph | None, kept: _KeptCheck, initvals: dict | None,
-                       run: tuple[int, int, int]) -> ModelProfile:
+                       run: tuple[int, int, int], may_evaluate: bool = True) -> ModelProfile:
     """The profile with the model's scale spread (:mod:`pymc_accel.curvature`) where it could
     change the choice, and ``scored`` re-ranked with it (in place).
 
@@ -948,7 +954,8 @@ def _with_scale_spread(scored: list[_Scored], profile: ModelProfile, model: Any,
     its least (1, variables alike) and at :data:`SPREAD_WORTH_EVALUATING`; only where the
     leader differs between the two is the spread evaluated, a gradient per variable at the
     initial point, or read where this model, data and start had it evaluated before
-    (:mod:`pymc_accel.check_store`). A model whose spread cannot be evaluated keeps the
+    (:mod:`pymc_accel.check_store`). A model whose spread cannot be evaluated, or need not be
+    (``may_evaluate`` False: measured mode's budget is spent) and was not kept, keeps the
     dimension's law."""
     from pymc_accel import costmodel
 
@@ -971,7 +978,7 @@ def _with_scale_spread(scored: list[_Scored], profile: ModelProfile, model: Any,
 
     if leader(1.0) == leader(SPREAD_WORTH_EVALUATING):
         return profile
-    spread = _kept_scale_spread(model, profile, logp_graph, kept, initvals)
+    spread = _kept_scale_spread(model, profile, logp_graph, kept, initvals, may_evaluate)
     if spread is None:
         return profile
     profile = replace(profile, scale_spread=spread.value, scale_spread_note=spread.describe())
@@ -985,11 +992,11 @@ def _with_scale_spread(scored: list[_Scored], profile: ModelProfile, model: Any,
 
 
 def _kept_scale_spread(model: Any, profile: ModelProfile, logp_graph: LogpGraph | None,
-                       kept: _KeptCheck, initvals: dict | None) -> Any:
+                       kept: _KeptCheck, initvals: dict | None, may_evaluate: bool = True) -> Any:
     """The model's :class:`~pymc_accel.curvature.ScaleSpread` at its initial point: kept from an
-    earlier selection of this model, data and start, else evaluated on the profile's log
-    density (built again where the profile was reused) and kept; ``None`` where it cannot be
-    evaluated."""
+    earlier selection of this model, data and start, else (if ``may_evaluate``) evaluated on
+    the profile's log density (built again where the profile was reused) and kept; ``None``
+    where it cannot be evaluated."""
     from pymc_accel import curvature
     from pymc_accel.graph_building import initial_point
 
@@ -997,7 +1004,7 @@ def _kept_scale_spread(model: Any, profile: ModelProfile, logp_graph: LogpGraph 
         return None
     key = check_store.spread_key(kept.key())
     spread = check_store.load_spread(key)
-    if spread is not None:
+    if spread is not None or not may_evaluate:
         return spread
     try:
         if logp_graph is None or logp_graph.grads is None:

@@ -741,3 +741,14 @@ def test_measured_mode_evaluates_the_scale_spread_where_a_timed_gradient_makes_i
     assert measured.profile["scale spread"].startswith("100") and len(spreads_counted) == 1
     assert select(_two_scales(1.0), registry=reg, devices=CPU_ONLY, chains=2,
                   measure=True).candidate.backend == "stan"
+    assert len(spreads_counted) == 2
+
+
+def test_measured_mode_evaluates_no_scale_spread_its_budget_has_no_room_for(spreads_counted):
+    from pymc_accel import selection
+
+    reg = _stan_and_rival(3.0, per_gradient=1e-3, measured=1e-4)
+    tight = selection.SPREAD_SECONDS_AFTER_MEASURING / 2
+    report = select(_two_scales(0.01), registry=reg, devices=CPU_ONLY, chains=2, measure=True,
+                    measure_budget=tight)
+    assert spreads_counted == [] and "scale spread" not in report.profile
