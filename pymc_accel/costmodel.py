@@ -89,6 +89,11 @@ class Runtime:
     # the same for its transcendental functions' evaluations (census.transcendentals, at
     # TRANSCENDENTAL_FLOPS each: _float32_compute); None: float32_flops_factor
     float32_transcendental_factor: float | None = None
+    # whether the arithmetic charges TRANSCENDENTAL_FLOPS only for the transcendental functions
+    # the census counts as evaluated (census.transcendentals) and one flop for each other op
+    # named like one (arithmetic_flops): a power PyTensor's rewrites make a multiplication, a
+    # log of an exp they cancel, a function of constant data they fold; False: census.flops
+    arithmetic_by_evaluation: bool = False
 
 
 # Fitted on the 2-core CPU machine to single gradients (split timing) and to whole runs side by
@@ -366,7 +371,7 @@ JAX_CPU_SAMPLER = Runtime("jax-cpu-sampler", 1.5, 2.0, 2e-6, 2e-8,
                           per_kernel_seconds=0.0, float32_gain=False, float32_bytes_gain=True,
                           float32_flops_factor=JAX_CPU_SAMPLER_FLOAT32_FLOPS_FACTOR,
                           float32_transcendental_factor=JAX_CPU_SAMPLER_FLOAT32_TRANSCENDENTAL_FACTOR,
-                          first_use=("jax",))
+                          arithmetic_by_evaluation=True, first_use=("jax",))
 # One numba-compiled logp-and-gradient function, what measured mode compiles to time a numba
 # candidate (PyMC's own, raveled inputs: the function its NUTS compiles), with the model's
 # kernels in PyTensor's compile cache: 0.22 s (funnel, 59 kernels), 0.32-0.39 s (89-117),
@@ -520,7 +525,7 @@ def _cpu_roofline(
         matvec_rate /= max(1, parallel_chains) if runtime.matvec_threaded else sharing
         matvec = memory_bound_dense_bytes(profile, precision) / matvec_rate
     stream = streamed / bandwidth
-    compute = ((c.flops - c.flops_by_category["dense_linalg"])
+    compute = ((arithmetic_flops(profile, runtime) - c.flops_by_category["dense_linalg"])
                / (runtime.flops_factor * machine.cpu_flops[streaming]))
     if runtime.transcendental_factor:
         compute += transcendental_seconds(profile, machine, streaming, runtime)
@@ -533,6 +538,32 @@ def _cpu_roofline(
     if runtime.threaded:  # XLA's kernels of chains side by side take turns on the thread pool
         kernels *= max(1, parallel_chains)
     return max(stream, compute) + matvec + dense / dense_rate + kernels
+
+
+def arithmetic_flops(profile: ModelProfile, runtime: Runtime) -> float:
+    """Flops one gradient costs ``runtime``: the census's, or, for a runtime whose
+    ``arithmetic_by_evaluation`` is set, with ops named like transcendental functions that the
+    census does not count as evaluated charged one flop each, not
+    :data:`~pymc_accel.census.TRANSCENDENTAL_FLOPS`.
+
+    XLA compiles the log density after PyTensor's rewrites, which make ``x ** 2`` a
+    multiplication and cancel or fold most of the other ops so named that a PyMC log density
+    and its gradient hold (a Normal likelihood's squares, ``log(exp(x))``, the log-factorial of
+    observed counts). At ten flops each they were most of the arithmetic priced on the
+    non-centred group models: NumPyro's leapfrog there was priced at 1.59x-2.10x what it takes
+    (groups_503; poisson_groups_303 1.66x-1.84x, groups_53 1.36x-1.53x), 1.12x-1.52x,
+    1.21x-1.34x and 0.97x-1.13x charged so, and the fitted lines' rms log error goes from 0.700
+    to 0.631 (the held-out lines' from 0.615 to 0.656) with the factors as they are
+    (``bench/fit_numpyro_leapfrog.py --fit
+    docs/results/fit-numpyro-leapfrog-cpu-2026-11-28-tall-products-all.jsonl``;
+    docs/benchmarks.md, "NumPyro's arithmetic charged by the transcendental functions it
+    evaluates")."""
+    c = profile.census
+    if not runtime.arithmetic_by_evaluation:
+        return c.flops
+    # census.transcendental_flops: the 9 flops beyond one of every op so named
+    evaluated = (TRANSCENDENTAL_FLOPS - 1.0) * sum(c.transcendentals_by_function.values())
+    return c.flops - max(0.0, c.transcendental_flops - evaluated)
 
 
 def kernel_work_seconds(profile: ModelProfile, machine: MachineFigures,
@@ -563,7 +594,7 @@ def _float32_compute(compute: float, profile: ModelProfile, machine: MachineFigu
         return compute / runtime.float32_flops_factor
     c = profile.census
     rate = runtime.flops_factor * machine.cpu_flops[streaming]
-    arithmetic = c.flops - c.flops_by_category["dense_linalg"]
+    arithmetic = arithmetic_flops(profile, runtime) - c.flops_by_category["dense_linalg"]
     evaluated = TRANSCENDENTAL_FLOPS * c.transcendentals
     transcendental = min(compute, min(evaluated, arithmetic) / rate)
     return (compute - transcendental) / runtime.float32_flops_factor + transcendental / factor
