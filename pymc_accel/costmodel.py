@@ -549,11 +549,12 @@ def arithmetic_flops(profile: ModelProfile, runtime: Runtime) -> float:
     XLA compiles the log density after PyTensor's rewrites, which make ``x ** 2`` a
     multiplication and cancel or fold most of the other ops so named that a PyMC log density
     and its gradient hold (a Normal likelihood's squares, ``log(exp(x))``, the log-factorial of
-    observed counts). At ten flops each they were most of the arithmetic priced on the
-    non-centred group models: NumPyro's leapfrog there was priced at 1.59x-2.10x what it takes
-    (groups_503; poisson_groups_303 1.66x-1.84x, groups_53 1.36x-1.53x), 1.12x-1.52x,
-    1.21x-1.34x and 0.97x-1.13x charged so, and the fitted lines' rms log error goes from 0.700
-    to 0.631 (the held-out lines' from 0.615 to 0.656) with the factors as they are
+    observed counts). At ten flops each they were a third of the flops priced on the
+    non-centred group models (33-39%): NumPyro's leapfrog there was priced at 1.59x-2.10x what
+    it takes (groups_503; poisson_groups_303 1.66x-1.84x, groups_53 1.36x-1.53x), and is at
+    1.12x-1.52x, 1.20x-1.33x and 0.97x-1.13x charged so. With the factors as they are, the
+    fitted lines' rms log error goes from 0.700 to 0.669 and the held-out lines' from 0.615 to
+    0.710, the models already priced low (lkj_20, negbin_12) going lower
     (``bench/fit_numpyro_leapfrog.py --fit
     docs/results/fit-numpyro-leapfrog-cpu-2026-11-28-tall-products-all.jsonl``;
     docs/benchmarks.md, "NumPyro's arithmetic charged by the transcendental functions it
