@@ -103,10 +103,16 @@ def save(key: str | None, check: PrecisionCheck) -> None:
 
 
 def _remember(key: str, check: PrecisionCheck) -> None:
-    _KEPT.pop(key, None)
-    _KEPT[key] = check
-    while len(_KEPT) > _KEPT_MAX:
-        _KEPT.pop(next(iter(_KEPT)))
+    _put(_KEPT, key, check)
+
+
+def _put(store: dict[str, Any], key: str, value: Any) -> None:
+    """Keep ``value`` under ``key`` as the newest of ``store``'s, which holds at most
+    ``_KEPT_MAX`` (the oldest go)."""
+    store.pop(key, None)
+    store[key] = value
+    while len(store) > _KEPT_MAX:
+        store.pop(next(iter(store)))
 
 
 def forget() -> None:
@@ -208,9 +214,6 @@ def save_spread(key: str | None, spread: Any) -> None:
     """Keep a :class:`~pymc_accel.curvature.ScaleSpread` under ``key``."""
     if key is None or spread is None:
         return
-    _SPREADS.pop(key, None)
-    _SPREADS[key] = spread
-    while len(_SPREADS) > _KEPT_MAX:
-        _SPREADS.pop(next(iter(_SPREADS)))
+    _put(_SPREADS, key, spread)
     if profile_store.enabled():
         profile_store.write_kept(_path(key), asdict(spread), MAX_FILES)
