@@ -934,8 +934,8 @@ def _float32_only_where_faster(scored: list[_Scored]) -> list[_Scored]:
 #: The scale spread up to which a leader must keep its lead for the spread not to be evaluated
 #: (:func:`_with_scale_spread`): above the largest of the 17 models NumPyro's early tuning was
 #: counted on (groups_503, 64). Where NumPyro leads by a margin only a larger spread would
-#: overturn, the evaluation (10-350 ms on the quick zoo, most of it where no float32 check
-#: shares its compile) would not pay for itself.
+#: overturn, the evaluation (14-349 ms in first selections of the quick zoo and held-out
+#: models, most where no float32 check shares its compile) would not pay for itself.
 SPREAD_WORTH_EVALUATING = 100.0
 #: Seconds measured mode's budget must have left, beyond the float32 check's reserve, for the
 #: scale spread to be evaluated after the timings: above the most it took on the quick zoo and
