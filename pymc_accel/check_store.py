@@ -80,16 +80,22 @@ def _path(key: str) -> Path:
 def load(key: str | None) -> PrecisionCheck | None:
     """The check kept under ``key`` (this process's, else the disk's), marked ``kept``; ``None``
     when there is none."""
+    return _load(_KEPT, key, PrecisionCheck)
+
+
+def _load(store: dict[str, Any], key: str | None, build: Any) -> Any:
+    """What ``store`` keeps under ``key``, else what the disk does (``build(**fields)``, then
+    kept in ``store``); ``None`` where neither does."""
     if key is None:
         return None
-    check = _KEPT.get(key)
-    if check is None and profile_store.enabled():
+    value = store.get(key)
+    if value is None and profile_store.enabled():
         try:
-            check = PrecisionCheck(**json.loads(_path(key).read_text()))
+            value = build(**json.loads(_path(key).read_text()))
         except (OSError, ValueError, TypeError):
             return None
-        _remember(key, check)
-    return check
+        _put(store, key, value)
+    return value
 
 
 def save(key: str | None, check: PrecisionCheck) -> None:
@@ -97,13 +103,9 @@ def save(key: str | None, check: PrecisionCheck) -> None:
     if key is None or check.kept or (check.safe and check.points < 1 + JITTERED_POINTS):
         return
     kept = replace(check, kept=time.strftime("%Y-%m-%d %H:%M:%S"))
-    _remember(key, kept)
+    _put(_KEPT, key, kept)
     if profile_store.enabled():
         profile_store.write_kept(_path(key), kept.to_dict(), MAX_FILES)
-
-
-def _remember(key: str, check: PrecisionCheck) -> None:
-    _put(_KEPT, key, check)
 
 
 def _put(store: dict[str, Any], key: str, value: Any) -> None:
@@ -198,16 +200,7 @@ def load_spread(key: str | None) -> Any:
     the disk's), or ``None``."""
     from pymc_accel.curvature import ScaleSpread
 
-    if key is None:
-        return None
-    spread = _SPREADS.get(key)
-    if spread is None and profile_store.enabled():
-        try:
-            spread = ScaleSpread(**json.loads(_path(key).read_text()))
-        except (OSError, ValueError, TypeError):
-            return None
-        _SPREADS[key] = spread
-    return spread
+    return _load(_SPREADS, key, ScaleSpread)
 
 
 def save_spread(key: str | None, spread: Any) -> None:
