@@ -258,14 +258,16 @@ def float32_graph(inputs: list[Any], outputs: list[Any]) -> tuple[list[Any], lis
     return new_inputs, [mapping.get(o, converted(o)) for o in outputs]
 
 
-def _points(model: Any, n_jittered: int, initvals: dict | None, seed: int) -> list[dict]:
-    """The initial point and ``n_jittered`` copies jittered as PyMC jitters chain starts.
+def _points(model: Any, n_jittered: int, initvals: dict | None, seed: int,
+            start_point: dict | None = None) -> list[dict]:
+    """The initial point (``start_point`` where the caller has it) and ``n_jittered`` copies
+    jittered as PyMC jitters chain starts.
 
     PyMC adds uniform(-1, 1) noise to each transformed initial value
     (``make_initial_point_expression``); adding it here to the one initial point saves
     compiling a second, jittered initial-point function (about half of what the points cost).
     """
-    point = initial_point(model, initvals, seed)
+    point = initial_point(model, initvals, seed) if start_point is None else start_point
     points = [point]
     for i in range(n_jittered):
         rng = np.random.default_rng(seed + 1 + i)
@@ -293,6 +295,7 @@ def check_float32(
     budget_seconds: float = CHECK_BUDGET_SECONDS,
     logp_graph: LogpGraph | None = None,
     as_written_first: bool | None = None,
+    start_point: dict | None = None,
 ) -> PrecisionCheck:
     """Compare the model's float32 log density and gradient with float64's.
 
@@ -329,6 +332,10 @@ def check_float32(
         density reads at most :data:`AS_WRITTEN_MAX_DATA_BYTES` of data. False checks it as
         the backends compile it only (what the check did until 2026-11-27;
         ``bench/compare_check_rewrites.py`` compares the two).
+    start_point : dict, optional
+        The model's initial point from ``initvals`` and ``seed``
+        (:func:`pymc_accel.graph_building.initial_point`), where the caller has evaluated it
+        already (the selection's scale spread evaluates it first); not modified.
 
     Returns
     -------
@@ -353,7 +360,7 @@ def check_float32(
 
             data_bytes = data_bytes_read([logp])
         as_written_first = data_bytes <= AS_WRITTEN_MAX_DATA_BYTES
-    points = _points(model, n_jittered, initvals, seed)
+    points = _points(model, n_jittered, initvals, seed, start_point)
     common = {"value_vars": value_vars, "points": points, "logp_rtol": logp_rtol,
               "grad_rtol": grad_rtol, "start": start, "budget_seconds": budget_seconds}
     written_problem, reached = "", 0

@@ -716,6 +716,41 @@ def test_the_scale_spread_is_evaluated_where_it_could_change_the_choice(spreads_
     assert again.candidate.backend == "rival" and len(spreads_counted) == 2
 
 
+class _TunedByStanInBothPrecisions(_TunedByStan):
+    """:class:`_TunedByStan` in float64 and, at half the seconds a gradient, float32."""
+
+    def candidates(self, profile, devices):
+        return [Candidate(self.name, "cpu", "float64"), Candidate(self.name, "cpu", "float32")]
+
+    def estimate(self, candidate, profile, machine):
+        estimate = super().estimate(candidate, profile, machine)
+        if candidate.precision == "float32":
+            half = replace(estimate.seconds_per_gradient, value=self.per_gradient / 2)
+            estimate = replace(estimate, seconds_per_gradient=half)
+        return estimate
+
+
+def test_the_scale_spread_and_the_float32_check_share_one_initial_point(spreads_counted,
+                                                                        monkeypatch):
+    """Both start from the model's initial point: a selection that evaluates the spread and
+    then checks float32 evaluates that point once (10-20 ms each on the held-out models)."""
+    from pymc_accel import graph_building, precision
+
+    points = []
+    real = graph_building.initial_point
+    counted = lambda *a, **k: points.append(1) or real(*a, **k)  # noqa: E731
+    monkeypatch.setattr(graph_building, "initial_point", counted)
+    monkeypatch.setattr(precision, "initial_point", counted)
+    reg = build_registry(autoload=False, builtins=False)
+    for backend in (_TunedByStanInBothPrecisions("stan"), _TunedByStan("rival", 1.0)):
+        reg.backends[backend.name] = backend
+        reg.origins[backend.name] = "test"
+    report = select(_two_scales(1.0), registry=reg, devices=CPU_ONLY, chains=2)
+    assert report.candidate == Candidate("stan", "cpu", "float32")
+    assert len(spreads_counted) == 1 and report.precision_check is not None
+    assert report.precision_check["safe"] and len(points) == 1
+
+
 def test_the_scale_spread_is_not_evaluated_where_the_leader_leads_whatever_it_is(
         spreads_counted):
     """Against a 30 s rival the sampler leads at any spread up to 100 (5.5 s); against a 0.5 s
