@@ -267,7 +267,16 @@ def _points(model: Any, n_jittered: int, initvals: dict | None, seed: int,
     (``make_initial_point_expression``); adding it here to the one initial point saves
     compiling a second, jittered initial-point function (about half of what the points cost).
     """
-    point = initial_point(model, initvals, seed) if start_point is None else start_point
+    if start_point is None:
+        point = initial_point(model, initvals, seed)
+    else:
+        missing = sorted({v.name for v in model.value_vars} - set(start_point))
+        if missing:
+            raise ValueError(
+                f"start_point has no value for {', '.join(missing)}: pass the model's initial "
+                "point on the transformed scale (pymc_accel.graph_building.initial_point), or "
+                "leave start_point out")
+        point = start_point
     points = [point]
     for i in range(n_jittered):
         rng = np.random.default_rng(seed + 1 + i)

@@ -523,6 +523,18 @@ def test_the_check_stops_jittering_when_its_budget_is_spent():
     assert check.points == 1 and check.safe  # the initial point is always evaluated
 
 
+def test_the_check_starts_from_the_initial_point_it_is_given():
+    """A start point the caller evaluated is checked as the one the check would evaluate; one
+    that lacks a variable is named, not a KeyError from inside the check."""
+    from pymc_accel.graph_building import initial_point
+
+    model = large_offset_model()
+    given = check_float32(model, start_point=initial_point(model, None))
+    assert not given.safe and given.grad_rel_error == check_float32(model).grad_rel_error
+    with pytest.raises(ValueError, match="start_point has no value for"):
+        check_float32(eight_schools(), start_point={})
+
+
 def test_a_start_outside_the_support_is_named_not_a_pytensor_traceback():
     """check_float32(initvals={"s": -1.0}) raised PyTensor's ParameterValueError."""
     from pymc_accel.errors import NonFiniteInitialPointError
