@@ -125,6 +125,21 @@ def time_op(runtime: str, op: str, size: int, groups: int, passes: int, rounds: 
     return best / passes / size
 
 
+def timed_line(fields: dict, ns: float, exp_ns: float) -> dict:
+    """One JSON line of a timing per element: ``fields``, the nanoseconds, and the same in
+    calibrated ``exp``s (``exp_ns``); printed as it is made."""
+    line = {**fields, "ns_per_element": round(ns, 3), "calibrated_exp_ns": round(exp_ns, 3),
+            "in_calibrated_exps": round(ns / exp_ns, 3)}
+    print(json.dumps(line), flush=True)
+    return line
+
+
+def write_lines(path: str | None, lines: list[dict]) -> None:
+    """Write ``lines`` as JSON lines to ``path`` (nothing without one)."""
+    if path:
+        Path(path).write_text("".join(json.dumps(line) + "\n" for line in lines))
+
+
 def main(argv=None) -> None:
     p = argparse.ArgumentParser(description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -142,14 +157,9 @@ def main(argv=None) -> None:
         for op in OPS:
             for runtime in ("xla", "numba"):
                 ns = time_op(runtime, op, size, args.groups, args.passes, args.rounds) * 1e9
-                line = {"op": op, "runtime": runtime, "size": size, "groups": args.groups,
-                        "ns_per_element": round(ns, 3),
-                        "calibrated_exp_ns": round(exp_ns, 3),
-                        "in_calibrated_exps": round(ns / exp_ns, 3)}
-                lines.append(line)
-                print(json.dumps(line), flush=True)
-    if args.out:
-        Path(args.out).write_text("".join(json.dumps(line) + "\n" for line in lines))
+                fields = {"op": op, "runtime": runtime, "size": size, "groups": args.groups}
+                lines.append(timed_line(fields, ns, exp_ns))
+    write_lines(args.out, lines)
 
 
 if __name__ == "__main__":

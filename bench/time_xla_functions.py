@@ -19,11 +19,13 @@ model prices functions in). One JSON line per function and precision:
 from __future__ import annotations
 
 import argparse
-import json
+import sys
 import time
 from pathlib import Path
 
 import numpy as np
+
+sys.path.insert(0, str(Path(__file__).parent))
 
 #: census name -> (PyTensor function name, input range): the range keeps every function finite
 FUNCTIONS = {
@@ -92,6 +94,8 @@ def main(argv=None) -> list[dict]:
     import jax
 
     jax.config.update("jax_enable_x64", True)
+    from fit_xla_ops import timed_line, write_lines
+
     from pymc_accel.machine import machine_figures
 
     figures = machine_figures()
@@ -102,14 +106,10 @@ def main(argv=None) -> list[dict]:
         loop_ns = time_function("Identity", dtype, args.size, args.passes, args.rounds) * 1e9
         for name in names:
             ns = time_function(name, dtype, args.size, args.passes, args.rounds) * 1e9 - loop_ns
-            line = {"function": name, "precision": dtype, "size": args.size,
-                    "ns_per_element": round(ns, 3), "loop_ns": round(loop_ns, 3),
-                    "calibrated_exp_ns": round(exp_ns, 3),
-                    "in_calibrated_exps": round(ns / exp_ns, 3)}
-            lines.append(line)
-            print(json.dumps(line), flush=True)
-    if args.out:
-        Path(args.out).write_text("".join(json.dumps(line) + "\n" for line in lines))
+            fields = {"function": name, "precision": dtype, "size": args.size,
+                      "loop_ns": round(loop_ns, 3)}
+            lines.append(timed_line(fields, ns, exp_ns))
+    write_lines(args.out, lines)
     return lines
 
 

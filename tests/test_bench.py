@@ -1111,6 +1111,19 @@ def test_single_ops_are_timed_per_element_under_xla_and_numba():
             assert 0 < seconds < 1e-5
 
 
+def test_xla_functions_are_timed_as_pytensor_jaxifies_them_in_both_precisions(tmp_path):
+    import time_xla_functions as bench
+
+    out = tmp_path / "functions.jsonl"
+    lines = bench.main(["--functions", "Exp,GammaLn", "--size", "64", "--passes", "4",
+                        "--rounds", "1", "--out", str(out)])
+    assert [(line["function"], line["precision"]) for line in lines] == [
+        ("Exp", "float64"), ("GammaLn", "float64"), ("Exp", "float32"), ("GammaLn", "float32")]
+    assert all(line["in_calibrated_exps"] == pytest.approx(
+        line["ns_per_element"] / line["calibrated_exp_ns"], rel=0.01, abs=1e-3) for line in lines)
+    assert [json.loads(line) for line in out.read_text().splitlines()] == lines
+
+
 def test_xla_function_costs_are_read_at_the_largest_size(tmp_path):
     import fit_xla_functions as fit
 
