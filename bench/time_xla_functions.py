@@ -50,11 +50,10 @@ def _jax_function(name: str | None, dtype: str):
     import pytensor.tensor as pt
     from pymc.sampling.jax import get_jaxified_graph
 
-    x = pt.vector("x", dtype=dtype)
-    out = x if name is None else getattr(pt, name)(x)
     if name is None:
         return lambda v: v
-    (f,) = [get_jaxified_graph(inputs=[x], outputs=[out])]
+    x = pt.vector("x", dtype=dtype)
+    f = get_jaxified_graph(inputs=[x], outputs=[getattr(pt, name)(x)])
     return lambda v: f(v)[0]
 
 
