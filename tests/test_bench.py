@@ -1124,6 +1124,21 @@ def test_xla_functions_are_timed_as_pytensor_jaxifies_them_in_both_precisions(tm
     assert [json.loads(line) for line in out.read_text().splitlines()] == lines
 
 
+def test_gradient_devices_bench_times_one_device_and_two_in_its_own_process():
+    import subprocess
+
+    script = Path(__file__).parent.parent / "bench" / "time_gradient_devices.py"
+    env = dict(os.environ, JAX_PLATFORMS="cpu", PYMC_ACCEL_HISTORY="off")
+    env.pop("XLA_FLAGS", None)
+    done = subprocess.run([sys.executable, str(script), "--models", "glm_poisson", "--passes",
+                           "4", "--rounds", "1"], capture_output=True, text=True, env=env,
+                          timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    (row,) = [line for line in done.stdout.splitlines() if line.startswith("| glm_poisson |")]
+    one, two, ratio = (float(cell) for cell in row.split("|")[2:5])
+    assert one > 0 and two > 0 and ratio == pytest.approx(two / one, rel=0.02, abs=0.01)
+
+
 def test_xla_function_costs_are_read_at_the_largest_size(tmp_path):
     import fit_xla_functions as fit
 
