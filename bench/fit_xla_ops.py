@@ -114,15 +114,21 @@ def _numba_runner(op: str, size: int, groups: int, passes: int):
     return run
 
 
-def time_op(runtime: str, op: str, size: int, groups: int, passes: int, rounds: int) -> float:
-    """Best seconds per element of ``op`` over ``rounds`` rounds of ``passes`` passes."""
-    run = (_xla_runner if runtime == "xla" else _numba_runner)(op, size, groups, passes)
+def best_seconds(run, rounds: int) -> float:
+    """The least wall seconds of ``rounds`` calls of ``run``, a warmed-up function of nothing
+    that returns once its work is done."""
     best = float("inf")
     for _ in range(rounds):
         start = time.perf_counter()
         run()
         best = min(best, time.perf_counter() - start)
-    return best / passes / size
+    return best
+
+
+def time_op(runtime: str, op: str, size: int, groups: int, passes: int, rounds: int) -> float:
+    """Best seconds per element of ``op`` over ``rounds`` rounds of ``passes`` passes."""
+    run = (_xla_runner if runtime == "xla" else _numba_runner)(op, size, groups, passes)
+    return best_seconds(run, rounds) / passes / size
 
 
 def timed_line(fields: dict, ns: float, exp_ns: float) -> dict:

@@ -19,7 +19,6 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
@@ -34,15 +33,15 @@ def _parse(argv):
 
 
 def _best_seconds(fn, arg, rounds: int) -> float:
+    """The least seconds of ``rounds`` calls of the jitted ``fn`` on ``arg``, compiled first."""
     import jax
+    from fit_xla_ops import best_seconds
 
-    jax.block_until_ready(fn(arg))
-    best = float("inf")
-    for _ in range(rounds):
-        start = time.perf_counter()
-        jax.block_until_ready(fn(arg))
-        best = min(best, time.perf_counter() - start)
-    return best
+    def run():
+        return jax.block_until_ready(fn(arg))
+
+    run()
+    return best_seconds(run, rounds)
 
 
 def time_model(model, passes: int, rounds: int) -> dict[str, float]:

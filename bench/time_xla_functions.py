@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
@@ -71,14 +70,15 @@ def time_function(census_name: str, dtype: str, size: int, passes: int, rounds: 
         # fed by the last pass (by nothing XLA can prove is zero), so every pass is computed
         return acc + f(x + acc * tiny)
 
-    run = jax.jit(lambda: jax.lax.fori_loop(0, passes, body, jnp.zeros_like(x)))
-    jax.block_until_ready(run())
-    best = float("inf")
-    for _ in range(rounds):
-        start = time.perf_counter()
-        jax.block_until_ready(run())
-        best = min(best, time.perf_counter() - start)
-    return best / passes / size
+    from fit_xla_ops import best_seconds
+
+    loop = jax.jit(lambda: jax.lax.fori_loop(0, passes, body, jnp.zeros_like(x)))
+
+    def run():
+        return jax.block_until_ready(loop())
+
+    run()  # compiled before it is timed
+    return best_seconds(run, rounds) / passes / size
 
 
 def main(argv=None) -> list[dict]:
