@@ -563,7 +563,7 @@ def select(
                         devices.has_gpu)
     scored.sort(key=lambda s: s.key)
     run = (tune + draws, draws, chains)
-    profile = _with_scale_spread(scored, profile, model, logp_graph, kept_check, initvals, run)
+    profile = _with_scale_spread(scored, profile, model, logp_graph, kept_check, run)
     if precision != "float32" and not any(s.needs_guard for s in scored):
         # no float32 check to come: its gradient (and data, unless the run keeps the log
         # density) freed before measuring
@@ -584,8 +584,8 @@ def select(
         # timed gradients can change the leader where a modelled one could not; evaluated in
         # what the budget has left beyond the float32 check's reserve
         left = measure_budget - (_measure._clock() - budget_start) - reserve
-        profile = _with_scale_spread(scored, profile, model, logp_graph, kept_check, initvals,
-                                     run, may_evaluate=left >= SPREAD_SECONDS_AFTER_MEASURING)
+        profile = _with_scale_spread(scored, profile, model, logp_graph, kept_check, run,
+                                     may_evaluate=left >= SPREAD_SECONDS_AFTER_MEASURING)
 
     scored = _float32_only_where_faster(scored)
 
@@ -944,7 +944,7 @@ SPREAD_SECONDS_AFTER_MEASURING = 0.5
 
 
 def _with_scale_spread(scored: list[_Scored], profile: ModelProfile, model: Any,
-                       logp_graph: LogpGraph | None, kept: _KeptCheck, initvals: dict | None,
+                       logp_graph: LogpGraph | None, kept: _KeptCheck,
                        run: tuple[int, int, int], may_evaluate: bool = True) -> ModelProfile:
     """The profile with the model's scale spread (:mod:`pymc_accel.curvature`) where it could
     change the choice, and ``scored`` re-ranked with it (in place).
@@ -978,7 +978,7 @@ def _with_scale_spread(scored: list[_Scored], profile: ModelProfile, model: Any,
 
     if leader(1.0) == leader(SPREAD_WORTH_EVALUATING):
         return profile
-    spread = _kept_scale_spread(model, profile, logp_graph, kept, initvals, may_evaluate)
+    spread = _kept_scale_spread(model, profile, logp_graph, kept, may_evaluate)
     if spread is None:
         return profile
     profile = replace(profile, scale_spread=spread.value, scale_spread_note=spread.describe())
@@ -992,7 +992,7 @@ def _with_scale_spread(scored: list[_Scored], profile: ModelProfile, model: Any,
 
 
 def _kept_scale_spread(model: Any, profile: ModelProfile, logp_graph: LogpGraph | None,
-                       kept: _KeptCheck, initvals: dict | None, may_evaluate: bool = True) -> Any:
+                       kept: _KeptCheck, may_evaluate: bool = True) -> Any:
     """The model's :class:`~pymc_accel.curvature.ScaleSpread` at its initial point: kept from an
     earlier selection of this model, data and start, else (if ``may_evaluate``) evaluated on
     the profile's log density (built again where the profile was reused) and kept; ``None``
