@@ -50,7 +50,8 @@ def time_model(name: str) -> dict[str, float]:
     import pymc as pm
     import zoo
 
-    from pymc_accel.backends import _measure, numba_cpu, nutpie_compiled, pymc_compiled
+    from pymc_accel.backends import _measure, nutpie_compiled, pymc_compiled
+    from pymc_accel.backends.blas_threads import limit_blas
     from pymc_accel.machine import machine_figures
 
     build = zoo.zoo(quick=True)[name]
@@ -71,7 +72,7 @@ def time_model(name: str) -> dict[str, float]:
     pymc_kwargs = dict(kwargs, nuts_sampler="pymc", backend="numba")
     # one BLAS thread per chain, as the backend runs PyMC's NUTS: unlimited, the marginal GP's
     # chains took 1.7 to 28 s where they take 1 to 3
-    blas_limit = partial(numba_cpu._blas_limit, "auto", 2, 2)
+    blas_limit = partial(limit_blas, "auto", 2, 2)
     model = build()
     _measure.time_numba_gradient(model, 0.05, machine)
 

@@ -62,16 +62,27 @@ def _factory(name: str):
     """A model any fitting script can name: the quick zoo, its shapes or a held-out model."""
     import zoo
 
-    return (zoo.fit_models() | zoo.leapfrog_shapes() | zoo.held_out()
+    return (zoo.fit_models() | zoo.leapfrog_shapes() | zoo.held_out() | zoo.dense_shapes()
             | zoo.value_variable_shapes())[name]
 
 
 def time_leapfrogs(potential, init: list, lengths: tuple[int, int], warmup: int,
-                   repeats: int) -> dict:
+                   repeats: int, blas_cores="auto") -> dict:
     """Tune NumPyro's NUTS on ``potential`` from ``init`` (a list of ``(chains, ...)`` arrays,
     two chains on two XLA CPU devices), then time its kernel in one compiled loop at each of
     ``lengths`` draws, ``repeats`` times: per length, the walls and the leapfrogs (the larger
-    chain's count)."""
+    chain's count). BLAS is limited as the run limits it (``blas_cores``:
+    :func:`pymc_accel.backends.blas_threads.limit_blas`; ``None`` leaves it, as runs did until
+    2026-11-29)."""
+    from pymc_accel.backends.blas_threads import limit_blas
+    from pymc_accel.devices import cpu_cores
+
+    with limit_blas(blas_cores, cpu_cores(), init[0].shape[0]):
+        return _time_leapfrogs(potential, init, lengths, warmup, repeats)
+
+
+def _time_leapfrogs(potential, init: list, lengths: tuple[int, int], warmup: int,
+                    repeats: int) -> dict:
     import jax
     import jax.numpy as jnp
     import numpy as np
@@ -108,7 +119,7 @@ def time_leapfrogs(potential, init: list, lengths: tuple[int, int], warmup: int,
 
 
 def measure(name: str, precision: str, lengths: tuple[int, int], warmup: int, machine,
-            repeats: int = 3, logp_source: str = "run") -> dict:
+            repeats: int = 3, logp_source: str = "run", blas_cores="auto") -> dict:
     """One JSON line for a model in a precision."""
     import jax.numpy as jnp
     from fit_numpyro_tuning import numpyro_inputs
@@ -123,7 +134,7 @@ def measure(name: str, precision: str, lengths: tuple[int, int], warmup: int, ma
     with jax_precision(precision):
         logp, x0 = numpyro_inputs(model, precision, logp_source=logp_source)
         timed = time_leapfrogs(lambda xs: -logp(xs), [jnp.stack([x] * chains) for x in x0],
-                               lengths, warmup, repeats)
+                               lengths, warmup, repeats, blas_cores)
     short, long = (timed[n] for n in lengths)
     per_leapfrog = ((long["wall"] - short["wall"])
                     / max(1.0, long["leapfrogs"] - short["leapfrogs"]))
@@ -132,7 +143,8 @@ def measure(name: str, precision: str, lengths: tuple[int, int], warmup: int, ma
         "model": name, "precision": precision, "n_free": profile.n_free,
         "kernels": c.kernels, "flops": c.flops, "bytes": c.bytes,
         "matvec_bytes": costmodel.memory_bound_dense_bytes(profile, precision),
-        "method": "compiled_loop", "logp": logp_source, "runs": timed,
+        "method": "compiled_loop", "logp": logp_source, "blas_cores": blas_cores,
+        "runs": timed,
         "per_leapfrog_seconds": per_leapfrog,
         "modelled_per_leapfrog_seconds": costmodel.cpu_gradient_seconds(
             profile, machine, precision, costmodel.JAX_CPU_SAMPLER, chains).value,
@@ -422,6 +434,10 @@ def main(argv=None) -> None:
     p.add_argument("--fit", nargs="*", help="result files to fit instead of measuring")
     p.add_argument("--logp", choices=["run", "pymc"], default="run",
                    help="time the log density pymc-accel's CPU runs jaxify, or PyMC's own")
+    p.add_argument("--blas-cores", default="auto",
+                   help="BLAS threads of both chains together, as pm.sample's blas_cores: "
+                        "'auto' (the run's: a chain's share of the cores) or 'none' (BLAS "
+                        "left at a thread per core, as runs were until 2026-11-29)")
     p.add_argument("--driver", default="",
                    help="comma-separated dimensions: time NumPyro's driver on standard normals")
     p.add_argument("--fixed-from", nargs="*", default=None,
@@ -446,6 +462,9 @@ def main(argv=None) -> None:
 
     machine = machine_figures()
     short, long = (int(n) for n in args.lengths.split(","))
+    blas_cores = {"auto": "auto", "none": None}.get(args.blas_cores.lower())
+    if blas_cores is None and args.blas_cores.lower() != "none":
+        blas_cores = int(args.blas_cores)
     if args.driver:
         dims = [int(d) for d in args.driver.split(",")]
         print(json.dumps(measure_driver(dims, (short, long), args.warmup, machine,
@@ -455,7 +474,7 @@ def main(argv=None) -> None:
         for precision in args.precisions.split(","):
             try:
                 line = measure(name, precision, (short, long), args.warmup, machine,
-                               args.repeats, args.logp)
+                               args.repeats, args.logp, blas_cores)
             except Exception as exc:  # a model NumPyro cannot run: say so, go on
                 line = {"model": name, "precision": precision, "error": repr(exc)[:300]}
             print(json.dumps(line), flush=True)

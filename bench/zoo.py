@@ -422,6 +422,18 @@ def leapfrog_shapes() -> dict[str, Callable[[], pm.Model]]:
     }
 
 
+def dense_shapes() -> dict[str, Callable[[], pm.Model]]:
+    """Name -> factory of models whose gradients are mostly dense linear algebra, at sizes
+    besides the zoo's (gp_200) and the held-out lkj_20: what a JAX sampler's dense work costs
+    with its chains side by side (``bench/fit_numpyro_leapfrog.py``)."""
+    return {
+        "gp_100": lambda: gp_marginal(100),
+        "gp_400": lambda: gp_marginal(400),
+        "lkj_3d": lambda: lkj_mvnormal(3, 500),
+        "lkj_10d": lambda: lkj_mvnormal(10, 500),
+    }
+
+
 def fit_models() -> dict[str, Callable[[], pm.Model]]:
     """The quick zoo and :func:`shapes`: every model a fitting script can name."""
     return zoo(quick=True) | shapes()

@@ -19,6 +19,8 @@ from typing import TYPE_CHECKING, Any
 from pymc_accel import costmodel, first_use
 from pymc_accel.backend import Estimate, Figure
 from pymc_accel.backends import pymc_compiled
+from pymc_accel.backends.blas_threads import limit_blas
+from pymc_accel.devices import cpu_cores
 from pymc_accel.measure import TIMING_SECONDS, time_calls
 
 if TYPE_CHECKING:
@@ -43,8 +45,6 @@ _COMPILE_RATIO: dict[str, float] = {}
 def load_factor() -> float:
     """How much slower a CPU-bound compile runs than on an idle machine: the one-minute load
     average per core, at least 1 (other processes' work shares the cores)."""
-    from pymc_accel.devices import cpu_cores
-
     try:
         load = os.getloadavg()[0]
     except (AttributeError, OSError):  # not on every platform
@@ -295,7 +295,9 @@ def time_jax_sampler_gradient(model: Any, precision: str, chains: int, budget_se
 
     devices = jax.devices("cpu")[:_side_by_side(chains)]
     load = load_factor()
-    with jax_precision(precision, process_wide=False):
+    # the run's BLAS threads (numpyro_nuts): a chain's share of the cores
+    blas = limit_blas("auto", cpu_cores(), len(devices))
+    with jax_precision(precision, process_wide=False), blas:
         start = time.perf_counter()
         logp = jaxified_logp(model, device="cpu")  # as the run jaxifies it (run_logp)
         flat, leaves = flatten_points(_initial_args(model, jitter=True), 1, precision)

@@ -8,7 +8,6 @@ the choice of driver and renames nutpie's sample_stats to PyMC's names.
 
 from __future__ import annotations
 
-import contextlib
 import math
 import time
 from dataclasses import replace
@@ -20,6 +19,7 @@ from pymc_accel import costmodel, history
 from pymc_accel.backend import Candidate, Estimate, Figure, Refusal, SampleRequest
 from pymc_accel.backends import nutpie_compiled, pymc_compiled
 from pymc_accel.backends._common import missing_module, rename_nutpie_stats
+from pymc_accel.backends.blas_threads import limit_blas
 from pymc_accel.devices import cpu_cores
 from pymc_accel.first_use import first_use_figures
 from pymc_accel.measure import wait_for_background
@@ -180,7 +180,7 @@ class NumbaBackend:
         wait_for_background()  # a measurement's compile left running: the run's own, or first
         reuse = (nutpie_compiled.reused_by_pm_sample(model) if driver == "nutpie"
                  else pymc_compiled.reused_by_pm_sample(model))
-        with _blas_limit(kwargs.get("blas_cores", "auto"), request.cores, request.chains), reuse:
+        with limit_blas(kwargs.get("blas_cores", "auto"), request.cores, request.chains), reuse:
             idata = self._pm_sample(model, driver, request, kwargs)
         if driver == "nutpie":
             rename_nutpie_stats(idata)
@@ -318,31 +318,3 @@ def _with_nutpie_compiled(model, measured: Estimate, cold_seconds: float,
         measured, NUTPIE_KEPT_MODEL_RUN_SECONDS, seconds,
         f"nutpie's model compiled by measured mode in {seconds:.2f} s and kept for the run "
         f"({full:.2f} s modelled); pm.sample's own start-up left")
-
-
-def blas_threads_per_chain(cores: int | None, chains: int) -> int:
-    """BLAS threads for each chain: the cores shared among the chains running at once."""
-    cores = max(1, cores or 1)
-    return max(1, cores // max(1, min(chains, cores)))
-
-
-def _blas_limit(blas_cores, cores: int | None, chains: int):
-    """Limit BLAS to :func:`blas_threads_per_chain` threads around ``pm.sample`` (unless the
-    user passed ``blas_cores``).
-
-    ``pm.sample`` limits BLAS (``blas_cores``) only while it initialises, and its chain
-    processes, forked afterwards, start with every core's worth of BLAS threads each: two
-    chains on two cores run four. Limiting around the whole call makes the forked chains
-    inherit the limit. Measured on the 2-core machine, the marginal GP (N = 200, a Cholesky per
-    gradient), 200 + 200 draws x 2 chains with PyMC's NUTS: 59 s with the default, 9 s with one
-    BLAS thread per chain, 11.5 s with the chains one after another (the quick regret run
-    timed 146 s cold against 15 s for NumPyro).
-    """
-    if blas_cores != "auto":
-        return contextlib.nullcontext()
-    try:
-        import scipy.linalg  # noqa: F401  (load the BLAS numba's linear algebra calls, to limit it)
-        from threadpoolctl import threadpool_limits
-    except ImportError:
-        return contextlib.nullcontext()
-    return threadpool_limits(blas_threads_per_chain(cores, chains), user_api="blas")

@@ -7,8 +7,8 @@ the chain method and a flat position (:mod:`pymc_accel.backends.flat_position`) 
 
 from __future__ import annotations
 
+import contextlib
 import warnings
-
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
@@ -22,6 +22,7 @@ from pymc_accel.backends._common import (
     pymc_chain_seed,
     run_precisions,
 )
+from pymc_accel.backends.blas_threads import limit_blas
 from pymc_accel.devices import cpu_cores, host_devices_fix, jax_cpu_devices
 from pymc_accel.first_use import first_use_figures
 from pymc_accel.memory import out_of_memory_error, plan_chains
@@ -274,24 +275,34 @@ class JaxNutsBackend:
         asked = kwargs.get("chain_method", "parallel")  # by the user, not by the layout
         requested = kwargs.pop("chain_method", candidate.option("chain_method", "parallel"))
         at_once = kwargs.pop("chains_at_once", candidate.option("chains_at_once"))
+        n_devices = len(jax.devices(platform))
         if self.jax_sampler == "numpyro":
             chain_method = numpyro_chain_method(
                 requested, platform=platform, chains=request.chains, chains_at_once=at_once,
                 draws_to_host=to_host,
             )
+            layout = runnable_chain_method(requested, n_devices=n_devices,
+                                           chains=request.chains, platform=platform)
         else:  # PyMC's BlackJAX path takes "parallel" (a device per chain) or "vectorized"
-            n_devices = len(jax.devices(platform))
             chain_method = "vectorized" if n_devices < request.chains else requested
             warn_one_cpu_device(platform, asked, n_devices, request.chains,
                                 "are vectorized on it")
             to_host = False
+            layout = chain_method
+        # chains on XLA CPU devices of their own call LAPACK at the same time: BLAS threads
+        # shared among them, as pm.sample shares them among its chains
+        side_by_side = min(request.chains, n_devices) if layout == "parallel" else 1
+        blas = (limit_blas(request.pymc_kwargs.get("blas_cores", "auto"), cpu_cores(),
+                           side_by_side)
+                if platform == "cpu" else contextlib.nullcontext())
         idata_kwargs = dict(request.idata_kwargs or {})
         # pm.sample's idata_kwargs name for what sample_jax_nuts calls keep_untransformed
         keep_untransformed = bool(idata_kwargs.pop("include_transformed", False))
         try:
             with (jax_precision(candidate.precision), jax.default_device(device),
                   flat_position(self.jax_sampler),  # one array, not one per variable
-                  jax_runs_use(model, logp_graph)):  # the log density the profile built
+                  jax_runs_use(model, logp_graph),  # the log density the profile built
+                  blas):
                 return wait_for_draws(sample_jax_nuts(
                     draws=request.draws,
                     tune=request.tune,

@@ -30,20 +30,25 @@ def test_a_loop_timing_that_does_not_fit_the_budget_starts_nothing(monkeypatch):
                                 runtime=costmodel.JAX_CPU_SAMPLER) is None
 
 
-def test_the_loop_timing_runs_the_gradient_side_by_side_and_finds_its_cost():
+def test_the_loop_timing_runs_the_gradient_side_by_side_and_finds_its_cost(monkeypatch):
     """``time_jax_sampler_gradient`` on a real model: compiles once, times a positive cost per
-    pass, and keeps the timing for the model (a second call times nothing)."""
+    pass, with BLAS limited as the run limits it, and keeps the timing for the model (a second
+    call times nothing)."""
     import jax
 
     from pymc_accel.backends import _measure
     from pymc_accel.models import hierarchical_logistic
 
+    limits = []
+    real = _measure.limit_blas
+    monkeypatch.setattr(_measure, "limit_blas", lambda *a: limits.append(a) or real(*a))
     model = hierarchical_logistic(500, 5, 10).model
     # a budget the compile cannot use up on a busy 2-core machine (3 s was once: 3.3 s compile)
     timed = _measure.time_jax_sampler_gradient(model, "float64", 2, 10.0)
     compiled, seconds, passes, chains = timed
     assert compiled > 0 and passes >= 4 and 0 < seconds < 0.1
     assert chains == min(2, len(jax.devices("cpu")))
+    assert limits == [("auto", _measure.cpu_cores(), chains)]
     assert _measure.time_jax_sampler_gradient(model, "float64", 2, 0.0) == timed
 
 
