@@ -943,14 +943,14 @@ def main(argv=None):
         Path(args.markdown).write_text(text) if args.markdown else print(text)
         return results
     sys.path.insert(0, str(Path(__file__).parent))
-    from zoo import held_out, zoo
+    from zoo import dense_shapes, held_out, zoo
 
-    known = set(zoo(quick=args.quick)) | set(held_out())
+    known = set(zoo(quick=args.quick)) | set(held_out()) | set(dense_shapes())
     unknown = [n for n in (args.models or "").split(",") if n and n not in known]
     if unknown:  # before any compile directory or run: a typo costs nothing
         raise SystemExit(f"--models: no zoo model {', '.join(unknown)}; the zoo has "
-                         f"{', '.join(zoo(quick=args.quick))}, and held-out "
-                         f"{', '.join(held_out())}")
+                         f"{', '.join(zoo(quick=args.quick))}, held-out "
+                         f"{', '.join(held_out())}, and dense {', '.join(dense_shapes())}")
     compile_dir = None if args.keep_compile_cache else _fresh_compile_dir()
     # judge the first selection of each model: no run history of earlier benchmark runs; the
     # history step records into a history of this run only (machine figures copied)
@@ -977,7 +977,8 @@ def main(argv=None):
     pymc_accel.select(models["eight_schools"](), draws=args.draws, tune=args.tune, chains=args.chains)
     first = time.perf_counter() - first
     names = args.models.split(",") if args.models else list(models)
-    models |= held_out()  # named with --models: models no cost-model figure was fitted on
+    # named with --models: models no cost-model figure was fitted on, and dense shapes
+    models |= held_out() | dense_shapes()
     start = time.perf_counter()
     results = {
         "command": "python bench/bench_regret.py " + " ".join(argv if argv is not None else sys.argv[1:]),

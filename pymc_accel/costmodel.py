@@ -36,10 +36,6 @@ class Runtime:
     # XLA's CPU runtime spreads an op over a thread pool of every core, so chains side by side
     # compete for the cores whatever their working set; numba's kernels run in the chain's thread.
     threaded: bool = False
-    # only dense linear algebra spreads over every core (chains side by side take turns on it);
-    # the other kernels run in the chain's own thread (XLA inside a compiled sampler whose
-    # chains run on separate XLA CPU devices)
-    threaded_dense: bool = False
     # dense linear algebra's throughput (Cholesky, triangular solves, their gradients) as a
     # share of the machine's measured matmul throughput
     dense_efficiency: float = 1.0
@@ -239,10 +235,19 @@ JAX_CPU = Runtime("jax-cpu", 0.6, 1.0, 5e-6, 1e-9, 2.0, 0.008, threaded=True,
 # seed_small 18, seed_mid 118, and within noise of zero on eight schools, the funnel and pk_scan
 # (533 kernels), where JAX_CPU modelled 48 to 614 µs: XLA fuses the leapfrog into the sampler's
 # loop, so the 250 ns per kernel of a standalone jitted call is not paid, and the devices do
-# not share a thread pool for their small kernels. Dense linear algebra does take turns on the
-# cores, and more slowly than standalone: the marginal GP (N = 200) ran 11 ms per leapfrog in
-# float64 and 3.8 ms in float32, against 2.84 and 1.99 ms timed alone, an efficiency of about
-# 0.14 of the matmul throughput with the chains taking turns. Fixed cost: the fastest 10 + 10
+# not share a thread pool for their small kernels. Dense linear algebra calls LAPACK (SciPy's
+# OpenBLAS), in one BLAS thread a chain since 2026-11-29 (backends.blas_threads; before, the
+# chains took turns on its thread pool: the marginal GP at N = 200 ran 11 ms per leapfrog in
+# float64, priced at 0.14 of the matmul throughput with the chains in turn). With one thread a
+# chain, the marginal GP's leapfrogs at N = 100, 200 and 400 took 0.38, 2.4 and 11.9 ms in
+# float64 and 0.19, 1.0 and 5.5 ms in float32: their dense work, less the rest of the modelled
+# leapfrog, ran at 0.34-0.59 (float64) and 0.37-0.65 (float32) of the calibrated one-thread
+# matmul throughput, growing with N, 0.45 their geometric mean, where numba's runs at 0.5
+# (docs/results/fit-numpyro-leapfrog-cpu-2026-11-29-dense.jsonl; docs/benchmarks.md, "One
+# BLAS thread a chain for the JAX samplers"). The LKJ models' small solves (3 x 3 to
+# 10 x 10) are memory-bound here and priced by their bytes: their leapfrogs took 1.1-3.5x the
+# modelled, the rest of the gap a price per LAPACK call that one family cannot fit. Fixed cost:
+# the fastest 10 + 10
 # run less its leapfrogs fits 1.93 s + 5.0 ms per kernel on 2026-11-24's machine and 2.18 s +
 # 6.4 ms on 2026-11-23's (2.1 to 4.8 s on the zoo); 2.0 s + 5.5 ms is between them. With
 # these, NumPyro's estimates came to 1.15x to 1.46x its warm wall times over the recorded
@@ -250,7 +255,7 @@ JAX_CPU = Runtime("jax-cpu", 0.6, 1.0, 5e-6, 1e-9, 2.0, 0.008, threaded=True,
 # XLA keeps the fused loop's elementwise intermediates in registers (streams_elementwise): on
 # the Poisson GLM, whose census counts 4.7 MB a gradient, 60% of it elementwise, NumPyro ran
 # 84-173 µs a leapfrog against 383 µs modelled with every byte streamed; 200 µs without them.
-JAX_CPU_SAMPLER_DENSE_EFFICIENCY = 0.14
+JAX_CPU_SAMPLER_DENSE_EFFICIENCY = 0.45
 # float32 halves the bytes the sampler streams (float32_bytes_gain), though its arithmetic is
 # no faster: in the held-out regret runs (docs/results/regret-cpu-1000-heldout.json), NumPyro
 # in float32 took 1.19x-1.65x less wall time than in float64 on the five models with more
@@ -366,7 +371,7 @@ JAX_CPU_SAMPLER = Runtime("jax-cpu-sampler", 1.5, 2.0, 2e-6, 2e-8,
                           JAX_CPU_SAMPLER_CACHED_SECONDS, JAX_CPU_SAMPLER_CACHED_PER_KERNEL,
                           cold_seconds=JAX_CPU_SAMPLER_COLD_SECONDS,
                           cold_seconds_per_kernel=JAX_CPU_SAMPLER_COLD_PER_KERNEL,
-                          threaded_dense=True, streams_elementwise=False,
+                          streams_elementwise=False,
                           dense_efficiency=JAX_CPU_SAMPLER_DENSE_EFFICIENCY,
                           per_kernel_seconds=0.0, float32_gain=False, float32_bytes_gain=True,
                           float32_flops_factor=JAX_CPU_SAMPLER_FLOAT32_FLOPS_FACTOR,
@@ -531,9 +536,8 @@ def _cpu_roofline(
         compute += transcendental_seconds(profile, machine, streaming, runtime)
     if precision == "float32" and not runtime.float32_gain:
         compute = _float32_compute(compute, profile, machine, streaming, runtime)
+    # each chain's dense work in its own BLAS thread (backends.blas_threads)
     dense_rate = runtime.dense_efficiency * machine.cpu_matmul_flops[precision]
-    if runtime.threaded_dense:  # chains side by side take turns on the cores for dense work
-        dense_rate /= max(1, parallel_chains)
     kernels = kernel_work_seconds(profile, machine, runtime)
     if runtime.threaded:  # XLA's kernels of chains side by side take turns on the thread pool
         kernels *= max(1, parallel_chains)

@@ -326,10 +326,11 @@ def test_float32_streams_no_faster_than_float64_under_xla_on_the_cpu_but_does_un
     assert numba32 < numba64
 
 
-def test_numpyros_compiled_sampler_pays_no_kernel_dispatch_and_shares_only_dense_work():
+def test_numpyros_compiled_sampler_pays_no_kernel_dispatch_and_its_chains_do_not_take_turns():
     """Timed at two run lengths, NumPyro's leapfrog cost 18-118 µs where a standalone jitted
-    gradient's kernel dispatch and a shared thread pool modelled 201-614 µs; its chains take
-    turns on the cores only for dense linear algebra (the GP: 11 ms per leapfrog, 2.8 ms alone)."""
+    gradient's kernel dispatch and a shared thread pool modelled 201-614 µs. Its chains' dense
+    linear algebra runs in one BLAS thread each (backends.blas_threads): the GP's gradient took
+    2.1 ms on each of two devices and 2.0 ms on one (6.2 ms each when they took turns)."""
     from pymc_accel.backends.numpyro_nuts import JaxNutsBackend
     from tests.models import scan_model
 
@@ -344,8 +345,8 @@ def test_numpyros_compiled_sampler_pays_no_kernel_dispatch_and_shares_only_dense
     alone = costmodel._cpu_roofline(dense, m, "float64", sampler, 1)
     dense_seconds = costmodel.compute_bound_dense_flops(dense) / (
         sampler.dense_efficiency * m.cpu_matmul_flops["float64"])
-    assert costmodel._cpu_roofline(dense, m, "float64", sampler, 2) == pytest.approx(
-        alone + dense_seconds)
+    assert dense_seconds > alone / 2  # the GP's gradient is mostly its dense work
+    assert costmodel._cpu_roofline(dense, m, "float64", sampler, 2) == pytest.approx(alone)
 
     # NumPyro's CPU candidates are costed with it
     candidate = Candidate("numpyro", "cpu", "float64", (("chain_method", "parallel"),))
