@@ -8,10 +8,12 @@ thread pool. Measured on the 2-core machine: PyMC's NUTS on the marginal GP (N =
 6.2 ms on each of two XLA CPU devices against 2.4 ms on one, and 2.1 against 2.0 ms with one
 thread each (docs/benchmarks.md, "One BLAS thread a chain for the JAX samplers").
 
-``pm.sample`` limits BLAS to ``blas_cores`` in all (``"auto"``: its ``cores``) around its
-external samplers only where its chains are not forked, and PyMC's JAX samplers
-(``sample_jax_nuts``) not at all. The backends that run chains side by side limit it here,
-with threadpoolctl (a PyMC dependency), to each chain's share of the cores.
+``pm.sample`` limits BLAS to ``blas_cores`` in all (``"auto"``: its ``cores``) while it
+initialises, and around its external samplers only where its chains are not forked; its own
+chain processes, forked afterwards, started with a thread per core each (two chains on two
+cores ran four); PyMC's JAX samplers (``sample_jax_nuts``) are not limited at all. The
+backends that run chains side by side limit it here, around the whole call (forked chains
+inherit the limit), with threadpoolctl (a PyMC dependency), to each chain's share of the cores.
 """
 
 from __future__ import annotations
