@@ -40,7 +40,7 @@ def limit_blas(blas_cores: Any, cores: int | None, chains: int):
     cores : int or None
         Cores the chains share.
     chains : int
-        Chains running at the same time.
+        Chains of the run; at most ``cores`` of them run at the same time.
 
     Returns
     -------
@@ -53,7 +53,8 @@ def limit_blas(blas_cores: Any, cores: int | None, chains: int):
     if blas_cores == "auto":
         threads = blas_threads_per_chain(cores, chains)
     elif isinstance(blas_cores, int) and not isinstance(blas_cores, bool) and blas_cores > 0:
-        threads = max(1, blas_cores // max(1, chains))
+        at_once = min(chains, cores) if cores else chains  # as pm.sample divides it
+        threads = max(1, blas_cores // max(1, at_once))
     else:
         raise ValueError(f"blas_cores must be a positive int, 'auto' or None, not {blas_cores!r}")
     # threadpoolctl limits the libraries loaded when it is called: load SciPy's OpenBLAS, which

@@ -31,7 +31,8 @@ def test_the_limit_holds_scipys_blas_which_jax_and_numba_call():
 
 
 @pytest.mark.parametrize(("blas_cores", "cores", "chains", "threads"),
-                         [("auto", 4, 2, 2), (4, 2, 2, 2), (3, 8, 2, 1), (1, 8, 4, 1)])
+                         [("auto", 4, 2, 2), (4, 2, 2, 2), (3, 8, 2, 1), (1, 8, 4, 1),
+                          (4, 2, 4, 2)])  # four chains on two cores: two at once
 def test_blas_cores_is_every_chains_threads_together(blas_cores, cores, chains, threads):
     with limit_blas(blas_cores, cores, chains):
         assert _blas_threads() == {threads}
