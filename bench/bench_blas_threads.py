@@ -43,23 +43,18 @@ def _parse(argv):
     return args
 
 
-def _factories() -> dict:
-    import zoo
-
-    return {**zoo.zoo(quick=True), **zoo.held_out(), **zoo.dense_shapes()}
-
-
 def main(argv=None) -> None:
     import warnings
 
     warnings.filterwarnings("ignore")
     import pymc_accel  # noqa: F401  (JAX's CPU devices asked for before JAX starts)
     from bench_regret import min_bulk_ess
+    from zoo import named
     from pymc_accel.backend import Candidate, SampleRequest
     from pymc_accel.registry import get_registry
 
     args = _parse(argv)
-    factories = _factories()
+    factories = named()
     registry = get_registry()
     lines, table = [], []
     for name in args.models.split(","):

@@ -62,8 +62,7 @@ def _factory(name: str):
     """A model any fitting script can name: the quick zoo, its shapes or a held-out model."""
     import zoo
 
-    return (zoo.fit_models() | zoo.leapfrog_shapes() | zoo.held_out() | zoo.dense_shapes()
-            | zoo.value_variable_shapes())[name]
+    return zoo.named()[name]
 
 
 def time_leapfrogs(potential, init: list, lengths: tuple[int, int], warmup: int,

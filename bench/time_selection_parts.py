@@ -149,13 +149,13 @@ def main(argv=None) -> str:
     os.environ["PYMC_ACCEL_FIRST_USE"] = "off"
     warnings.filterwarnings("ignore")
     from bench_regret import private_history
-    from zoo import dense_shapes, held_out, zoo
+    from zoo import named
 
     import pymc_accel
     from pymc_accel import precision, selection
     from pymc_accel.selection import forget_profiles
 
-    models = {**zoo(quick=True), **held_out(), **dense_shapes()}
+    models = named()
     seconds: dict[str, float] = {}
     if args.as_compiled_only:
         selection.check_float32 = functools.partial(selection.check_float32,

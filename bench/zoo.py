@@ -437,3 +437,10 @@ def dense_shapes() -> dict[str, Callable[[], pm.Model]]:
 def fit_models() -> dict[str, Callable[[], pm.Model]]:
     """The quick zoo and :func:`shapes`: every model a fitting script can name."""
     return zoo(quick=True) | shapes()
+
+
+def named() -> dict[str, Callable[[], pm.Model]]:
+    """Every model a timing script can name: :func:`fit_models`, the larger leapfrog shapes, the
+    held-out models, the dense shapes and the value-variable shapes."""
+    return (fit_models() | leapfrog_shapes() | held_out() | dense_shapes()
+            | value_variable_shapes())
