@@ -1,12 +1,12 @@
-"""What building the float32 check's float32 function costs, with and without the copy of its
-graph that ``pytensor.function`` makes first.
+"""What building the float32 check's float32 evaluation costs: a PyTensor function in the
+evaluating mode against the evaluator the check builds instead.
 
 :func:`pymc_accel.precision.float32_graph` builds a float32 copy of the profile's log density
-and gradient that nothing else uses; since 2026-11-28 the check compiles it with PyTensor's
-``FunctionMaker`` directly (:func:`pymc_accel.precision._function_of_private_graph`), skipping
-``pytensor.function``'s copy. For each model, eight fresh copies, each compiled both ways in
-alternating order (the first pair dropped), in the evaluating mode the check uses; medians in
-milliseconds:
+and gradient that nothing else uses. From 2026-11-28 the check compiled it with PyTensor's
+``FunctionMaker`` directly, skipping ``pytensor.function``'s copy of the graph; since
+2026-11-30 it builds no function (:class:`pymc_accel.graph_building.Evaluator`). For each
+model, eight fresh copies, each built both ways in alternating order (the first pair dropped);
+medians in milliseconds:
 
     JAX_PLATFORMS=cpu python bench/time_float32_function.py --models ordinal_9,negbin_12
 """
@@ -32,30 +32,30 @@ def main(argv=None) -> None:
     import pytensor
     import zoo
 
-    from pymc_accel.graph_building import evaluating
-    from pymc_accel.precision import _function_of_private_graph, float32_graph
+    from pymc_accel.graph_building import evaluating, evaluator
+    from pymc_accel.precision import float32_graph
     from pymc_accel.profile import profile_and_logp
 
     factories = zoo.fit_models() | zoo.held_out()
-    print("| model | pytensor.function (ms) | FunctionMaker, no copy (ms) |")
+    print("| model | pytensor.function (ms) | evaluator (ms) |")
     print("|---|---|---|")
     for name in args.models.split(","):
-        timed: dict[str, list[float]] = {"copy": [], "no copy": []}
+        timed: dict[str, list[float]] = {"function": [], "evaluator": []}
         for i in range(args.repeats):
             _, graph = profile_and_logp(factories[name]())
             outputs = [graph.logp, *graph.grads]
-            for way in (("copy", "no copy") if i % 2 else ("no copy", "copy")):
+            for way in (("function", "evaluator") if i % 2 else ("evaluator", "function")):
                 ins32, outs32 = float32_graph(graph.value_vars, outputs)
                 gc.collect()
                 with evaluating() as mode:
                     start = time.perf_counter()
-                    if way == "copy":
+                    if way == "function":
                         pytensor.function(ins32, outs32, mode=mode, on_unused_input="ignore")
                     else:
-                        _function_of_private_graph(ins32, outs32, mode)
+                        evaluator(ins32, outs32)
                     timed[way].append(time.perf_counter() - start)
-        print(f"| {name} | {1e3 * statistics.median(timed['copy'][1:]):.1f} "
-              f"| {1e3 * statistics.median(timed['no copy'][1:]):.1f} |")
+        print(f"| {name} | {1e3 * statistics.median(timed['function'][1:]):.1f} "
+              f"| {1e3 * statistics.median(timed['evaluator'][1:]):.1f} |")
 
 
 if __name__ == "__main__":

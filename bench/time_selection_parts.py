@@ -7,7 +7,8 @@ built afresh, timed whole and in its two large parts (the profile and the float3
 
 - the profile: freezing dims and data, PyMC's log density, PyTensor's gradient, the census;
 - the float32 check: the float32 copy of the profile's log density and gradient, the two
-  evaluating functions, the points, four points' evaluations in both precisions; where it
+  evaluators (:class:`pymc_accel.graph_building.Evaluator`; PyTensor functions in the evaluating
+  mode until 2026-11-30), the points, four points' evaluations in both precisions; where it
   fails as written, the rewrites every backend applies, the gradient again, and the same
   steps on the rewritten log density, added to the same columns.
 
@@ -95,7 +96,7 @@ def check_parts(model, as_compiled: bool, as_written_first: bool = True) -> dict
     import pytensor
 
     from pymc_accel import precision
-    from pymc_accel.graph_building import quietly
+    from pymc_accel.graph_building import evaluator, quietly
     from pymc_accel.profile import profile_and_logp
 
     graph = profile_and_logp(model)[1]
@@ -110,9 +111,8 @@ def check_parts(model, as_compiled: bool, as_written_first: bool = True) -> dict
         t = [time.perf_counter()]
         ins32, outs32 = precision.float32_graph(value_vars, outputs)
         t.append(time.perf_counter())
-        with precision.evaluating() as mode:
-            f64 = pytensor.function(value_vars, outputs, mode=mode, on_unused_input="ignore")
-            f32 = precision._function_of_private_graph(ins32, outs32, mode)  # as the check
+        f64 = evaluator(value_vars, outputs)  # as the check
+        f32 = evaluator(ins32, outs32)
         t.append(time.perf_counter())
         points = precision._points(model, 3, None, 0)
         t.append(time.perf_counter())
@@ -121,7 +121,7 @@ def check_parts(model, as_compiled: bool, as_written_first: bool = True) -> dict
             f64(*args)
             f32(*[np.asarray(a, dtype="float32") if a.dtype == np.float64 else a for a in args])
         t.append(time.perf_counter())
-        names = ("float32 copy", "two functions", "points", "evaluations")
+        names = ("float32 copy", "two evaluators", "points", "evaluations")
         for name, a, b in zip(names, t, t[1:]):
             add(name, b - a)
 
@@ -195,7 +195,7 @@ def main(argv=None) -> str:
             rows.append((name, report.chosen, med))  # the choice of the last repeat
     columns = ["selection", "profile", "freeze", "log density", "gradient", "census",
                "rest of profile", "float32 check", "rewrite", "check gradient", "float32 copy",
-               "two functions", "points", "evaluations", "rest of selection"]
+               "two evaluators", "points", "evaluations", "rest of selection"]
     command = " ".join(argv if argv is not None else sys.argv[1:])
     lines = [f"Command: `JAX_PLATFORMS=cpu python bench/time_selection_parts.py {command}`",
              "", "| model | chosen | " + " | ".join(columns) + " |",

@@ -15,8 +15,8 @@ the initial point. Each variable's curvature is the median over its entries of a
 estimate of the Hessian's diagonal, ``v * (g(x) - g(x + h v)) / h`` with ``v`` of random signs
 on that variable alone, so one gradient per variable besides the one at ``x``: within a
 variable the off-diagonal terms average out in the median, and between variables there are
-none. Evaluated op by op in Python (:func:`~pymc_accel.graph_building.evaluating`), as the
-float32 check evaluates the same gradient, and sharing its compiled function.
+none. Evaluated op by op in Python (:class:`~pymc_accel.graph_building.Evaluator`), as the
+float32 check evaluates the same gradient, and sharing its evaluator.
 
 Written by hand: no library estimates a Hessian's diagonal from a PyTensor gradient without
 compiling a Hessian-vector product, which costs more than the rest of a selection.
@@ -77,17 +77,13 @@ class ScaleSpread:
 
 def gradient_function(logp_graph: LogpGraph) -> Any:
     """The function of the value variables' values giving ``[logp, *gradients]`` as
-    the profile built them, compiled once per graph in the evaluating mode and kept on it (the
-    float32 check's first stage evaluates the same function)."""
-    import pytensor
-
-    from pymc_accel.graph_building import evaluating
+    the profile built them (a :class:`~pymc_accel.graph_building.Evaluator`), built once per
+    graph and kept on it (the float32 check's first stage evaluates the same function)."""
+    from pymc_accel.graph_building import evaluator
 
     if logp_graph.evaluate is None:
-        with evaluating() as mode:
-            logp_graph.evaluate = pytensor.function(
-                list(logp_graph.value_vars), [logp_graph.logp, *logp_graph.grads], mode=mode,
-                on_unused_input="ignore")
+        logp_graph.evaluate = evaluator(list(logp_graph.value_vars),
+                                        [logp_graph.logp, *logp_graph.grads])
     return logp_graph.evaluate
 
 

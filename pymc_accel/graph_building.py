@@ -1,8 +1,9 @@
-"""Building PyTensor graphs the selector throws away, fast.
+"""Building PyTensor graphs the selector throws away, and evaluating them, fast.
 
 The profile (:mod:`pymc_accel.profile`) and the float32 guard (:mod:`pymc_accel.precision`)
-build a model's log density and gradient to read or evaluate them once; these helpers switch
-off what PyTensor and Python spend on graphs meant to live long.
+build a model's log density and gradient to read or evaluate them a few times; these helpers
+switch off what PyTensor and Python spend on graphs meant to live long, and evaluate a graph
+op by op without building a PyTensor function for it (:class:`Evaluator`).
 """
 
 from __future__ import annotations
@@ -76,6 +77,10 @@ def evaluating_mode() -> Any:
     (docs/benchmarks.md, "The float32 check's cost"). Callers apply the rewrites every backend
     compiles with themselves, once, where they matter
     (:func:`pymc_accel.precision.as_backends_rewrite`).
+
+    Since 2026-11-30 the selector's checks build no function in this mode either: an
+    :class:`Evaluator` computes what it computes, the same rewrites applied, without building
+    one. The mode stays as the reference the evaluator is tested against.
     """
     from pytensor.compile.mode import Mode
 
@@ -161,19 +166,9 @@ def _vectorized_elemwise_rewriter() -> Any:
     from pytensor.graph.rewriting.basic import in2out, node_rewriter
     from pytensor.tensor.elemwise import Elemwise
 
-    vectorized_ops = _vectorized_ops()
-
     @node_rewriter([Elemwise])
     def local_vectorized_elemwise(fgraph, node):
-        op = node.op
-        entry = vectorized_ops.get(type(op.scalar_op))  # the class itself: not a namesake
-        if entry is None or op.inplace_pattern or op.nfunc_spec is not None:
-            return None
-        name, n_inputs = entry
-        if len(node.inputs) != n_inputs or len(node.outputs) != 1:
-            return None
-        vectorized = Elemwise(op.scalar_op, nfunc_spec=(f"{__name__}.{name}", n_inputs, 1))
-        return vectorized.make_node(*node.inputs).outputs
+        return _vectorized_elemwise(node)
 
     # PyTensor's own rewrite (one every backend compiles with, in ``specialize``): a triangular
     # or general solve batched over many right-hand vectors as one solve of their matrix. The
@@ -183,6 +178,165 @@ def _vectorized_elemwise_rewriter() -> Any:
 
     return in2out(local_vectorized_elemwise, batched_vector_b_solve_to_matrix_b_solve,
                   ignore_newtrees=True)
+
+
+def _vectorized_elemwise(node: Any) -> list[Any] | None:
+    """``node``'s outputs computed by an ``Elemwise`` whose ``nfunc_spec`` names this module's
+    NumPy function for its scalar op (:func:`_vectorized_ops`), or None where it has none."""
+    from pytensor.tensor.elemwise import Elemwise
+
+    op = node.op
+    if not isinstance(op, Elemwise):
+        return None
+    entry = _vectorized_ops().get(type(op.scalar_op))  # the class itself: not a namesake
+    if entry is None or op.inplace_pattern or op.nfunc_spec is not None:
+        return None
+    name, n_inputs = entry
+    if len(node.inputs) != n_inputs or len(node.outputs) != 1:
+        return None
+    vectorized = Elemwise(op.scalar_op, nfunc_spec=(f"{__name__}.{name}", n_inputs, 1))
+    return vectorized.make_node(*node.inputs).outputs
+
+
+def _batched_vector_solve(node: Any) -> list[Any] | None:
+    """``node``'s outputs by PyTensor's ``batched_vector_b_solve_to_matrix_b_solve`` (see
+    :func:`_vectorized_elemwise_rewriter`), where ``node`` is what that rewrite tracks: a
+    ``Blockwise`` solve of vector right-hand sides (the rewrite itself declines the others)."""
+    from pytensor.tensor.blockwise import Blockwise
+    from pytensor.tensor.linalg.solvers.core import SolveBase
+    from pytensor.tensor.rewriting.linalg.solvers import batched_vector_b_solve_to_matrix_b_solve
+
+    op = node.op
+    if not (isinstance(op, Blockwise) and isinstance(op.core_op, SolveBase)
+            and getattr(op.core_op, "b_ndim", None) == 1):
+        return None
+    return batched_vector_b_solve_to_matrix_b_solve.transform(None, node) or None
+
+
+class Evaluator:
+    """A function of a graph's input values giving its output values, each op's Python
+    ``perform`` called in turn on NumPy arrays: what ``pytensor.function(inputs, outputs,
+    mode=evaluating_mode())`` computes, the same two rewrites applied, without building a
+    PyTensor function.
+
+    Building that function copies the graph into a ``FunctionGraph``, runs the rewrite pass over
+    every node and links it: 15-85 ms a function on the quick zoo's and the new families'
+    gradients, where making the nodes' thunks alone, as PyTensor's ``PerformLinker`` makes them,
+    takes 2-15 ms (docs/benchmarks.md, "The checks' graphs evaluated without a function").
+    The float32 check builds two such functions and the scale spread one, for a few
+    evaluations each. Here the caller's graph is evaluated where it stands and left unchanged:
+    each rewritten node's replacement is built beside it, its outputs written to the cells of
+    the node's own, and no node is rewired. PyTensor offers no way to evaluate a graph without
+    a ``FunctionGraph``, so this is written here.
+
+    Intermediate values are released as soon as their last reader has run, and every value at
+    the end of a call, as PyTensor's Python linker does with garbage collection on (a check of
+    a million-row model holds no more than a function would). An output that is an input or a
+    constant is returned as it stands, not copied.
+
+    Parameters
+    ----------
+    inputs : list of Variable
+        The graph's inputs, in the order the values are passed.
+    outputs : list of Variable
+        The variables to compute. Their other root variables must be constants or shared
+        variables (read when called).
+
+    Attributes
+    ----------
+    nodes : list of Apply
+        The nodes evaluated, in order: the graph's own and the rewrites' replacements.
+    """
+
+    def __init__(self, inputs: list[Any], outputs: list[Any]) -> None:
+        from pytensor.compile.sharedvalue import SharedVariable
+        from pytensor.graph.basic import Constant
+        from pytensor.graph.traversal import io_toposort
+
+        self.inputs = list(inputs)
+        storage: dict[Any, list] = {v: [None] for v in self.inputs}
+        roots: set[int] = {id(storage[v]) for v in self.inputs}
+
+        def cell(var: Any) -> list:
+            if var not in storage:
+                if isinstance(var, Constant):
+                    storage[var] = [var.data]
+                    roots.add(id(storage[var]))
+                elif isinstance(var, SharedVariable):
+                    storage[var] = var.container.storage
+                    roots.add(id(storage[var]))
+                elif var.owner is None:
+                    raise ValueError(f"{var} is a root of the outputs but not among the inputs")
+                else:
+                    storage[var] = [None]
+            return storage[var]
+
+        nodes = []
+        for node in io_toposort(self.inputs, outputs):
+            replacement = _vectorized_elemwise(node) or _batched_vector_solve(node)
+            if replacement is None or any(new.owner is None for new in replacement):
+                nodes.append(node)
+                continue
+            for old, new in zip(node.outputs, replacement, strict=True):
+                storage[new] = cell(old)
+            nodes.extend(io_toposort(node.inputs, replacement))
+        self.nodes = nodes
+
+        compute_map: dict[Any, list] = {}
+        thunks = []
+        with pytensor.config.change_flags(cxx=""):  # as in evaluating(): a Scan's step too
+            for node in nodes:
+                for var in node.inputs:
+                    cell(var)
+                    compute_map.setdefault(var, [var.owner is None])
+                for var in node.outputs:
+                    cell(var)
+                    compute_map[var] = [False]
+                thunk = node.op.make_thunk(node, storage, compute_map, [], "py")
+                thunk.inputs = [storage[v] for v in node.inputs]
+                thunk.outputs = [storage[v] for v in node.outputs]
+                thunks.append(thunk)
+        self._thunks = thunks
+        self._input_cells = [storage[v] for v in self.inputs]
+        self._output_cells = [cell(v) for v in outputs]
+        # each intermediate cell, released after the last node that reads it
+        last_reader: dict[int, int] = {}
+        cells: dict[int, list] = {}
+        for i, node in enumerate(nodes):
+            for var in (*node.inputs, *node.outputs):
+                c = storage[var]
+                if id(c) not in roots:
+                    last_reader[id(c)], cells[id(c)] = i, c
+        kept = {id(c) for c in self._output_cells}
+        self._released: list[list[list]] = [[] for _ in nodes]
+        for key, i in last_reader.items():
+            if key not in kept:
+                self._released[i].append(cells[key])
+        self._intermediate_cells = list(cells.values())
+
+    def __call__(self, *values: Any) -> list[Any]:
+        """The outputs' values at ``values``, one per input (converted as
+        ``pytensor.function`` converts its arguments: ``type.filter``, no downcast)."""
+        if len(values) != len(self.inputs):
+            raise TypeError(f"expected {len(self.inputs)} values, got {len(values)}")
+        for var, c, value in zip(self.inputs, self._input_cells, values, strict=True):
+            c[0] = var.type.filter(value, strict=False, allow_downcast=None)
+        try:
+            for thunk, released in zip(self._thunks, self._released, strict=True):
+                thunk()
+                for c in released:
+                    c[0] = None
+            return [c[0] for c in self._output_cells]
+        finally:
+            for c in self._intermediate_cells:
+                c[0] = None
+            for c in self._input_cells:
+                c[0] = None
+
+
+def evaluator(inputs: list[Any], outputs: list[Any]) -> Evaluator:
+    """An :class:`Evaluator` of ``outputs`` as functions of ``inputs``."""
+    return Evaluator(inputs, outputs)
 
 
 @contextlib.contextmanager
@@ -204,7 +358,7 @@ def initial_point(model: Any, initvals: dict | None = None, seed: int = 0) -> di
 
     PyMC compiles that function with ``FAST_COMPILE`` (its rewrites), 4-13 ms on the quick
     zoo's models (35-100 ms for the first in a process); here the same graph of PyMC's
-    (``make_initial_point_expression``) is evaluated in :func:`evaluating_mode`, 2-5 ms, with
+    (``make_initial_point_expression``) is evaluated by an :class:`Evaluator`, 2-5 ms, with
     its random generators seeded as PyMC seeds them. Any failure falls back to PyMC's function.
     """
     from pymc.initial_point import (
@@ -225,9 +379,9 @@ def initial_point(model: Any, initvals: dict | None = None, seed: int = 0) -> di
             default_strategy="support_point",
             return_transformed=True,
         )
-        with evaluating() as mode:
-            function = pytensor.function([], replace_rng_nodes(expressions), mode=mode)
-        reseed_rngs(find_rng_nodes(function.maker.fgraph.outputs), seed)
+        expressions = replace_rng_nodes(expressions)
+        function = evaluator([], expressions)
+        reseed_rngs(find_rng_nodes(expressions), seed)
         values = function()
         if len(values) != len(names):
             raise ValueError("one initial value per free variable expected")

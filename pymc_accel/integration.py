@@ -19,7 +19,7 @@ from pymc_accel.errors import (
     PluginError,
     PymcAccelError,
 )
-from pymc_accel.graph_building import evaluating, initial_point, quietly
+from pymc_accel.graph_building import evaluator, initial_point, quietly
 from pymc_accel.measure import DEFAULT_BUDGET_SECONDS
 from pymc_accel.precision import as_backends_rewrite
 from pymc_accel.registry import BUILTIN_PLUGIN_NAME, get_registry
@@ -51,10 +51,9 @@ def check_initial_point(model: pm.Model, initvals: dict | None = None) -> None:
 
     Each variable's log density, with PyTensor's stabilizing rewrites applied as every backend
     applies them, is evaluated at the initial point op by op in Python (no numba or JAX
-    compilation, no compile at all: :func:`pymc_accel.graph_building.evaluating`), so the
+    compilation, no compile at all: :class:`pymc_accel.graph_building.Evaluator`), so the
     check is cheap. Potentials are checked with the random variables.
     """
-    import pytensor
     from pymc.logprob.utils import ParameterValueError
 
     point = initial_point(model, initvals)
@@ -74,9 +73,7 @@ def check_initial_point(model: pm.Model, initvals: dict | None = None) -> None:
     logp_terms = as_backends_rewrite(model.logp(terms, sum=False))
     inputs = list(model.value_vars)
     try:
-        with evaluating() as mode:
-            function = pytensor.function(inputs, logp_terms, mode=mode, on_unused_input="ignore")
-        logps = function(*[point[v.name] for v in inputs])
+        logps = evaluator(inputs, logp_terms)(*[point[v.name] for v in inputs])
     except ParameterValueError as exc:  # a distribution's parameter invalid at the start
         raise NonFiniteInitialPointError(
             f"The model's log density is not defined at the initial point: a parameter check "

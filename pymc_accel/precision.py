@@ -5,11 +5,11 @@ constant and data container in float32, so each operation computes and rounds in
 float32 backend would. The log density and gradient the profile built are checked as written;
 where float32 fails there, the log density is rewritten with the stabilizing rewrites every
 backend applies, differentiated, and checked again. Both graphs are evaluated as built, op by
-op in Python
-(:func:`~pymc_accel.graph_building.evaluating`: no JIT or C compilation and no further
-rewrites), at the initial point and at a few points jittered as PyMC jitters chain starts
-(uniform(-1, 1) on the unconstrained scale). float32 is safe when every float32 value is
-finite where float64's is, and the errors are within the tolerances:
+op in Python (:class:`~pymc_accel.graph_building.Evaluator`: no JIT or C compilation, no
+PyTensor function built and no further rewrites), at the initial point and at a few points
+jittered as PyMC jitters chain starts (uniform(-1, 1) on the unconstrained scale). float32 is
+safe when every float32 value is finite where float64's is, and the errors are within the
+tolerances:
 
 - log density: ``|logp32 - logp64| / max(|logp64|, 1)`` at most ``logp_rtol`` (default 1e-4);
 - gradient: ``||grad32 - grad64|| / max(||grad64||, 1)`` at most ``grad_rtol`` (default 1e-3).
@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from pymc_accel.graph_building import evaluating, initial_point, quietly
+from pymc_accel.graph_building import evaluator, initial_point, quietly
 
 if TYPE_CHECKING:
     from pymc_accel.profile import LogpGraph
@@ -197,8 +197,7 @@ def float32_graph(inputs: list[Any], outputs: list[Any]) -> tuple[list[Any], lis
     -------
     new_inputs, new_outputs : list of TensorVariable
         A graph of new nodes only (it shares root constants and non-float inputs with the
-        original), which the check compiles in place (:func:`_function_of_private_graph`): a
-        change that kept an original node here would let that compile rewrite the original.
+        original).
     """
     import pytensor
     import pytensor.tensor as pt
@@ -378,7 +377,7 @@ def check_float32(
             f64 = None
             if grads is None:
                 grads = pytensor.grad(logp, value_vars)
-            elif logp_graph is not None:  # compiled once for the scale spread and this check
+            elif logp_graph is not None:  # built once for the scale spread and this check
                 from pymc_accel.curvature import gradient_function
 
                 f64 = gradient_function(logp_graph)
@@ -405,15 +404,13 @@ def check_float32(
 def _evaluators(value_vars: list[Any], outputs: list[Any],
                 f64: Any = None) -> tuple[Any, Any]:
     """Functions of a point giving ``outputs`` (a log density and its gradient) as the log
-    density and one flat gradient, in float64 (``f64`` where it was compiled already) and,
-    rebuilt by :func:`float32_graph`, in float32 (the gradient as float64 values)."""
-    import pytensor
-
+    density and one flat gradient, in float64 (``f64`` where it was built already) and,
+    rebuilt by :func:`float32_graph`, in float32 (the gradient as float64 values); each an
+    :class:`~pymc_accel.graph_building.Evaluator`, which builds no PyTensor function."""
     ins32, outs32 = float32_graph(value_vars, outputs)
-    with evaluating() as mode:
-        if f64 is None:
-            f64 = pytensor.function(value_vars, outputs, mode=mode, on_unused_input="ignore")
-        f32 = _function_of_private_graph(ins32, outs32, mode)
+    if f64 is None:
+        f64 = evaluator(value_vars, outputs)
+    f32 = evaluator(ins32, outs32)
 
     def flat(values: list[Any]) -> Any:
         lp, *g = values
@@ -429,25 +426,6 @@ def _evaluators(value_vars: list[Any], outputs: list[Any],
                           for a in args]))
 
     return at64, at32
-
-
-def _function_of_private_graph(inputs: list[Any], outputs: list[Any], mode: Any) -> Any:
-    """``pytensor.function(inputs, outputs, mode=mode)`` for a graph no one else uses (the float32
-    copy :func:`float32_graph` just built), without the copy of it ``pytensor.function`` makes
-    first: a third of building the function (1.5-3.5 ms a check on the models of
-    ``bench/time_float32_function.py``). A graph that reads
-    shared variables (data containers not frozen) goes through ``pytensor.function``, which
-    gives them their storage."""
-    import pytensor
-    from pytensor.compile.io import In
-    from pytensor.compile.maker import FunctionMaker
-    from pytensor.compile.sharedvalue import SharedVariable
-    from pytensor.graph.traversal import graph_inputs
-
-    if any(isinstance(v, SharedVariable) for v in graph_inputs(outputs)):
-        return pytensor.function(inputs, outputs, mode=mode, on_unused_input="ignore")
-    return FunctionMaker([In(v) for v in inputs], outputs, mode=mode,
-                         on_unused_input="ignore").create()
 
 
 def _errors(lp32: Any, g32: Any, lp64: Any, g64: Any) -> tuple[float, float]:

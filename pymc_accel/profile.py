@@ -219,9 +219,9 @@ class LogpGraph:
     data_bytes: int | None = None
     #: a weak reference to the model it was built from (``None``: not recorded)
     source: Any = field(default=None, repr=False, compare=False)
-    #: ``[logp, *grads]`` compiled in the evaluating mode, once, by whichever evaluates them
-    #: first (:func:`pymc_accel.curvature.gradient_function`: the scale spread and the float32
-    #: check)
+    #: ``[logp, *grads]`` as an evaluator (:class:`pymc_accel.graph_building.Evaluator`), built
+    #: once, by whichever evaluates them first (:func:`pymc_accel.curvature.gradient_function`:
+    #: the scale spread and the float32 check)
     evaluate: Any = field(default=None, repr=False, compare=False)
 
     def built_from(self, model: Any) -> bool:

@@ -64,9 +64,8 @@ def test_more_variables_than_probes_share_them():
     assert spread.value == pytest.approx(100.0, rel=1e-3)
 
 
-def test_the_compiled_function_is_kept_for_the_float32_check(monkeypatch):
-    import pytensor
-
+def test_the_evaluator_is_kept_for_the_float32_check(monkeypatch):
+    from pymc_accel import graph_building
     from pymc_accel.models import eight_schools
     from pymc_accel.precision import check_float32
 
@@ -74,8 +73,13 @@ def test_the_compiled_function_is_kept_for_the_float32_check(monkeypatch):
     spread, graph = _spread(model)
     assert graph.evaluate is not None and spread.value > 1
     built = []
-    real = pytensor.function
-    monkeypatch.setattr(pytensor, "function", lambda *a, **k: built.append(1) or real(*a, **k))
+    real = graph_building.Evaluator.__init__
+
+    def counted(self, *args, **kwargs):
+        built.append(1)
+        real(self, *args, **kwargs)
+
+    monkeypatch.setattr(graph_building.Evaluator, "__init__", counted)
     assert check_float32(model, logp_graph=graph).safe
     with_kept = len(built)
     built.clear()

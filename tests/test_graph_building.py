@@ -1,4 +1,5 @@
-"""Tests of pymc_accel.graph_building: the evaluating mode's vectorized elementwise ops."""
+"""Tests of pymc_accel.graph_building: the evaluating mode's vectorized elementwise ops, the
+evaluator that computes what that mode computes without a function, and the initial point."""
 
 import numpy as np
 import pytensor
@@ -118,3 +119,71 @@ def test_initial_point_falls_back_to_pymcs_function(monkeypatch):
     monkeypatch.setattr(pymc.pytensorf, "replace_rng_nodes", broken)
     model = _many_starts()
     assert set(graph_building.initial_point(model)) == {v.name for v in model.value_vars}
+
+
+def test_evaluator_computes_what_the_evaluating_mode_computes_without_a_function(monkeypatch):
+    x, out, grad = _graph()
+    point = np.linspace(-50.0, 50.0, 101)
+    with evaluating() as mode:
+        want = pytensor.function([x], [out, grad], mode=mode)(point)
+    monkeypatch.setattr(pytensor, "function", lambda *a, **k: pytest.fail("a function built"))
+    f = graph_building.evaluator([x], [out, grad])
+    specs = {type(n.op.scalar_op).__name__: n.op.nfunc_spec for n in f.nodes
+             if isinstance(n.op, Elemwise)}
+    for name in ("Softplus", "Log1mexp", "Second"):  # NumPy functions, not per element
+        assert specs[name] is not None and specs[name][0].startswith("pymc_accel.graph_building")
+    for got, expected in zip(f(point), want, strict=True):
+        np.testing.assert_array_equal(got, expected)
+
+
+def test_evaluator_solves_a_batch_of_vectors_as_one_matrix_and_leaves_the_graph_alone():
+    from pytensor.tensor.blockwise import Blockwise
+
+    a, b = pt.matrix("a"), pt.matrix("b")
+    out = pt.linalg.solve(a, b, b_ndim=1).sum()  # b's rows: a batch of right-hand vectors
+    before = [(n.op, list(n.inputs)) for n in io_toposort([a, b], [out])]
+    f = graph_building.evaluator([a, b], [out])
+    solves = [n.op.core_op.b_ndim for n in f.nodes if isinstance(n.op, Blockwise)]
+    assert solves == [2]
+    assert [(n.op, list(n.inputs)) for n in io_toposort([a, b], [out])] == before
+    rng = np.random.default_rng(0)
+    av, bv = rng.normal(size=(4, 4)) + 4 * np.eye(4), rng.normal(size=(30, 4))
+    np.testing.assert_allclose(f(av, bv)[0], np.linalg.solve(av, bv.T).sum(), rtol=1e-12)
+
+
+def test_evaluator_releases_its_values_and_returns_fresh_arrays():
+    x = pt.vector("x")
+    y = pt.exp(x) * 2.0
+    f = graph_building.evaluator([x], [y, y.sum()])
+    first = f(np.zeros(3))
+    second = f(np.ones(3))
+    np.testing.assert_array_equal(first[0], np.full(3, 2.0))  # not overwritten by the second
+    np.testing.assert_allclose(second[0], np.full(3, 2.0 * np.e))
+    assert all(c[0] is None for c in f._intermediate_cells + f._input_cells)
+
+
+def test_evaluator_reads_shared_variables_and_converts_values_as_a_function_does():
+    x = pt.vector("x", dtype="float32")
+    scale = pytensor.shared(np.float32(2.0))
+    f = graph_building.evaluator([x], [x * scale])
+    np.testing.assert_array_equal(f([1.0, 2.0])[0], np.array([2.0, 4.0], dtype="float32"))
+    scale.set_value(np.float32(3.0))
+    assert f(np.ones(2, dtype="float32"))[0].tolist() == [3.0, 3.0]
+    with pytest.raises(TypeError):
+        f(np.ones(2))  # float64 into a float32 input: no silent downcast, as pytensor.function
+    with pytest.raises(TypeError):
+        f()
+
+
+def test_evaluator_runs_a_scan():
+    x = pt.vector("x")
+    steps = pytensor.scan(lambda xt, acc: acc * 0.5 + xt, sequences=[x],
+                          outputs_info=[pt.constant(0.0, dtype=x.dtype)], return_updates=False)
+    out = steps.sum()
+    grad = pytensor.grad(out, x)
+    value = np.linspace(-1.0, 1.0, 7)
+    with evaluating() as mode:
+        want = pytensor.function([x], [out, grad], mode=mode)(value)
+    got = graph_building.evaluator([x], [out, grad])(value)
+    for g, w in zip(got, want, strict=True):
+        np.testing.assert_allclose(g, w, rtol=1e-14)
