@@ -254,21 +254,25 @@ class Evaluator:
         from pytensor.graph.traversal import io_toposort
 
         self.inputs = list(inputs)
+        # a value's cell, and whether it is computed (the compute map lazy ops such as IfElse
+        # read); a replaced node's outputs share both with their replacement's
         storage: dict[Any, list] = {v: [None] for v in self.inputs}
+        computed: dict[Any, list] = {v: [True] for v in self.inputs}
         roots: set[int] = {id(storage[v]) for v in self.inputs}
 
         def cell(var: Any) -> list:
             if var not in storage:
                 if isinstance(var, Constant):
                     storage[var] = [var.data]
-                    roots.add(id(storage[var]))
                 elif isinstance(var, SharedVariable):
                     storage[var] = var.container.storage
-                    roots.add(id(storage[var]))
                 elif var.owner is None:
                     raise ValueError(f"{var} is a root of the outputs but not among the inputs")
                 else:
-                    storage[var] = [None]
+                    storage[var], computed[var] = [None], [False]
+                    return storage[var]
+                computed[var] = [True]
+                roots.add(id(storage[var]))
             return storage[var]
 
         nodes = []
@@ -279,20 +283,16 @@ class Evaluator:
                 continue
             for old, new in zip(node.outputs, replacement, strict=True):
                 storage[new] = cell(old)
+                computed[new] = computed[old]
             nodes.extend(io_toposort(node.inputs, replacement))
         self.nodes = nodes
 
-        compute_map: dict[Any, list] = {}
         thunks = []
         with pytensor.config.change_flags(cxx=""):  # as in evaluating(): a Scan's step too
             for node in nodes:
-                for var in node.inputs:
+                for var in (*node.inputs, *node.outputs):
                     cell(var)
-                    compute_map.setdefault(var, [var.owner is None])
-                for var in node.outputs:
-                    cell(var)
-                    compute_map[var] = [False]
-                thunk = node.op.make_thunk(node, storage, compute_map, [], "py")
+                thunk = node.op.make_thunk(node, storage, computed, [], "py")
                 thunk.inputs = [storage[v] for v in node.inputs]
                 thunk.outputs = [storage[v] for v in node.outputs]
                 thunks.append(thunk)

@@ -187,3 +187,23 @@ def test_evaluator_runs_a_scan():
     got = graph_building.evaluator([x], [out, grad])(value)
     for g, w in zip(got, want, strict=True):
         np.testing.assert_allclose(g, w, rtol=1e-14)
+
+
+def test_evaluator_runs_a_lazy_ifelse_on_a_rewritten_nodes_output_and_an_op_from_graph():
+    """IfElse reads whether its inputs are computed; an input that a replacement computed
+    (the gradient's fills, ``second``, rewritten to NumPy's) must read as computed."""
+    from pytensor.compile.builders import OpFromGraph
+    from pytensor.conditional.op import ifelse
+
+    x, a = pt.vector("x"), pt.scalar("a")
+    branch = ifelse(pt.gt(a, 0), x.sum(), (x**2).sum())
+    doubled_exp = OpFromGraph([x], [pt.exp(x) * 2])
+    out = doubled_exp(x).sum() + branch
+    outputs = [out, *pytensor.grad(out, [x, a], disconnected_inputs="ignore")]
+    with evaluating() as mode:
+        function = pytensor.function([x, a], outputs, mode=mode)
+    f = graph_building.evaluator([x, a], outputs)
+    value = np.linspace(-1.0, 1.0, 5)
+    for condition in (1.0, -1.0, 1.0):
+        for got, want in zip(f(value, condition), function(value, condition), strict=True):
+            np.testing.assert_array_equal(got, want)
