@@ -220,9 +220,9 @@ class Evaluator:
     PyTensor function.
 
     Building that function copies the graph into a ``FunctionGraph``, runs the rewrite pass over
-    every node and links it: 15-85 ms a function on the quick zoo's and the new families'
+    every node and links it: 8-57 ms a function on fifteen zoo, held-out and dense models'
     gradients, where making the nodes' thunks alone, as PyTensor's ``PerformLinker`` makes them,
-    takes 2-15 ms (docs/benchmarks.md, "The checks' graphs evaluated without a function").
+    takes 3-24 ms (docs/benchmarks.md, "The checks' graphs evaluated without a function").
     The float32 check builds two such functions and the scale spread one, for a few
     evaluations each. Here the caller's graph is evaluated where it stands and left unchanged:
     each rewritten node's replacement is built beside it, its outputs written to the cells of

@@ -1518,3 +1518,17 @@ def test_blackjax_fixed_line_is_the_warm_short_runs_median_wall_ratio(monkeypatc
         "numpyro[cpu,float32,chain_method=parallel]",
         "blackjax_nuts[cpu,float32,chain_method=parallel]"}
     assert {(t, d) for _, t, d in calls} == {(10, 10)}
+
+
+def test_subnormal_count_finds_float32_underflow_and_nothing_where_there_is_none():
+    import numpy as np
+    import pymc as pm
+    import pytensor.tensor as pt
+
+    from count_float32_subnormals import subnormals
+
+    with pm.Model() as model:
+        x = pm.Normal("x", 95.0, 1.0)
+        pm.Potential("tail", pt.log(1.0 + pt.exp(-x)))  # exp(-95) is subnormal in float32
+    assert sum(subnormals(model, [{"x": np.array(95.0)}]).values()) > 0
+    assert subnormals(model, [{"x": np.array(5.0)}]) == {}
