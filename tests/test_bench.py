@@ -1131,12 +1131,16 @@ def test_gradient_devices_bench_times_one_device_and_two_in_its_own_process():
     env = dict(os.environ, JAX_PLATFORMS="cpu", PYMC_ACCEL_HISTORY="off")
     env.pop("XLA_FLAGS", None)
     done = subprocess.run([sys.executable, str(script), "--models", "glm_poisson", "--passes",
-                           "4", "--rounds", "1"], capture_output=True, text=True, env=env,
-                          timeout=300)
+                           "4", "--rounds", "1", "--precisions", "float64,float32"],
+                          capture_output=True, text=True, env=env, timeout=300)
     assert done.returncode == 0, done.stderr[-2000:]
-    (row,) = [line for line in done.stdout.splitlines() if line.startswith("| glm_poisson |")]
-    one, two, ratio = (float(cell) for cell in row.split("|")[2:5])
-    assert one > 0 and two > 0 and ratio == pytest.approx(two / one, rel=0.02, abs=0.01)
+    rows = [line for line in done.stdout.splitlines() if line.startswith("| glm_poisson |")]
+    assert [row.split("|")[2].strip() for row in rows] == ["float64", "float32"]
+    for row in rows:
+        one, two, ratio, modelled_one = (float(cell) for cell in row.split("|")[3:7])
+        assert one > 0 and two > 0 and ratio == pytest.approx(two / one, rel=0.02, abs=0.01)
+    modelled = [float(row.split("|")[6]) for row in rows]
+    assert modelled[1] < modelled[0]  # float32 priced as its own precision
 
 
 def test_xla_function_costs_are_read_at_the_largest_size(tmp_path):
