@@ -5,13 +5,16 @@ The gradient roofline charges plain arithmetic at the runtime's flop rate and tr
 functions in ``exp`` equivalents, both from the calibrated ``exp`` loop, and gathers and
 scatters by the bytes they move (``census``, ``costmodel._cpu_roofline``). Measured mode's
 timings left that 2-3x off on some models of this machine (docs/benchmarks.md, "The gradient
-roofline against measured mode's timings"). Here each op runs on ``--size`` float64 elements:
+roofline against measured mode's timings"). Here each op runs on ``--size`` elements of each of
+``--precisions`` (default float64):
 under XLA inside one jitted ``lax.fori_loop`` of ``--passes`` passes (no dispatch per pass,
 as NumPyro's sampler runs its gradient), and as a numba loop called ``--passes`` times; the
 best of ``--rounds`` rounds, per element. Each line also gives what one ``exp`` of the
 calibration costs (10 flops at ``cpu_flops``), to set the ops against.
 
     JAX_PLATFORMS=cpu python bench/fit_xla_ops.py --size 4000,20000 --out docs/results/fit-xla-ops-cpu.jsonl
+    JAX_PLATFORMS=cpu python bench/fit_xla_ops.py --size 2000,10000 --groups 100 \\
+        --precisions float64,float32 --ops gather,scatter_add,mul_add,exp --runtimes xla
 """
 
 from __future__ import annotations
@@ -28,16 +31,16 @@ OPS = ("mul_add", "exp", "log", "softplus", "gather", "scatter_add", "log1p", "s
        "divide")
 
 
-def _xla_runner(op: str, size: int, groups: int, passes: int):
+def _xla_runner(op: str, size: int, groups: int, passes: int, precision: str = "float64"):
     import jax
     import jax.numpy as jnp
 
-    jax.config.update("jax_enable_x64", True)
+    jax.config.update("jax_enable_x64", True)  # float32 arrays stay float32 (weak constants)
     rng = np.random.default_rng(0)
-    x = jnp.asarray(rng.random(size))
-    y = jnp.asarray(rng.random(size))
+    x = jnp.asarray(rng.random(size), dtype=precision)
+    y = jnp.asarray(rng.random(size), dtype=precision)
     idx = jnp.asarray(rng.integers(0, groups, size))
-    table = jnp.asarray(rng.random(groups))
+    table = jnp.asarray(rng.random(groups), dtype=precision)
 
     def body(_, carry):
         v = carry
@@ -52,7 +55,7 @@ def _xla_runner(op: str, size: int, groups: int, passes: int):
         elif op == "gather":
             out = v + table[idx]
         elif op == "scatter_add":  # the gradient of a gather
-            out = v + jnp.zeros(groups).at[idx].add(v)[0]
+            out = v + jnp.zeros(groups, dtype=precision).at[idx].add(v)[0]
         elif op == "log1p":
             out = jnp.log1p(v)
         elif op == "sigmoid":
@@ -66,13 +69,14 @@ def _xla_runner(op: str, size: int, groups: int, passes: int):
     return lambda: jax.block_until_ready(run(x))
 
 
-def _numba_runner(op: str, size: int, groups: int, passes: int):
+def _numba_runner(op: str, size: int, groups: int, passes: int, precision: str = "float64"):
     import numba
 
     rng = np.random.default_rng(0)
-    x, y = rng.random(size), rng.random(size)
+    x, y = rng.random(size).astype(precision), rng.random(size).astype(precision)
     idx = rng.integers(0, groups, size)
-    table, out, bins = rng.random(groups), np.empty(size), np.zeros(groups)
+    table = rng.random(groups).astype(precision)
+    out, bins = np.empty(size, dtype=precision), np.zeros(groups, dtype=precision)
 
     @numba.njit
     def kernel(x, y, idx, table, out, bins, kind):  # pragma: no cover - compiled by numba
@@ -125,9 +129,12 @@ def best_seconds(run, rounds: int) -> float:
     return best
 
 
-def time_op(runtime: str, op: str, size: int, groups: int, passes: int, rounds: int) -> float:
-    """Best seconds per element of ``op`` over ``rounds`` rounds of ``passes`` passes."""
-    run = (_xla_runner if runtime == "xla" else _numba_runner)(op, size, groups, passes)
+def time_op(runtime: str, op: str, size: int, groups: int, passes: int, rounds: int,
+            precision: str = "float64") -> float:
+    """Best seconds per element of ``op`` over ``rounds`` rounds of ``passes`` passes, on
+    arrays of ``precision``."""
+    runner = _xla_runner if runtime == "xla" else _numba_runner
+    run = runner(op, size, groups, passes, precision)
     return best_seconds(run, rounds) / passes / size
 
 
@@ -154,17 +161,23 @@ def main(argv=None) -> None:
     p.add_argument("--passes", type=int, default=500)
     p.add_argument("--rounds", type=int, default=5)
     p.add_argument("--out", default=None, help="also write the lines here")
+    p.add_argument("--precisions", default="float64")
+    p.add_argument("--ops", default=",".join(OPS))
+    p.add_argument("--runtimes", default="xla,numba")
     args = p.parse_args(argv)
     from pymc_accel.machine import machine_figures
 
     exp_ns = 10.0 / machine_figures().cpu_flops["float64"] * 1e9
     lines = []
     for size in map(int, args.size.split(",")):
-        for op in OPS:
-            for runtime in ("xla", "numba"):
-                ns = time_op(runtime, op, size, args.groups, args.passes, args.rounds) * 1e9
-                fields = {"op": op, "runtime": runtime, "size": size, "groups": args.groups}
-                lines.append(timed_line(fields, ns, exp_ns))
+        for op in args.ops.split(","):
+            for runtime in args.runtimes.split(","):
+                for precision in args.precisions.split(","):
+                    ns = time_op(runtime, op, size, args.groups, args.passes, args.rounds,
+                                 precision) * 1e9
+                    fields = {"op": op, "runtime": runtime, "size": size, "groups": args.groups,
+                              "precision": precision}
+                    lines.append(timed_line(fields, ns, exp_ns))
     write_lines(args.out, lines)
 
 

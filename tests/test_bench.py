@@ -1107,8 +1107,18 @@ def test_single_ops_are_timed_per_element_under_xla_and_numba():
 
     for runtime in ("xla", "numba"):
         for op in ("exp", "scatter_add"):
-            seconds = ops.time_op(runtime, op, size=256, groups=8, passes=4, rounds=1)
-            assert 0 < seconds < 1e-5
+            for precision in ("float64", "float32"):
+                seconds = ops.time_op(runtime, op, size=256, groups=8, passes=4, rounds=1,
+                                      precision=precision)
+                assert 0 < seconds < 1e-5
+
+
+def test_single_ops_run_on_arrays_of_the_precision_asked():
+    import fit_xla_ops as ops
+
+    for precision in ("float64", "float32"):
+        run = ops._xla_runner("scatter_add", 64, 4, 2, precision)
+        assert str(run().dtype) == precision
 
 
 def test_xla_functions_are_timed_as_pytensor_jaxifies_them_in_both_precisions(tmp_path):
