@@ -50,14 +50,14 @@ def subnormals(model, points: list[dict]) -> dict[str, int]:
     gradient evaluated at ``points`` (unconstrained values by value variable name)."""
     import numpy as np
 
-    from pymc_accel.graph_building import evaluator
+    from pymc_accel.graph_building import Evaluator
     from pymc_accel.precision import float32_graph
     from pymc_accel.profile import profile_and_logp
 
     _, graph = profile_and_logp(model)
     value_vars = list(graph.value_vars)
     ins32, outs32 = float32_graph(value_vars, [graph.logp, *graph.grads])
-    f = evaluator(ins32, outs32)
+    f = Evaluator(ins32, outs32)
     tiny = np.finfo(np.float32).tiny
     counts: dict[str, int] = {}
 

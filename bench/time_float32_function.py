@@ -64,7 +64,7 @@ def main(argv=None) -> None:
     import numpy as np
     import zoo
 
-    from pymc_accel.graph_building import evaluator, initial_point, quietly
+    from pymc_accel.graph_building import Evaluator, initial_point, quietly
     from pymc_accel.precision import _points, float32_graph
     from pymc_accel.profile import profile_and_logp
 
@@ -78,7 +78,7 @@ def main(argv=None) -> None:
         gc.collect()
         start = time.perf_counter()
         if way == "evaluator":
-            f = evaluator(inputs, outputs)
+            f = Evaluator(inputs, outputs)
         else:
             f = _function(inputs, outputs, copy=precision == "float64")
         return f, time.perf_counter() - start

@@ -96,7 +96,7 @@ def check_parts(model, as_compiled: bool, as_written_first: bool = True) -> dict
     import pytensor
 
     from pymc_accel import precision
-    from pymc_accel.graph_building import evaluator, quietly
+    from pymc_accel.graph_building import Evaluator, quietly
     from pymc_accel.profile import profile_and_logp
 
     graph = profile_and_logp(model)[1]
@@ -111,8 +111,8 @@ def check_parts(model, as_compiled: bool, as_written_first: bool = True) -> dict
         t = [time.perf_counter()]
         ins32, outs32 = precision.float32_graph(value_vars, outputs)
         t.append(time.perf_counter())
-        f64 = evaluator(value_vars, outputs)  # as the check
-        f32 = evaluator(ins32, outs32)
+        f64 = Evaluator(value_vars, outputs)  # as the check
+        f32 = Evaluator(ins32, outs32)
         t.append(time.perf_counter())
         points = precision._points(model, 3, None, 0)
         t.append(time.perf_counter())

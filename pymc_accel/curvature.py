@@ -79,10 +79,10 @@ def gradient_function(logp_graph: LogpGraph) -> Any:
     """The function of the value variables' values giving ``[logp, *gradients]`` as
     the profile built them (a :class:`~pymc_accel.graph_building.Evaluator`), built once per
     graph and kept on it (the float32 check's first stage evaluates the same function)."""
-    from pymc_accel.graph_building import evaluator
+    from pymc_accel.graph_building import Evaluator
 
     if logp_graph.evaluate is None:
-        logp_graph.evaluate = evaluator(list(logp_graph.value_vars),
+        logp_graph.evaluate = Evaluator(list(logp_graph.value_vars),
                                         [logp_graph.logp, *logp_graph.grads])
     return logp_graph.evaluate
 

@@ -334,11 +334,6 @@ class Evaluator:
                 c[0] = None
 
 
-def evaluator(inputs: list[Any], outputs: list[Any]) -> Evaluator:
-    """An :class:`Evaluator` of ``outputs`` as functions of ``inputs``."""
-    return Evaluator(inputs, outputs)
-
-
 @contextlib.contextmanager
 def evaluating() -> Iterator[Any]:
     """:func:`evaluating_mode`, with PyTensor's C compiler off while functions are built in it.
@@ -380,7 +375,7 @@ def initial_point(model: Any, initvals: dict | None = None, seed: int = 0) -> di
             return_transformed=True,
         )
         expressions = replace_rng_nodes(expressions)
-        function = evaluator([], expressions)
+        function = Evaluator([], expressions)
         reseed_rngs(find_rng_nodes(expressions), seed)
         values = function()
         if len(values) != len(names):

@@ -19,7 +19,7 @@ from pymc_accel.errors import (
     PluginError,
     PymcAccelError,
 )
-from pymc_accel.graph_building import evaluator, initial_point, quietly
+from pymc_accel.graph_building import Evaluator, initial_point, quietly
 from pymc_accel.measure import DEFAULT_BUDGET_SECONDS
 from pymc_accel.precision import as_backends_rewrite
 from pymc_accel.registry import BUILTIN_PLUGIN_NAME, get_registry
@@ -73,7 +73,7 @@ def check_initial_point(model: pm.Model, initvals: dict | None = None) -> None:
     logp_terms = as_backends_rewrite(model.logp(terms, sum=False))
     inputs = list(model.value_vars)
     try:
-        logps = evaluator(inputs, logp_terms)(*[point[v.name] for v in inputs])
+        logps = Evaluator(inputs, logp_terms)(*[point[v.name] for v in inputs])
     except ParameterValueError as exc:  # a distribution's parameter invalid at the start
         raise NonFiniteInitialPointError(
             f"The model's log density is not defined at the initial point: a parameter check "

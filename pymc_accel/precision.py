@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from pymc_accel.graph_building import evaluator, initial_point, quietly
+from pymc_accel.graph_building import Evaluator, initial_point, quietly
 
 if TYPE_CHECKING:
     from pymc_accel.profile import LogpGraph
@@ -409,8 +409,8 @@ def _evaluators(value_vars: list[Any], outputs: list[Any],
     :class:`~pymc_accel.graph_building.Evaluator`, which builds no PyTensor function."""
     ins32, outs32 = float32_graph(value_vars, outputs)
     if f64 is None:
-        f64 = evaluator(value_vars, outputs)
-    f32 = evaluator(ins32, outs32)
+        f64 = Evaluator(value_vars, outputs)
+    f32 = Evaluator(ins32, outs32)
 
     def flat(values: list[Any]) -> Any:
         lp, *g = values

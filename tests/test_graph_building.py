@@ -127,7 +127,7 @@ def test_evaluator_computes_what_the_evaluating_mode_computes_without_a_function
     with evaluating() as mode:
         want = pytensor.function([x], [out, grad], mode=mode)(point)
     monkeypatch.setattr(pytensor, "function", lambda *a, **k: pytest.fail("a function built"))
-    f = graph_building.evaluator([x], [out, grad])
+    f = graph_building.Evaluator([x], [out, grad])
     specs = {type(n.op.scalar_op).__name__: n.op.nfunc_spec for n in f.nodes
              if isinstance(n.op, Elemwise)}
     for name in ("Softplus", "Log1mexp", "Second"):  # NumPy functions, not per element
@@ -142,7 +142,7 @@ def test_evaluator_solves_a_batch_of_vectors_as_one_matrix_and_leaves_the_graph_
     a, b = pt.matrix("a"), pt.matrix("b")
     out = pt.linalg.solve(a, b, b_ndim=1).sum()  # b's rows: a batch of right-hand vectors
     before = [(n.op, list(n.inputs)) for n in io_toposort([a, b], [out])]
-    f = graph_building.evaluator([a, b], [out])
+    f = graph_building.Evaluator([a, b], [out])
     solves = [n.op.core_op.b_ndim for n in f.nodes if isinstance(n.op, Blockwise)]
     assert solves == [2]
     assert [(n.op, list(n.inputs)) for n in io_toposort([a, b], [out])] == before
@@ -154,7 +154,7 @@ def test_evaluator_solves_a_batch_of_vectors_as_one_matrix_and_leaves_the_graph_
 def test_evaluator_releases_its_values_and_returns_fresh_arrays():
     x = pt.vector("x")
     y = pt.exp(x) * 2.0
-    f = graph_building.evaluator([x], [y, y.sum()])
+    f = graph_building.Evaluator([x], [y, y.sum()])
     first = f(np.zeros(3))
     second = f(np.ones(3))
     np.testing.assert_array_equal(first[0], np.full(3, 2.0))  # not overwritten by the second
@@ -165,7 +165,7 @@ def test_evaluator_releases_its_values_and_returns_fresh_arrays():
 def test_evaluator_reads_shared_variables_and_converts_values_as_a_function_does():
     x = pt.vector("x", dtype="float32")
     scale = pytensor.shared(np.float32(2.0))
-    f = graph_building.evaluator([x], [x * scale])
+    f = graph_building.Evaluator([x], [x * scale])
     np.testing.assert_array_equal(f([1.0, 2.0])[0], np.array([2.0, 4.0], dtype="float32"))
     scale.set_value(np.float32(3.0))
     assert f(np.ones(2, dtype="float32"))[0].tolist() == [3.0, 3.0]
@@ -184,7 +184,7 @@ def test_evaluator_runs_a_scan():
     value = np.linspace(-1.0, 1.0, 7)
     with evaluating() as mode:
         want = pytensor.function([x], [out, grad], mode=mode)(value)
-    got = graph_building.evaluator([x], [out, grad])(value)
+    got = graph_building.Evaluator([x], [out, grad])(value)
     for g, w in zip(got, want, strict=True):
         np.testing.assert_allclose(g, w, rtol=1e-14)
 
@@ -202,7 +202,7 @@ def test_evaluator_runs_a_lazy_ifelse_on_a_rewritten_nodes_output_and_an_op_from
     outputs = [out, *pytensor.grad(out, [x, a], disconnected_inputs="ignore")]
     with evaluating() as mode:
         function = pytensor.function([x, a], outputs, mode=mode)
-    f = graph_building.evaluator([x, a], outputs)
+    f = graph_building.Evaluator([x, a], outputs)
     value = np.linspace(-1.0, 1.0, 5)
     for condition in (1.0, -1.0, 1.0):
         for got, want in zip(f(value, condition), function(value, condition), strict=True):
