@@ -1546,3 +1546,12 @@ def test_subnormal_count_finds_float32_underflow_and_nothing_where_there_is_none
         pm.Potential("tail", pt.log(1.0 + pt.exp(-x)))  # exp(-95) is subnormal in float32
     assert sum(subnormals(model, [{"x": np.array(95.0)}]).values()) > 0
     assert subnormals(model, [{"x": np.array(5.0)}]) == {}
+
+
+def test_gradient_fusions_are_read_back_from_a_profiler_trace():
+    import trace_gradient_fusions as trace
+
+    for precision in ("float64", "float32"):
+        thunks = trace.trace_model(zoo.named()["glm_poisson"](), precision, calls=3, rounds=2)
+        assert thunks and all(us > 0 for us in thunks.values())
+        assert not any(name.startswith(trace._NOT_THUNKS) for name in thunks)
