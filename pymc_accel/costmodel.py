@@ -246,10 +246,10 @@ JAX_CPU = Runtime("jax-cpu", 0.6, 1.0, 5e-6, 1e-9, 2.0, 0.008, threaded=True,
 # (docs/results/fit-numpyro-leapfrog-cpu-2026-11-29-dense.jsonl; docs/benchmarks.md, "One
 # BLAS thread a chain for the JAX samplers"). The LKJ models' small solves (3 x 3 to
 # 10 x 10) are memory-bound here and priced by their bytes: their leapfrogs took 1.1-3.5x the
-# modelled, the rest of the gap a price per LAPACK call that one family cannot fit. Fixed cost:
-# the fastest 10 + 10
-# run less its leapfrogs fits 1.93 s + 5.0 ms per kernel on 2026-11-24's machine and 2.18 s +
-# 6.4 ms on 2026-11-23's (2.1 to 4.8 s on the zoo); 2.0 s + 5.5 ms is between them. With
+# modelled, the rest of the gap a price per LAPACK call that one family cannot fit.
+# Fixed cost: the fastest 10 + 10 run less its leapfrogs fits 1.93 s + 5.0 ms per kernel on
+# 2026-11-24's machine and 2.18 s + 6.4 ms on 2026-11-23's (2.1 to 4.8 s on the zoo); 2.0 s +
+# 5.5 ms is between them. With
 # these, NumPyro's estimates came to 1.15x to 1.46x its warm wall times over the recorded
 # regret runs (geometric means) where JAX_CPU gave 1.6x to 2.5x (bench/replay_regret.py).
 # XLA keeps the fused loop's elementwise intermediates in registers (streams_elementwise): on
