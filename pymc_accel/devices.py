@@ -8,6 +8,8 @@ import sys
 from dataclasses import dataclass, field
 from importlib.util import find_spec
 
+from pymc_accel import xla_tuning
+
 
 @dataclass(frozen=True)
 class Gpu:
@@ -195,6 +197,7 @@ def discover(*, refresh: bool = False) -> Devices:
     note = "JAX is not installed" if not jax_installed else ""
     if jax_installed:
         ask_for_host_devices()  # for whenever JAX starts, here or in a backend
+        xla_tuning.keep_reductions_out_of_ynnpack()
         note = _no_accelerator_reason()
         if not note:
             gpus, note = _jax_gpus()

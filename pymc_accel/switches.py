@@ -1,6 +1,6 @@
 """pymc-accel's on/off environment switches (``PYMC_ACCEL_HISTORY``, ``PYMC_ACCEL_PROFILE_CACHE``,
-``PYMC_ACCEL_FIRST_USE``, ``PYMC_ACCEL_TRY_RUNNER_UP``, ``PYMC_ACCEL_JAX_CACHE``), read the same
-way everywhere."""
+``PYMC_ACCEL_FIRST_USE``, ``PYMC_ACCEL_TRY_RUNNER_UP``, ``PYMC_ACCEL_JAX_CACHE``,
+``PYMC_ACCEL_XLA_TUNING``), read the same way everywhere."""
 
 from __future__ import annotations
 
