@@ -845,7 +845,8 @@ def _rows_table(rows, chosen) -> list[str]:
 def markdown(results) -> str:
     """The results as a Markdown section (summary table, then one table per model)."""
     out = [f"Command: `{results['command']}`; machine: {results['machine']}; "
-           f"{results['tune']} tune + {results['draws']} draws × {results['chains']} chains, "
+           + (f"XLA_FLAGS `{results['xla_flags']}`; " if results.get("xla_flags") else "")
+           + f"{results['tune']} tune + {results['draws']} draws × {results['chains']} chains, "
            f"{results['repeats']} runs per candidate"
            + (f" (seeds {results['seed']} to {results['seed'] + results['repeats'] - 1}, the same "
               "for every candidate)" if "seed" in results else "") + "; "
@@ -984,6 +985,8 @@ def main(argv=None):
         "command": "python bench/bench_regret.py " + " ".join(argv if argv is not None else sys.argv[1:]),
         "machine": f"{platform.machine()}, {cpu_cores()} cores, {discover().summary()}, "
                    f"Python {platform.python_version()}",
+        # as JAX started with them: pymc-accel's own (xla_tuning) or the user's
+        "xla_flags": os.environ.get("XLA_FLAGS", ""),
         "versions": {p: version(p) for p in ("pymc", "pytensor", "nutpie", "numpyro", "jax", "numba")},
         "compile_dir": compile_dir, "draws": args.draws, "tune": args.tune, "chains": args.chains,
         "repeats": args.repeats, "seed": args.seed, "candidates": args.candidates, "models": [],

@@ -90,6 +90,8 @@ def main(argv=None) -> list[dict]:
     flags = os.environ.get("XLA_FLAGS", "")
     if "xla_force_host_platform_device_count" not in flags:
         os.environ["XLA_FLAGS"] = f"{flags} --xla_force_host_platform_device_count=2".strip()
+    import pymc_accel  # noqa: F401  before JAX starts: the XLA flags its users' runs get
+
     import jax
 
     jax.config.update("jax_enable_x64", True)
