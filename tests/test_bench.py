@@ -1555,3 +1555,24 @@ def test_gradient_fusions_are_read_back_from_a_profiler_trace():
         thunks = trace.trace_model(zoo.named()["glm_poisson"](), precision, calls=3, rounds=2)
         assert thunks and all(us > 0 for us in thunks.values())
         assert not any(name.startswith(trace._NOT_THUNKS) for name in thunks)
+
+
+def test_xla_tuning_bench_times_each_setting_in_processes_of_its_own(tmp_path):
+    """bench/compare_xla_tuning.py: the tuned processes start JAX with pymc-accel's flag and
+    the default ones without it, and each (model, precision) gets both settings' medians."""
+    import compare_xla_tuning
+
+    from pymc_accel import xla_tuning
+
+    if not xla_tuning.flag_parsed_by(xla_tuning.jaxlib_release()):
+        pytest.skip("this jaxlib is not one checked to parse the flag")
+    result = compare_xla_tuning.main(["--models", "eight_schools", "--precisions", "float64",
+                                      "--rounds", "1", "--passes", "5", "--what", "gradient",
+                                      "--markdown", str(tmp_path / "t.md")])
+    assert xla_tuning.YNN_REDUCE_OFF in result["tuned_flags"].split()
+    assert "ynn" not in result["default_flags"]
+    assert {(r["model"], r["measure"]) for r in result["rows"]} == {
+        ("eight_schools", "one_device"), ("eight_schools", "two_devices")}
+    for row in result["rows"]:
+        assert row["tuned"] > 0 and row["default"] > 0
+    assert "| eight_schools | float64 | two_devices |" in (tmp_path / "t.md").read_text()
