@@ -75,5 +75,9 @@ def keep_reductions_out_of_ynnpack() -> bool:
         return False
     if not flag_parsed_by(jaxlib_release()):
         return False
-    os.environ["XLA_FLAGS"] = f"{flags} {YNN_REDUCE_OFF}".strip()
+    # first, not last: pymc.sampling.jax, on import, deletes from XLA_FLAGS the host device
+    # count and everything after it up to the last space, and puts a count of 100 first. A
+    # count left last (no space after it) survives, and XLA takes the last count it reads;
+    # a flag after it would have made JAX start with 100 CPU devices.
+    os.environ["XLA_FLAGS"] = f"{YNN_REDUCE_OFF} {flags}".strip()
     return True

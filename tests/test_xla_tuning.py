@@ -24,7 +24,7 @@ def test_the_flag_is_added_once(monkeypatch, checked_jaxlib):
     monkeypatch.setenv("XLA_FLAGS", "--xla_force_host_platform_device_count=4")
     assert keep_reductions_out_of_ynnpack()
     assert keep_reductions_out_of_ynnpack()
-    assert os.environ["XLA_FLAGS"] == f"--xla_force_host_platform_device_count=4 {YNN_REDUCE_OFF}"
+    assert os.environ["XLA_FLAGS"] == f"{YNN_REDUCE_OFF} --xla_force_host_platform_device_count=4"
 
 
 def test_the_users_own_setting_is_kept(monkeypatch, checked_jaxlib):
@@ -104,3 +104,20 @@ def test_a_program_compiled_after_import_keeps_its_reductions_out_of_ynnpack():
         assert plain["ynn"]
     # the sums' order may differ, so the last bits may: speed only, not the values
     assert tuned["grad"] == pytest.approx(plain["grad"], rel=1e-12)
+
+
+def test_pymc_importing_its_jax_module_afterwards_keeps_the_device_count():
+    """pymc.sampling.jax, on import, deletes the host device count and whatever follows it up
+    to the last space, and puts a count of 100 first: a flag added after pymc-accel's count
+    made JAX start with 100 CPU devices, and the flag must not move the count from last."""
+    code = ("import os, pymc_accel, pymc.sampling.jax, jax; "
+            "from pymc_accel.devices import _host_devices_to_ask; "
+            "print(len(jax.devices('cpu')), _host_devices_to_ask(), os.environ['XLA_FLAGS'])")
+    for setting in ("on", "off"):
+        env = {k: v for k, v in os.environ.items() if k != "XLA_FLAGS"}
+        env.update(JAX_PLATFORMS="cpu", **{xla_tuning.SWITCH: setting})
+        out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
+                             text=True, check=True).stdout.split()
+        assert out[0] == out[1], out
+        if setting == "on" and xla_tuning.flag_parsed_by(xla_tuning.jaxlib_release()):
+            assert YNN_REDUCE_OFF in out[2:]
