@@ -96,9 +96,10 @@ def jax_cpu_devices() -> int:
             except RuntimeError:  # JAX_PLATFORMS without cpu
                 return 1
     flags = os.environ.get("XLA_FLAGS", "")
-    match = re.search(r"--xla_force_host_platform_device_count=(\d+)", flags)
+    # XLA takes the last count it reads: pymc.sampling.jax puts its 100 first, before ours
+    counts = re.findall(r"--xla_force_host_platform_device_count=(\d+)", flags)
     # without the flag, whatever starts JAX asks for it first: discover() or pymc.sampling.jax
-    return max(1, int(match.group(1))) if match else _host_devices_to_ask()
+    return max(1, int(counts[-1])) if counts else _host_devices_to_ask()
 
 
 def host_devices_fix(chains: int) -> str:

@@ -109,3 +109,13 @@ def test_a_module_registered_lazily_counts_as_installed_without_being_imported()
 def test_module_installed_answers_for_modules_not_imported_yet():
     assert devices.module_installed("json")
     assert not devices.module_installed("no_such_module_pymc_accel_test")
+
+
+def test_jax_cpu_devices_reads_the_count_xla_takes_after_pymc_put_its_own_first():
+    """pymc.sampling.jax puts a count of 100 first in XLA_FLAGS on import; XLA takes the last
+    count, pymc-accel's, and so must the estimate made before JAX starts."""
+    code = ("import pymc_accel, pymc.sampling.jax; from pymc_accel.devices import "
+            "jax_cpu_devices; before = jax_cpu_devices(); import jax; "
+            "print(before, len(jax.devices('cpu')))")
+    before, started = _jax_cpu_devices_in_fresh_process(code, None)
+    assert before == started
