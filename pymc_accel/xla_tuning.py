@@ -3,8 +3,9 @@
 From jaxlib 0.10.2 XLA hands a CPU reduction (a sum over an axis) to the YNNPACK library as a
 fusion of its own. On the row sums of regression gradients that library took 4-5 ns an
 element, where XLA's own loops take 1-2: seed_mid's gradient ran 1.8-2.1x faster with the
-reductions left to XLA, ordinal_9's 1.4x, and NumPyro's leapfrog on them 1.3-2.0x, with no
-model slower in its sampler (docs/benchmarks.md, "XLA's YNNPACK reductions left to XLA").
+reductions left to XLA, ordinal_9's 1.4x, and NumPyro's leapfrog 1.45-1.75x and 1.2-1.3x, with
+no model's leapfrog slower beyond its timing's spread (docs/benchmarks.md, "XLA's YNNPACK
+reductions left to XLA").
 XLA's flag ``--xla_cpu_experimental_ynn_fusion_type`` lists the op kinds handed to YNNPACK;
 ``-reduce`` takes reductions off that list.
 
