@@ -29,9 +29,9 @@ SWITCH = "PYMC_ACCEL_XLA_TUNING"
 YNN_FUSION_FLAG = "--xla_cpu_experimental_ynn_fusion_type"
 #: What pymc-accel asks: reductions left to XLA's own loops.
 YNN_REDUCE_OFF = f"{YNN_FUSION_FLAG}=-reduce"
-#: jaxlib releases whose XLA parses the flag: from 0.8.1 (0.8.0's binary does not name it; the
-#: wheels of 0.8.1, 0.8.2, 0.9.0, 0.10.0, 0.10.2, 0.11.0, 0.11.2 and 0.12.0.1 were checked to
-#: start with it) up to the newest checked. A later jaxlib may have dropped an experimental
+#: jaxlib releases whose XLA parses the flag: from 0.8.1 (0.7.2 and 0.8.0 end the process on
+#: it) up to the newest checked (bench/check_ynn_flag_releases.py, which started JAX with it on
+#: 0.8.1, 0.10.0, 0.10.2, 0.11.2 and 0.12.0.1). A later jaxlib may have dropped an experimental
 #: flag, and XLA would end the process, so it gets XLA's defaults until checked.
 CHECKED_JAXLIB = ((0, 8, 1), (0, 13))
 
