@@ -54,11 +54,11 @@ def test_a_jaxlib_not_checked_to_parse_the_flag_gets_none(monkeypatch, release):
 
 @pytest.mark.parametrize("text, release", [
     ("0.12.0.1", (0, 12, 0, 1)), ("0.11.2", (0, 11, 2)), ("0.13.0rc1", (0, 13, 0)),
-    ("0.8.1.dev20251101", (0, 8, 1))])
+    ("0.8.1.dev20251101", (0, 8, 1)), ("absent", None)])
 def test_the_jaxlib_release_is_read_from_its_version(monkeypatch, text, release):
-    monkeypatch.setattr(xla_tuning, "version", lambda name: text)
+    monkeypatch.setattr("pymc_accel.machine.library_versions", lambda names: {"jaxlib": text})
     assert xla_tuning.jaxlib_release() == release
-    assert xla_tuning.flag_parsed_by(release) == (release < (0, 13))
+    assert xla_tuning.flag_parsed_by(release) == (release is not None and release < (0, 13))
 
 
 def test_device_discovery_sets_it_too(monkeypatch, checked_jaxlib):
