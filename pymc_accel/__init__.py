@@ -49,15 +49,13 @@ from pymc_accel.registry import Registry, build_registry, get_registry
 from pymc_accel.report import SelectionReport
 from pymc_accel.sampler_options import sampler_options
 from pymc_accel.selection import select
-from pymc_accel import xla_tuning as _xla_tuning
 
 # Before anything starts JAX, ask XLA for a CPU device per core (pymc.sampling.jax asks on its
 # import too): JAX reads the count once, when it starts, and NumPyro's chains on the CPU run
-# side by side only with a device each.
-_devices.ask_for_host_devices()
-# and to leave CPU reductions to XLA's own loops, not YNNPACK's (1.4-2.1x faster gradients on
-# regressions' row sums): xla_tuning says which jaxlib releases take the flag
-_xla_tuning.keep_reductions_out_of_ynnpack()
+# side by side only with a device each. And to leave CPU reductions to XLA's own loops, not
+# YNNPACK's (1.4-2.1x faster gradients on regressions' row sums): xla_tuning says which jaxlib
+# releases take the flag.
+_devices.prepare_xla_flags()
 
 __all__ = [
     "Backend", "BackendUnavailableError", "Candidate", "DeviceOutOfMemoryError",

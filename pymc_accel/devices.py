@@ -120,6 +120,15 @@ def ask_for_host_devices() -> None:
         os.environ["XLA_FLAGS"] = f"{flags} {count}".strip()
 
 
+def prepare_xla_flags() -> None:
+    """Set pymc-accel's ``XLA_FLAGS`` for whenever JAX starts: a CPU device per core
+    (:func:`ask_for_host_devices`) and CPU reductions left to XLA's own loops
+    (:func:`pymc_accel.xla_tuning.keep_reductions_out_of_ynnpack`). Called when pymc_accel is
+    imported and at device discovery."""
+    ask_for_host_devices()
+    xla_tuning.keep_reductions_out_of_ynnpack()
+
+
 def _jax_gpus() -> tuple[tuple[Gpu, ...], str]:
     ask_for_host_devices()
     import jax
@@ -197,8 +206,7 @@ def discover(*, refresh: bool = False) -> Devices:
     gpus: tuple[Gpu, ...] = ()
     note = "JAX is not installed" if not jax_installed else ""
     if jax_installed:
-        ask_for_host_devices()  # for whenever JAX starts, here or in a backend
-        xla_tuning.keep_reductions_out_of_ynnpack()
+        prepare_xla_flags()  # for whenever JAX starts, here or in a backend
         note = _no_accelerator_reason()
         if not note:
             gpus, note = _jax_gpus()
