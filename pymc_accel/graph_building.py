@@ -14,6 +14,7 @@ import gc
 from collections.abc import Iterator
 from typing import Any
 
+import numpy as np
 import pytensor
 
 
@@ -229,6 +230,9 @@ class Evaluator:
     the node's own, and no node is rewired. PyTensor offers no way to evaluate a graph without
     a ``FunctionGraph``, so this is written here.
 
+    An elementwise node with one NumPy function of its inputs is computed by a thunk of this
+    module's (:func:`_elemwise_thunk`), every other node by its op's own Python thunk.
+
     Intermediate values are released as soon as their last reader has run, and every value at
     the end of a call, as PyTensor's Python linker does with garbage collection on (a check of
     a million-row model holds no more than a function would). An output that is an input or a
@@ -292,7 +296,8 @@ class Evaluator:
             for node in nodes:
                 for var in (*node.inputs, *node.outputs):
                     cell(var)
-                thunk = node.op.make_thunk(node, storage, computed, [], "py")
+                thunk = (_elemwise_thunk(node, storage, computed)
+                         or node.op.make_thunk(node, storage, computed, [], "py"))
                 thunk.inputs = [storage[v] for v in node.inputs]
                 thunk.outputs = [storage[v] for v in node.outputs]
                 thunks.append(thunk)
@@ -322,16 +327,61 @@ class Evaluator:
         for var, c, value in zip(self.inputs, self._input_cells, values, strict=True):
             c[0] = var.type.filter(value, strict=False, allow_downcast=None)
         try:
-            for thunk, released in zip(self._thunks, self._released, strict=True):
-                thunk()
-                for c in released:
-                    c[0] = None
+            with np.errstate(all="ignore"):  # as Elemwise.perform evaluates, once for all nodes
+                for thunk, released in zip(self._thunks, self._released, strict=True):
+                    thunk()
+                    for c in released:
+                        c[0] = None
             return [c[0] for c in self._output_cells]
         finally:
             for c in self._intermediate_cells:
                 c[0] = None
             for c in self._input_cells:
                 c[0] = None
+
+
+def _elemwise_thunk(node: Any, storage: dict[Any, list], computed: dict[Any, list]) -> Any:
+    """A thunk computing an elementwise ``node`` that has one NumPy function of all its
+    inputs (``nfunc_spec``) and one output as ``Elemwise.perform`` computes it: the function
+    on the inputs' arrays, the result as an array of the output's dtype that owns its data.
+    Its runtime broadcast check is made only where an input's static shape leaves a length
+    open (otherwise the types guarantee it), and NumPy's floating-point warnings are off
+    around the whole evaluation (:meth:`Evaluator.__call__`) rather than around each node.
+
+    ``perform``, called through the thunk ``make_thunk`` builds, spends most of a small
+    node's time on those checks and wrappers: the float32 check's eight evaluations of
+    seed_small took about half as long without them (docs/benchmarks.md, "The checks'
+    elementwise nodes evaluated without PyTensor's wrappers"). ``None`` for any other node
+    (PyTensor's own thunk)."""
+    import numpy as np
+    from pytensor.tensor.elemwise import Elemwise
+
+    op = node.op
+    spec = getattr(op, "nfunc_spec", None)
+    if (not isinstance(op, Elemwise) or spec is None or op.inplace_pattern
+            or len(node.outputs) != 1 or spec[1] != len(node.inputs) or spec[2] != 1
+            or len(node.inputs) + 1 > 32 or hasattr(node.tag, "sig")):
+        return None
+    op.prepare_node(node, None, None, "py")  # imports the function, as make_thunk does
+    function = op.nfunc
+    if function is None:
+        return None
+    ins = [storage[v] for v in node.inputs]
+    out, done = storage[node.outputs[0]], computed[node.outputs[0]]
+    dtype = np.dtype(node.outputs[0].type.dtype)
+    check = Elemwise._check_runtime_broadcast
+    open_lengths = any(length is None for v in node.inputs for length in v.type.shape)
+
+    def thunk():
+        args = [c[0] for c in ins]
+        if open_lengths:
+            check(node, args)
+        value = np.asarray(function(*args), dtype=dtype)
+        out[0] = value if value.flags.owndata else value.copy()
+        done[0] = True
+
+    thunk.lazy = False
+    return thunk
 
 
 @contextlib.contextmanager

@@ -136,6 +136,45 @@ def test_evaluator_computes_what_the_evaluating_mode_computes_without_a_function
         np.testing.assert_array_equal(got, expected)
 
 
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+def test_evaluator_computes_a_models_log_density_and_gradient_as_pytensors_perform(dtype):
+    """Elementwise nodes with one NumPy function run through the evaluator's own thunk, not
+    ``Elemwise.perform``: the values, dtypes and errors must be those of PyTensor's Python
+    linker without rewrites, in both precisions (the float32 check's two graphs)."""
+    import pymc as pm
+
+    from pymc_accel.precision import float32_graph
+
+    with pm.Model() as model:
+        a = pm.Normal("a", 0.0, 1.0, shape=4)
+        s = pm.HalfNormal("s", 2.0)
+        x = np.linspace(-3.0, 3.0, 40).reshape(10, 4)
+        pm.Bernoulli("y", logit_p=(x * a).sum(axis=1), observed=np.arange(10) % 2)
+        pm.StudentT("z", nu=4.0, mu=a[:, None] * x.T, sigma=s, observed=x.T ** 2)
+    logp = model.logp()
+    ins, outs = list(model.value_vars), [logp, *pytensor.grad(logp, model.value_vars)]
+    if dtype == "float32":
+        ins, outs = float32_graph(ins, outs)
+    values = [np.linspace(-0.5, 0.7, 4).astype(dtype), np.asarray(0.3, dtype=dtype)]
+    want = pytensor.function(ins, outs, mode=Mode(linker="py", optimizer=None))(*values)
+    f = graph_building.Evaluator(ins, outs)
+    assert sum(not hasattr(t, "perform") for t in f._thunks) > 10  # its own thunks ran
+    for got, expected in zip(f(*values), want, strict=True):
+        assert got.dtype == expected.dtype
+        np.testing.assert_array_equal(got, expected)
+
+
+def test_evaluator_refuses_runtime_broadcasting_as_pytensor_does():
+    x, y = pt.vector("x"), pt.vector("y")  # lengths left open
+    f = graph_building.Evaluator([x, y], [pt.exp(x) + y])
+    np.testing.assert_allclose(f(np.zeros(3), np.ones(3))[0], np.full(3, 2.0))
+    with pytest.raises(ValueError, match="Runtime broadcasting not allowed"):
+        f(np.zeros(1), np.ones(3))
+    with pytest.raises(ValueError, match="Runtime broadcasting not allowed"):
+        pytensor.function([x, y], pt.exp(x) + y, mode=Mode(linker="py", optimizer=None))(
+            np.zeros(1), np.ones(3))
+
+
 def test_evaluator_solves_a_batch_of_vectors_as_one_matrix_and_leaves_the_graph_alone():
     from pytensor.tensor.blockwise import Blockwise
 

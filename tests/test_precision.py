@@ -37,6 +37,31 @@ def test_float32_graph_computes_in_float32():
     assert {o.dtype for o in outs} == {"float32"}
 
 
+def test_float32_graph_types_each_node_as_make_node_would():
+    """Elementwise nodes are rebuilt with their output types worked out once per scalar op and
+    dtypes, and shared: every node must still carry the types its op's ``make_node`` gives on
+    its float32 inputs (a model with data broadcast against a vector, integer data and a cast)."""
+    from pytensor.graph.traversal import io_toposort
+    from pytensor.tensor.elemwise import Elemwise
+
+    with pm.Model(coords={"g": range(3)}) as model:
+        mu = pm.Normal("mu", 0.0, 1.0, dims="g")
+        sigma = pm.HalfNormal("sigma", 1.0)
+        idx = np.array([0, 1, 2, 1, 0, 2])
+        counts = np.array([3, 0, 4, 1, 2, 5])
+        pm.Normal("y", mu[idx] + counts.astype("float64"), sigma,
+                  observed=np.linspace(-1.0, 1.0, 6))
+        pm.Poisson("k", pm.math.exp(mu[idx] * 0.1), observed=counts)
+    logp = model.logp()
+    ins, outs = float32_graph(list(model.value_vars),
+                              [logp, *pytensor.grad(logp, model.value_vars)])
+    nodes = io_toposort(ins, outs)
+    assert sum(isinstance(n.op, Elemwise) for n in nodes) > 20
+    for node in nodes:
+        expected = node.op.make_node(*node.inputs).outputs
+        assert [o.type for o in node.outputs] == [o.type for o in expected], node
+
+
 def test_float32_is_safe_on_eight_schools():
     check = check_float32(eight_schools())
     assert check.safe and not check.problem
