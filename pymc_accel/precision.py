@@ -208,8 +208,7 @@ def float32_graph(inputs: list[Any], outputs: list[Any]) -> tuple[list[Any], lis
     from pytensor.tensor.sharedvar import TensorSharedVariable
 
     mapping: dict[Any, Any] = {}
-    out_dtypes: dict[tuple, list[str]] = {}  # (scalar op, input dtypes) -> output dtypes
-    types: dict[tuple, Any] = {}  # (dtype, static shape) -> TensorType
+    rebuild = _Rebuilder()
     new_inputs = []
     for var in inputs:
         new = var
@@ -241,8 +240,7 @@ def float32_graph(inputs: list[Any], outputs: list[Any]) -> tuple[list[Any], lis
             op = Elemwise(Cast(pytensor.scalar.float32, name="cast_float32"))
         new_ins = [converted(v) for v in node.inputs]
         try:
-            rebuilt = (_elemwise_rebuilt(op, node, new_ins, out_dtypes, types)
-                       if isinstance(op, Elemwise) else None) or op.make_node(*new_ins)
+            rebuilt = rebuild(op, node, new_ins) or op.make_node(*new_ins)
             if len(rebuilt.outputs) != len(node.outputs):
                 raise TypeError("output count changed")
             outs = rebuilt.outputs
@@ -260,36 +258,66 @@ def float32_graph(inputs: list[Any], outputs: list[Any]) -> tuple[list[Any], lis
     return new_inputs, [mapping.get(o, converted(o)) for o in outputs]
 
 
-def _elemwise_rebuilt(op: Any, node: Any, new_ins: list[Any],
-                      out_dtypes: dict[tuple, list[str]], types: dict[tuple, Any]) -> Any:
-    """``op`` applied to ``new_ins`` as ``op.make_node`` would apply it, for an elementwise
-    ``node`` whose inputs changed dtype only (their static shapes as ``node``'s): its outputs
-    keep ``node``'s static shapes, and their dtypes are the scalar op's on the new dtypes.
-    ``Elemwise.make_node`` works both out for every node, and builds a new ``TensorType`` for
-    each output. Here the dtypes are worked out once per scalar op and input dtypes
-    (``out_dtypes``) and a type is made once per dtype and shape (``types``): about a third
-    less time for :func:`float32_graph` on seed_small (docs/benchmarks.md, "The checks'
-    elementwise nodes evaluated without PyTensor's wrappers"). ``None`` where a node is not
-    that simple (``make_node`` then)."""
-    from pytensor.graph.basic import Apply
-    from pytensor.tensor.type import TensorType
+class _Rebuilder:
+    """Nodes rebuilt on inputs that changed dtype only (their static shapes as the original
+    node's), as their op's ``make_node`` would build them, for the two kinds of node whose
+    ``make_node`` works out what the original node already says:
 
-    if op.inplace_pattern or any(
-        getattr(new.type, "shape", None) != old.type.shape
-        for new, old in zip(new_ins, node.inputs, strict=True)
-    ):
-        return None
-    key = (op.scalar_op, tuple(v.type.dtype for v in new_ins))
-    dtypes = out_dtypes.get(key)
-    if dtypes is None:
-        dtypes = out_dtypes[key] = [o.type.dtype for o in op.make_scalar_node(*new_ins).outputs]
-    outputs = []
-    for dtype, old in zip(dtypes, node.outputs, strict=True):
-        tensor_type = types.get((dtype, old.type.shape))
+    - ``Elemwise``: its output dtypes are the scalar op's on the new dtypes, worked out once per
+      scalar op and input dtypes; ``make_node`` works them out, and builds a new
+      ``TensorType``, for every node.
+    - ``Alloc``: its output has the value's dtype and the original's static shape;
+      ``make_node`` infers that shape by constant-folding the shape's graph (a ``FunctionGraph``
+      and rewrites on each call): a gradient's fills, and most of the rest of the copy's time
+      on the GP's gradient.
+
+    The outputs keep the original node's static shapes, and a type is made once per dtype and
+    shape. The copy takes about a third less time on seed_small and gp_100
+    (docs/benchmarks.md, "The checks' elementwise nodes evaluated without PyTensor's
+    wrappers").
+    """
+
+    def __init__(self) -> None:
+        from pytensor.tensor.basic import Alloc
+        from pytensor.tensor.elemwise import Elemwise
+
+        self._alloc, self._elemwise = Alloc, Elemwise
+        self.out_dtypes: dict[tuple, list[str]] = {}  # (scalar op, input dtypes) -> dtypes
+        self.types: dict[tuple, Any] = {}  # (dtype, static shape) -> TensorType
+
+    def __call__(self, op: Any, node: Any, new_ins: list[Any]) -> Any:
+        """``op`` applied to ``new_ins`` for ``node``, or ``None`` where the node is not one of
+        the two kinds or an input's static shape changed (``make_node`` then)."""
+        from pytensor.graph.basic import Apply
+
+        elementwise = isinstance(op, self._elemwise) and not op.inplace_pattern
+        if not (elementwise or type(op) is self._alloc) or any(
+            getattr(new.type, "shape", None) != old.type.shape
+            for new, old in zip(new_ins, node.inputs, strict=True)
+        ):
+            return None
+        if elementwise:
+            key = (op.scalar_op, tuple(v.type.dtype for v in new_ins))
+            dtypes = self.out_dtypes.get(key)
+            if dtypes is None:
+                dtypes = [o.type.dtype for o in op.make_scalar_node(*new_ins).outputs]
+                self.out_dtypes[key] = dtypes
+        elif all(new.type == old.type for new, old
+                 in zip(new_ins[1:], node.inputs[1:], strict=True)):  # the shape, unchanged
+            dtypes = [new_ins[0].type.dtype]
+        else:
+            return None
+        return Apply(op, list(new_ins), [self._type(dtype, old.type.shape)()
+                                         for dtype, old in zip(dtypes, node.outputs,
+                                                               strict=True)])
+
+    def _type(self, dtype: str, shape: tuple) -> Any:
+        from pytensor.tensor.type import TensorType
+
+        tensor_type = self.types.get((dtype, shape))
         if tensor_type is None:
-            tensor_type = types[(dtype, old.type.shape)] = TensorType(dtype, shape=old.type.shape)
-        outputs.append(tensor_type())
-    return Apply(op, list(new_ins), outputs)
+            tensor_type = self.types[(dtype, shape)] = TensorType(dtype, shape=shape)
+        return tensor_type
 
 
 def _points(model: Any, n_jittered: int, initvals: dict | None, seed: int,

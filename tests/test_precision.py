@@ -38,10 +38,12 @@ def test_float32_graph_computes_in_float32():
 
 
 def test_float32_graph_types_each_node_as_make_node_would():
-    """Elementwise nodes are rebuilt with their output types worked out once per scalar op and
-    dtypes, and shared: every node must still carry the types its op's ``make_node`` gives on
-    its float32 inputs (a model with data broadcast against a vector, integer data and a cast)."""
+    """Elementwise and ``Alloc`` nodes are rebuilt with their output types worked out once per
+    scalar op and dtypes, or kept from the original, and shared: every node must still carry
+    the types its op's ``make_node`` gives on its float32 inputs (a model with data broadcast
+    against a vector, integer data and a cast)."""
     from pytensor.graph.traversal import io_toposort
+    from pytensor.tensor.basic import Alloc
     from pytensor.tensor.elemwise import Elemwise
 
     with pm.Model(coords={"g": range(3)}) as model:
@@ -57,6 +59,7 @@ def test_float32_graph_types_each_node_as_make_node_would():
                               [logp, *pytensor.grad(logp, model.value_vars)])
     nodes = io_toposort(ins, outs)
     assert sum(isinstance(n.op, Elemwise) for n in nodes) > 20
+    assert any(isinstance(n.op, Alloc) for n in nodes)  # the gradient's, shape kept
     for node in nodes:
         expected = node.op.make_node(*node.inputs).outputs
         assert [o.type for o in node.outputs] == [o.type for o in expected], node
