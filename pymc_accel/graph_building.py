@@ -353,7 +353,6 @@ def _elemwise_thunk(node: Any, storage: dict[Any, list], computed: dict[Any, lis
     seed_small took about half as long without them (docs/benchmarks.md, "The checks'
     elementwise nodes evaluated without PyTensor's wrappers"). ``None`` for any other node
     (PyTensor's own thunk)."""
-    import numpy as np
     from pytensor.tensor.elemwise import Elemwise
 
     op = node.op

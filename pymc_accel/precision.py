@@ -268,8 +268,7 @@ class _Rebuilder:
       ``TensorType``, for every node.
     - ``Alloc``: its output has the value's dtype and the original's static shape;
       ``make_node`` infers that shape by constant-folding the shape's graph (a ``FunctionGraph``
-      and rewrites on each call): a gradient's fills, and most of the rest of the copy's time
-      on the GP's gradient.
+      and rewrites on each call), a good part of the copy's time on the GP's gradient.
 
     The outputs keep the original node's static shapes, and a type is made once per dtype and
     shape. The copy takes about a third less time on seed_small and gp_100
