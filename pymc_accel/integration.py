@@ -26,6 +26,7 @@ from pymc_accel.registry import BUILTIN_PLUGIN_NAME, get_registry
 from pymc_accel.report import ATTRS_KEY, SelectionReport
 from pymc_accel.selection import (
     TRYING_RUNNER_UP,
+    refuse_float32_models_under_another_float_x,
     refuse_models_without_free_variables,
     run_length,
     select,
@@ -243,6 +244,9 @@ def sample(
     ------
     UnknownBackendError, BackendUnavailableError, DeviceUnavailableError,
     DiscreteVariablesError, NonFiniteInitialPointError, PluginError
+    UnsupportedArgumentError
+        An argument no sampler can run with; also a model built in float32 sampled while
+        ``pytensor.config.floatX`` is float64.
     pymc.exceptions.SamplingError
         The model has no free variables, as ``pm.sample`` raises.
     """
@@ -264,6 +268,7 @@ def sample(
         registry.get(nuts_sampler)  # raises UnknownBackendError listing the registered names
     model = pm.modelcontext(model)
     refuse_models_without_free_variables(model)
+    refuse_float32_models_under_another_float_x(model)
     request = _request(draws, kwargs)
     if request.pymc_kwargs.get("return_inferencedata", True) is False:
         raise ValueError(
@@ -648,6 +653,7 @@ def explain(model: pm.Model | None = None, **kwargs: Any) -> SelectionReport:
             "or explain a model file from the shell with `pymc-accel explain FILE`.")
     model = pm.modelcontext(model)
     refuse_models_without_free_variables(model)
+    refuse_float32_models_under_another_float_x(model)  # as sample() would raise
     if "nuts_sampler" in kwargs:  # pm.sample's name: explain what that call would choose
         kwargs.setdefault("backend", kwargs.pop("nuts_sampler"))
     chosen = {k: kwargs.pop(k) for k in _SELECT_ONLY if k in kwargs}

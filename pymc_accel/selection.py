@@ -281,6 +281,33 @@ def refuse_models_without_free_variables(model) -> None:
         )
 
 
+def refuse_float32_models_under_another_float_x(model) -> None:
+    """Raise :class:`~pymc_accel.errors.UnsupportedArgumentError` naming the fix for a model
+    whose free variables are float32 sampled while ``pytensor.config.floatX`` is not float32.
+
+    PyMC builds a sampler's start and its gradient function in floatX, so every backend
+    failed deep inside PyMC or PyTensor on such a model ("Invalid dtype for variable a. Can
+    not cast to float64", "Cannot convert Type Scalar(float64...) into Type Scalar(float32)"),
+    as ``pm.sample`` itself does: a model built under ``change_flags(floatX='float32')`` and
+    sampled after the ``with`` block.
+    """
+    import pytensor
+
+    dtypes = {v.dtype for v in getattr(model, "value_vars", ()) if v.dtype.startswith("float")}
+    float_x = pytensor.config.floatX
+    if dtypes == {"float32"} and float_x != "float32":
+        from pymc_accel.errors import UnsupportedArgumentError
+
+        raise UnsupportedArgumentError(
+            f"the model's free variables are float32 (it was built under "
+            f"pytensor.config.floatX='float32'), but floatX is {float_x!r} now, and PyMC builds "
+            "every sampler's start and gradient in floatX: sample inside "
+            "`with pytensor.config.change_flags(floatX='float32'):`, as the model was built, "
+            "or build the model in float64 (pymc-accel still runs it in float32 where that is "
+            "faster and accurate)."
+        )
+
+
 #: The least value of each run-length argument. ``draws=0`` is refused with the rest: PyMC's own
 #: NUTS raises "Not enough samples to build a trace" for it and NumPyro "num_samples must be a
 #: positive integer greater than thinning", where nutpie returns an empty posterior.

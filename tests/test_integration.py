@@ -484,6 +484,27 @@ def test_float64_on_a_model_built_in_float32_is_refused_with_the_fix(nuts_sample
     assert not any("pass precision='float64'" in r.reason for r in report.rows)
 
 
+@pytest.mark.parametrize("nuts_sampler", ["auto", "numpyro", "numba", "blackjax_nuts"])
+def test_a_model_built_in_float32_sampled_under_float64_is_refused_with_the_fix(nuts_sampler):
+    """Built under change_flags(floatX='float32') and sampled after the block: every backend
+    failed inside PyMC ("Invalid dtype for variable ... Can not cast to float64", "Cannot
+    convert Type Scalar(float64 ...) into Type Scalar(float32 ...)"), BlackJAX's as the
+    plugin's fault."""
+    import pytensor
+
+    from pymc_accel.errors import UnsupportedArgumentError
+
+    with pytensor.config.change_flags(floatX="float32"):
+        model = eight_schools()
+    fix = r"floatX is 'float64' now.*change_flags\(floatX='float32'\)"
+    with pytest.raises(UnsupportedArgumentError, match=fix):
+        pymc_accel.sample(model=model, nuts_sampler=nuts_sampler, **FAST)
+    with pytest.raises(UnsupportedArgumentError, match=fix):
+        pymc_accel.explain(model)
+    with pytensor.config.change_flags(floatX="float32"):  # sampled as built: runs
+        assert pymc_accel.explain(model).candidate.precision == "float32"
+
+
 def test_a_tried_runner_up_that_fails_falls_back_to_the_leader_and_is_not_tried_again(ledger):
     """The runner-up is the selector's choice, not the user's: its failure must not fail the
     user's run, nor the next one."""
