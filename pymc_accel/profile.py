@@ -13,6 +13,7 @@ import pytensor
 
 from pymc_accel.census import OpCensus, census_of
 from pymc_accel.graph_building import quietly
+from pymc_accel.jax_support import ops_without_jax
 
 _DISCRETE_PREFIXES = ("int", "uint", "bool")
 
@@ -54,6 +55,9 @@ class ModelProfile:
         whatever their data, and is stored without it).
     scale_spread_note : str
         What the spread was measured from.
+    ops_without_jax : list of str
+        Ops of the log density that PyTensor's JAX linker cannot convert
+        (:func:`pymc_accel.jax_support.ops_without_jax`): the JAX samplers cannot run it.
     """
 
     n_free: int
@@ -71,6 +75,7 @@ class ModelProfile:
     centred_hierarchies: list[str] = field(default_factory=list)
     scale_spread: float | None = None
     scale_spread_note: str = ""
+    ops_without_jax: list[str] = field(default_factory=list)
 
     @property
     def has_discrete(self) -> bool:
@@ -118,6 +123,8 @@ class ModelProfile:
             ),
             "sequential scans": _scans_line(c) if c.scans else "none",
             "centred hierarchies": ", ".join(self.centred_hierarchies) or "none",
+            **({"ops without JAX": ", ".join(self.ops_without_jax)}
+               if self.ops_without_jax else {}),
             **({"scale spread": self.scale_spread_note or f"{self.scale_spread:.3g}"}
                if self.scale_spread is not None else {}),
             # reused from an earlier profile, or shapes the census could not know
@@ -340,6 +347,10 @@ def profile_and_logp(model: pm.Model | None = None) -> tuple[ModelProfile, LogpG
         centred = centred_hierarchies(model)
     except Exception:  # an unusual distribution: no funnel found is the prior's answer
         centred = []
+    try:
+        without_jax = ops_without_jax([graph.logp])
+    except Exception:  # an unusual graph: the JAX linker's own error at the run, as before
+        without_jax = []
     profile = ModelProfile(
         n_free=n_free,
         free_vars=free_vars,
@@ -354,6 +365,7 @@ def profile_and_logp(model: pm.Model | None = None) -> tuple[ModelProfile, LogpG
         model_name=model.name or "",
         data_bytes=data_bytes,
         centred_hierarchies=centred,
+        ops_without_jax=without_jax,
     )
     return profile, graph
 

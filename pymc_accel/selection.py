@@ -30,6 +30,7 @@ from pymc_accel.errors import (
     PrecisionWarning,
     UnsupportedArgumentError,
 )
+from pymc_accel.jax_support import refusal_reason as jax_refusal_reason, still_without_jax
 from pymc_accel.machine import MachineFigures, machine_figures
 from pymc_accel.measure import DEFAULT_BUDGET_SECONDS, measure_candidates
 from pymc_accel.precision import PrecisionCheck, check_float32
@@ -502,6 +503,10 @@ def select(
     def digest() -> str:  # the data's values, asked for by the history only where they matter
         return data_digest(model) if model is not None else ""  # a profile alone: not known
 
+    @functools.cache
+    def without_jax() -> list[str]:  # a kept profile's ops may have had a conversion since
+        return still_without_jax(profile.ops_without_jax) if profile.ops_without_jax else []
+
     required = [a for a in arguments if a in REQUIRED]
     for c in candidates:
         dropped = [a for a in required if not takes_argument(registry.backends[c.backend], a, c)]
@@ -553,6 +558,9 @@ def select(
         c = fitted
         try:
             est = registry.backends[c.backend].estimate(c, profile, machine)
+            if "jax" in est.first_use and without_jax():
+                refusals.append(Refusal.of(c, jax_refusal_reason(without_jax())))
+                continue
             # start-up work at this machine's pace, then what an earlier run of the model observed
             est = at_start_up_pace(est, machine, c.device)
             est = history.apply(est, profile, c, run=(tune, draws, chains), data=digest,

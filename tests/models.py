@@ -5,6 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pymc as pm
 import pytensor.tensor as pt
+from pytensor.graph.basic import Apply
+from pytensor.graph.op import Op
 
 
 def discrete_model() -> pm.Model:
@@ -58,4 +60,28 @@ def float32_overflow_model() -> pm.Model:
     with pm.Model() as model:
         mu = pm.Normal("mu", 0.0, 1.0)
         pm.Normal("y", mu, 1.0, observed=np.array([1e30, -1e30]))
+    return model
+
+
+class BlackBoxLogLike(Op):
+    """A black-box likelihood, ``-0.5 * sum((mu - 1)**2)``, as users write one: a PyTensor op
+    with a Python ``perform``, a gradient (its ``pullback``) and no JAX conversion."""
+
+    def make_node(self, mu):
+        mu = pt.as_tensor_variable(mu)
+        return Apply(self, [mu], [pt.dscalar()])
+
+    def perform(self, node, inputs, outputs):
+        outputs[0][0] = np.asarray(-0.5 * np.sum((inputs[0] - 1.0) ** 2))
+
+    def pullback(self, inputs, outputs, cotangents):
+        return [cotangents[0] * (1.0 - inputs[0])]
+
+
+def blackbox_model() -> pm.Model:
+    """Three standard normals times the black-box likelihood: the posterior of each is
+    Normal(0.5, sqrt(0.5))."""
+    with pm.Model() as model:
+        mu = pm.Normal("mu", shape=3)
+        pm.Potential("loglike", BlackBoxLogLike()(mu))
     return model

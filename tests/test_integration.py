@@ -505,6 +505,29 @@ def test_a_model_built_in_float32_sampled_under_float64_is_refused_with_the_fix(
         assert pymc_accel.explain(model).candidate.precision == "float32"
 
 
+def test_a_black_box_op_without_jax_rules_out_the_jax_samplers_and_auto_samples_it():
+    """A PyTensor op of the user's with no JAX conversion: every JAX candidate failed at its run
+    ("No JAX conversion for the given `Op`"), and auto could choose one."""
+    from pymc_accel.errors import NoCandidateError
+    from tests.models import blackbox_model
+
+    model = blackbox_model()
+    report = pymc_accel.explain(model)
+    assert not report.candidate.backend.startswith(("numpyro", "deer_mala", "blackjax"))
+    jax_rows = [r for r in report.rows if r.backend in ("numpyro", "deer_mala")
+                and r.device == "cpu"]
+    assert jax_rows and all(r.status == "refused" and "no JAX conversion (BlackBoxLogLike)"
+                            in r.reason for r in jax_rows)
+    assert report.model_profile.ops_without_jax == ["tests.models.BlackBoxLogLike"]
+    with pytest.raises(NoCandidateError, match="no JAX conversion.*nuts_sampler='numba'"):
+        pymc_accel.sample(model=model, nuts_sampler="numpyro", **FAST)
+    idata = pymc_accel.sample(model=model, **{**FAST, "draws": 500})
+    mu = idata.posterior["mu"].values.reshape(-1, 3)
+    # the posterior is Normal(0.5, sqrt(0.5)) in each coordinate; 1000 draws, MC error < 0.06
+    np.testing.assert_allclose(mu.mean(axis=0), 0.5, atol=0.25)
+    np.testing.assert_allclose(mu.std(axis=0), np.sqrt(0.5), rtol=0.25)
+
+
 def test_a_tried_runner_up_that_fails_falls_back_to_the_leader_and_is_not_tried_again(ledger):
     """The runner-up is the selector's choice, not the user's: its failure must not fail the
     user's run, nor the next one."""

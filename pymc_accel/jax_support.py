@@ -1,0 +1,112 @@
+"""Whether a model's log density can run on JAX: the ops PyTensor has no JAX conversion for.
+
+A JAX backend (NumPyro, DEER-MALA, and the plugins that run on JAX) hands the log density to
+PyTensor's JAX linker, which converts each op with ``jax_funcify``. A model with an op of the
+user's own (a black-box likelihood written as a PyTensor ``Op`` with a Python ``perform``) has
+no conversion: every JAX candidate failed at its run with PyTensor's ``NotImplementedError``
+("No JAX conversion for the given `Op`"), the plugins' as the plugin's fault, and ``auto``
+could choose one. The numba backend runs such an op in numba's object mode, and nutpie and
+PyMC's NUTS sample the model.
+
+The ops of PyTensor, PyMC and pymc-accel are taken to convert (PyTensor's JAX linker covers
+those a PyMC log density holds); an op from any other module is looked up in ``jax_funcify``'s
+registry, which imports JAX, so only a model with such an op pays for it. Written by hand:
+PyTensor offers no check short of converting the graph.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Iterable, Iterator
+from typing import Any
+
+#: Modules whose ops are taken to have a JAX conversion.
+_CONVERTED_MODULES = ("pytensor.", "pymc.", "pymc_accel.")
+
+
+def _inner_ops(op: Any) -> Iterator[Any]:
+    """``op`` and the ops it computes with: an elementwise op's scalar op, a blockwise op's
+    core op, and the ops of an inner graph (a Scan's step, an ``OpFromGraph``, a fused
+    ``Composite``), recursively."""
+    yield op
+    for attribute in ("scalar_op", "core_op"):
+        inner = getattr(op, attribute, None)
+        if inner is not None:
+            yield from _inner_ops(inner)
+    fgraph = getattr(op, "fgraph", None)
+    for node in getattr(fgraph, "apply_nodes", ()):
+        yield from _inner_ops(node.op)
+
+
+def _qualified_name(cls: type) -> str:
+    return f"{cls.__module__}.{cls.__qualname__}"
+
+
+def _converts(cls: type) -> bool:
+    """Whether ``jax_funcify`` has a conversion for ops of class ``cls``: one registered for
+    it or a base class, and for a scalar op PyTensor's generic one only where the op names its
+    NumPy function (``nfunc_spec``), as that conversion needs."""
+    from pytensor.link.jax.dispatch import jax_funcify
+    from pytensor.scalar.basic import ScalarOp
+
+    found = jax_funcify.dispatch(cls)
+    if found is jax_funcify.dispatch(object):
+        return False
+    if issubclass(cls, ScalarOp) and found is jax_funcify.dispatch(ScalarOp):
+        return getattr(cls, "nfunc_spec", None) is not None
+    return True
+
+
+def ops_without_jax(outputs: Iterable[Any]) -> list[str]:
+    """The ops of the graph of ``outputs`` that PyTensor's JAX linker cannot convert.
+
+    Parameters
+    ----------
+    outputs : iterable of Variable
+        A model's log density (the graph a JAX backend jaxifies).
+
+    Returns
+    -------
+    list of str
+        Each such op's class as ``module.QualName``, sorted; empty when the graph converts.
+    """
+    from pytensor.graph.traversal import apply_ancestors
+
+    foreign: dict[str, type] = {}
+    seen: set[int] = set()
+    for node in apply_ancestors(list(outputs)):
+        if id(node.op) in seen:
+            continue
+        seen.add(id(node.op))
+        for op in _inner_ops(node.op):
+            cls = type(op)
+            if not cls.__module__.startswith(_CONVERTED_MODULES):
+                foreign[_qualified_name(cls)] = cls
+    return sorted(name for name, cls in foreign.items() if not _converts(cls))
+
+
+def still_without_jax(names: Iterable[str]) -> list[str]:
+    """Those of ``names`` (from :func:`ops_without_jax`, kept with a profile) that still have
+    no JAX conversion: one may have been registered since the profile was made. A class that
+    cannot be found is taken as still without one."""
+    left = []
+    for name in names:
+        module, _, qualname = name.rpartition(".")
+        try:
+            cls: Any = importlib.import_module(module)
+            for part in qualname.split("."):
+                cls = getattr(cls, part)
+            if _converts(cls):
+                continue
+        except Exception:  # a class defined in a function, or a module gone: not convertible
+            pass
+        left.append(name)
+    return left
+
+
+def refusal_reason(names: list[str]) -> str:
+    """The refusal of a JAX candidate for a log density with the ops ``names``."""
+    listed = ", ".join(name.rpartition(".")[2] for name in names)
+    return (f"the log density has op(s) with no JAX conversion ({listed}), which every JAX "
+            "sampler needs: register one with pytensor.link.jax.dispatch.jax_funcify.register, "
+            "or use nuts_sampler='numba' (it runs such ops in numba's object mode)")
