@@ -1,0 +1,362 @@
+"""A user's sweep: ``explain`` and ``sample`` on model kinds and ``pm.sample`` arguments the
+zoo does not hold, each in a new process, reporting what ran and what raised.
+
+Not a benchmark of speed: a check that what PyMC users write gets a result or a clear error
+(one of pymc-accel's, naming the fix), not a traceback from inside PyMC, PyTensor or JAX. Each
+case prints ``OK`` with the candidate that ran, or ``ERR`` with the exception and where it was
+raised; a case marked ``expect`` names the pymc-accel error it should raise.
+
+    JAX_PLATFORMS=cpu PYMC_ACCEL_HISTORY=off python bench/sweep_user_models.py [--cases a,b]
+"""
+
+from __future__ import annotations
+
+import argparse
+import subprocess
+import sys
+import time
+import traceback
+import warnings
+
+import numpy as np
+
+FAST = dict(draws=200, tune=200, chains=2, progressbar=False, random_seed=1)
+
+
+def _rng():
+    return np.random.default_rng(0)
+
+
+# ---- model kinds --------------------------------------------------------------------------
+
+def missing_observations(pm):
+    y = _rng().normal(size=50)
+    y[[3, 10, 20]] = np.nan
+    with pm.Model() as m:
+        pm.Normal("y", pm.Normal("mu"), pm.HalfNormal("s"), observed=y)
+    return m
+
+
+def normal_mixture(pm):
+    rng = _rng()
+    y = np.concatenate([rng.normal(-2, 1, 100), rng.normal(2, 1, 100)])
+    with pm.Model() as m:
+        w = pm.Dirichlet("w", np.ones(2))
+        mu = pm.Normal("mu", [-1, 1], 2, shape=2,
+                       transform=pm.distributions.transforms.ordered)
+        pm.NormalMixture("y", w, mu, sigma=1, observed=y)
+    return m
+
+
+def censored(pm):
+    y = np.clip(_rng().normal(1, 2, 100), -1, 3)
+    with pm.Model() as m:
+        dist = pm.Normal.dist(pm.Normal("mu"), pm.HalfNormal("s"))
+        pm.Censored("y", dist, lower=-1, upper=3, observed=y)
+    return m
+
+
+def truncated(pm):
+    y = _rng().normal(1, 2, 200)
+    with pm.Model() as m:
+        dist = pm.Normal.dist(pm.Normal("mu"), pm.HalfNormal("s"))
+        pm.Truncated("y", dist, lower=0, observed=y[y > 0])
+    return m
+
+
+def zero_sum_with_coords(pm):
+    rng = _rng()
+    with pm.Model(coords={"g": range(5), "obs": range(100)}) as m:
+        a = pm.ZeroSumNormal("a", dims="g")
+        index = pm.Data("index", rng.integers(0, 5, 100), dims="obs")
+        pm.Normal("y", a[index], 1, observed=rng.normal(size=100), dims="obs")
+    return m
+
+
+def random_walk(pm):
+    with pm.Model() as m:
+        x = pm.GaussianRandomWalk("x", sigma=pm.HalfNormal("s"),
+                                  init_dist=pm.Normal.dist(), steps=50)
+        pm.Normal("y", x, 0.5, observed=np.cumsum(_rng().normal(size=51)))
+    return m
+
+
+def autoregressive(pm):
+    with pm.Model() as m:
+        pm.AR("y", rho=[pm.Uniform("rho", -1, 1)], sigma=pm.HalfNormal("s"),
+              init_dist=pm.Normal.dist(), observed=_rng().normal(size=100))
+    return m
+
+
+def potential_and_deterministic(pm):
+    with pm.Model() as m:
+        a, b = pm.Normal("a"), pm.Normal("b")
+        pm.Potential("p", -0.5 * (a - b) ** 2)
+        pm.Deterministic("c", a + b)
+    return m
+
+
+def custom_dist(pm):
+    with pm.Model() as m:
+        pm.CustomDist("y", pm.Normal("mu"), logp=lambda value, mu: -0.5 * (value - mu) ** 2,
+                      observed=_rng().normal(size=20))
+    return m
+
+
+def lkj_mvnormal(pm):
+    with pm.Model() as m:
+        chol, _, _ = pm.LKJCholeskyCov("c", n=3, eta=2, sd_dist=pm.Exponential.dist(1))
+        pm.MvNormal("y", pm.Normal("mu", shape=3), chol=chol,
+                    observed=_rng().normal(size=(50, 3)))
+    return m
+
+
+def flat_prior(pm):
+    with pm.Model() as m:
+        pm.Normal("y", pm.Flat("a"), 1, observed=_rng().normal(size=10))
+    return m
+
+
+def discrete_free_variable(pm):
+    with pm.Model() as m:
+        pm.Normal("y", pm.Poisson("k", 3), 1, observed=[1.0, 2.0])
+    return m
+
+
+def binomial_regression(pm):
+    rng = _rng()
+    x = rng.normal(size=(300, 4))
+    with pm.Model() as m:
+        b = pm.Normal("b", shape=4)
+        pm.Binomial("y", 10, pm.math.invlogit(x @ b), observed=rng.integers(0, 10, 300))
+    return m
+
+
+def large_offset(pm):
+    rng = _rng()
+    with pm.Model() as m:
+        pm.Normal("y", pm.Normal("mu", 1e6, 10), 0.01,
+                  observed=1e6 + rng.normal(size=20) * 0.01)
+    return m
+
+
+def multinomial(pm):
+    with pm.Model() as m:
+        p = pm.Dirichlet("p", np.ones(4))
+        pm.Multinomial("y", 20, p,
+                       observed=_rng().multinomial(20, [0.1, 0.2, 0.3, 0.4], size=30))
+    return m
+
+
+def scan_recurrence(pm):
+    import pytensor
+    import pytensor.tensor as pt
+
+    y = _rng().normal(size=40)
+    with pm.Model() as m:
+        a = pm.Normal("a", 0, 0.5)
+        out = pytensor.scan(lambda x, prev, a: a * prev + x, sequences=[pt.as_tensor(y[:-1])],
+                            outputs_info=[pt.as_tensor(np.float64(0.0))], non_sequences=[a],
+                            return_updates=False)
+        pm.Normal("obs", out, 1, observed=y[1:])
+    return m
+
+
+def student_t_free_nu(pm):
+    with pm.Model() as m:
+        pm.StudentT("y", nu=pm.Gamma("nu", 2, 0.1), mu=pm.Normal("mu"), sigma=1,
+                    observed=_rng().standard_t(4, 100))
+    return m
+
+
+def zero_inflated(pm):
+    rng = _rng()
+    with pm.Model() as m:
+        pm.ZeroInflatedPoisson("y", pm.Beta("psi", 2, 2), pm.Exponential("mu", 1),
+                               observed=rng.poisson(2, 100) * rng.integers(0, 2, 100))
+    return m
+
+
+def black_box_op(pm):
+    """A likelihood written as a PyTensor op with a Python ``perform`` (no JAX conversion)."""
+    import pytensor.tensor as pt
+    from pytensor.graph.basic import Apply
+    from pytensor.graph.op import Op
+
+    class LogLike(Op):
+        def make_node(self, mu):
+            mu = pt.as_tensor_variable(mu)
+            return Apply(self, [mu], [pt.dscalar()])
+
+        def perform(self, node, inputs, outputs):
+            outputs[0][0] = np.asarray(-0.5 * np.sum((inputs[0] - 1.0) ** 2))
+
+        def pullback(self, inputs, outputs, cotangents):
+            return [cotangents[0] * (1.0 - inputs[0])]
+
+    with pm.Model() as m:
+        pm.Potential("loglike", LogLike()(pm.Normal("mu", shape=3)))
+    return m
+
+
+MODELS = [missing_observations, normal_mixture, censored, truncated, zero_sum_with_coords,
+          random_walk, autoregressive, potential_and_deterministic, custom_dist, lkj_mvnormal,
+          flat_prior, discrete_free_variable, binomial_regression, large_offset, multinomial,
+          scan_recurrence, student_t_free_nu, zero_inflated, black_box_op]
+
+
+# ---- arguments and situations -------------------------------------------------------------
+
+def _regression(pm, n=50):
+    rng = _rng()
+    with pm.Model(coords={"obs": range(n)}) as m:
+        x = pm.Data("x", rng.normal(size=n), dims="obs")
+        y = pm.Data("y_data", rng.normal(size=n), dims="obs")
+        mu = pm.Normal("a") + pm.Normal("b") * x
+        pm.Normal("y", mu, pm.HalfNormal("s"), observed=y, dims="obs", shape=x.shape)
+    return m
+
+
+def _sample(**kwargs):
+    import pymc_accel
+
+    return pymc_accel.sample(**{**FAST, **kwargs})
+
+
+def _case_set_data(pm):
+    with _regression(pm):
+        _sample()
+        rng = _rng()
+        pm.set_data({"x": rng.normal(size=80), "y_data": rng.normal(size=80)},
+                    coords={"obs": range(80)})
+        return _sample()
+
+
+def _case_seeded_twice(pm):
+    with _regression(pm):
+        first, second = _sample(random_seed=3), _sample(random_seed=3)
+    if not np.array_equal(first.posterior["a"].values, second.posterior["a"].values):
+        raise AssertionError("two runs with random_seed=3 differ")
+    return second
+
+
+def _case_enable(pm):
+    import pymc_accel
+
+    with pymc_accel.enable(), _regression(pm):
+        return pm.sample(nuts_sampler="auto", **FAST)
+
+
+def _case_float32_built_float64_sampled(pm):
+    import pytensor
+
+    with pytensor.config.change_flags(floatX="float32"):
+        with pm.Model() as m:
+            pm.Normal("y", pm.Normal("a"), 1, observed=_rng().normal(size=10).astype("float32"))
+    with m:
+        return _sample()
+
+
+def _case_metropolis(pm):
+    with _regression(pm):
+        return _sample(step=pm.Metropolis())
+
+
+def _with(**kwargs):
+    def case(pm):
+        with _regression(pm):
+            return _sample(**kwargs)
+    return case
+
+
+ARGUMENTS = {
+    "set_data then sample again": _case_set_data,
+    "random_seed twice": _case_seeded_twice,
+    "pm.sample under enable()": _case_enable,
+    "step=pm.Metropolis()": _case_metropolis,
+    "chains=1": _with(chains=1),
+    "chains=3": _with(chains=3),
+    "cores=1, chains=4": _with(cores=1, chains=4),
+    "random_seed=Generator": _with(random_seed=np.random.default_rng(2)),
+    "random_seed=[1, 2]": _with(random_seed=[1, 2]),
+    "initvals": _with(initvals={"a": 0.5, "s": 1.0}),
+    "nuts={'max_treedepth': 5}": _with(nuts={"max_treedepth": 5}),
+    "target_accept=0.95": _with(target_accept=0.95),
+    "init='advi'": _with(init="advi"),
+    "log_likelihood": _with(idata_kwargs={"log_likelihood": True}),
+    "var_names": _with(var_names=["a"]),
+    "discard_tuned_samples=False": _with(discard_tuned_samples=False),
+    "measure=True": _with(measure=True),
+    "nuts_sampler='deer_mala'": _with(nuts_sampler="deer_mala"),
+    "nuts_sampler='blackjax_mclmc'": _with(nuts_sampler="blackjax_mclmc"),
+    "nuts_sampler='nutpie_jax'": _with(nuts_sampler="nutpie_jax"),
+    # clear errors expected: (case, the pymc-accel error's name)
+    "expect UnsupportedArgumentError: float32 model under float64": (
+        _case_float32_built_float64_sampled, "UnsupportedArgumentError"),
+    "expect ValueError: return_inferencedata=False": (
+        _with(return_inferencedata=False), "ValueError"),
+    "expect UnknownBackendError: nuts_sampler='stan'": (
+        _with(nuts_sampler="stan"), "UnknownBackendError"),
+    "expect DeviceUnavailableError: device='gpu'": (_with(device="gpu"),
+                                                    "DeviceUnavailableError"),
+}
+
+
+def run_case(name: str) -> str:
+    """Run one case in this process; return its line."""
+    warnings.filterwarnings("ignore")
+    import pymc as pm
+
+    import pymc_accel
+
+    by_model = {f.__name__: f for f in MODELS}
+    expected = None
+    start = time.perf_counter()
+    try:
+        if name in by_model:
+            model = by_model[name](pm)
+            chosen = pymc_accel.explain(model).chosen
+            with model:
+                idata = _sample()
+            ran = idata.attrs.get("pymc_accel_candidate", chosen)
+        else:
+            case = ARGUMENTS[name]
+            if isinstance(case, tuple):
+                case, expected = case
+            idata = case(pm)
+            ran = idata.attrs.get("pymc_accel_candidate", "PyMC's own")
+        status = "ERR expected an error, got a result" if expected else "OK"
+        return f"{status:4s} {name}: {ran} ({time.perf_counter() - start:.1f} s)"
+    except Exception as exc:  # the point: report it, whatever it is
+        frame = traceback.extract_tb(exc.__traceback__)[-1]
+        where = frame.filename.split("site-packages/")[-1]
+        ours = type(exc).__module__.startswith("pymc_accel") or "pymc_accel" in where
+        status = "OK" if expected == type(exc).__name__ else "ERR"
+        return (f"{status:4s} {name}: {type(exc).__name__}{' (ours)' if ours else ''}: "
+                f"{str(exc).splitlines()[0][:160]} [raised at {where}:{frame.lineno}]")
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--cases", help="comma-separated case names (default: all)")
+    p.add_argument("--one", help=argparse.SUPPRESS)  # a worker: run this case, print its line
+    args = p.parse_args(argv)
+    if args.one:
+        print(run_case(args.one), flush=True)
+        return 0
+    names = (args.cases.split(",") if args.cases
+             else [f.__name__ for f in MODELS] + list(ARGUMENTS))
+    failed = 0
+    for name in names:
+        done = subprocess.run([sys.executable, __file__, "--one", name], capture_output=True,
+                              text=True, timeout=900)
+        lines = [ln for ln in done.stdout.splitlines() if ln.startswith(("OK", "ERR"))]
+        line = lines[-1] if lines else f"ERR  {name}: the worker died: {done.stderr[-300:]}"
+        failed += line.startswith("ERR")
+        print(line, flush=True)
+    print(f"{len(names) - failed} of {len(names)} cases as expected")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
