@@ -199,10 +199,42 @@ def black_box_op(pm):
     return m
 
 
+def black_box_op_without_gradient(pm):
+    """The same op without a gradient: ``pm.sample`` gives its variable slice sampling."""
+    import pytensor.tensor as pt
+    from pytensor.graph.basic import Apply
+    from pytensor.graph.op import Op
+
+    class LogLike(Op):
+        def make_node(self, mu):
+            mu = pt.as_tensor_variable(mu)
+            return Apply(self, [mu], [pt.dscalar()])
+
+        def perform(self, node, inputs, outputs):
+            outputs[0][0] = np.asarray(-0.5 * np.sum((inputs[0] - 1.0) ** 2))
+
+    with pm.Model() as m:
+        pm.Potential("loglike", LogLike()(pm.Normal("mu", shape=3)))
+    return m
+
+
+def simulator(pm):
+    """A simulator's parameter has no gradient; the other variable has one (a compound step)."""
+    def simulate(rng, a, size=None):
+        return rng.normal(a, 1.0, size=size)
+
+    rng = _rng()
+    with pm.Model() as m:
+        pm.Simulator("s", simulate, pm.Normal("a"), observed=rng.normal(size=20))
+        pm.Normal("y", pm.Normal("b"), 1.0, observed=rng.normal(2.0, 1.0, 30))
+    return m
+
+
 MODELS = [missing_observations, normal_mixture, censored, truncated, zero_sum_with_coords,
           random_walk, autoregressive, potential_and_deterministic, custom_dist, lkj_mvnormal,
           flat_prior, discrete_free_variable, binomial_regression, large_offset, multinomial,
-          scan_recurrence, student_t_free_nu, zero_inflated, black_box_op]
+          scan_recurrence, student_t_free_nu, zero_inflated, black_box_op,
+          black_box_op_without_gradient, simulator]
 
 
 # ---- arguments and situations -------------------------------------------------------------

@@ -302,6 +302,10 @@ class SampleRequest:
     #: none (it reused a kept profile). The JAX backends jaxify it
     #: (:func:`pymc_accel.backends.run_logp.jaxified_logp`); a backend may ignore it.
     logp_graph: Any = field(default=None, repr=False, compare=False)
+    #: Free variables the log density has no gradient for
+    #: (:attr:`pymc_accel.profile.ModelProfile.gradient_free_vars`): ``pm.sample`` gives them
+    #: slice sampling, and has no NUTS step to take NUTS settings where every variable is one.
+    gradient_free_vars: tuple[str, ...] = ()
 
     @property
     def steps(self) -> int:
@@ -355,6 +359,14 @@ class Backend(Protocol):
             # its memory fits the device (pymc_accel.memory): return the candidate with its
             # layout in its options and the estimated peak memory (the Figure's note says what
             # it holds; the report shows it), or a Refusal naming the figures and what to change.
+
+    Optional method (gradient-free variables); a backend without it is refused for a model
+    whose log density has no gradient for some variable (a ``pm.Simulator``, an op without
+    one)::
+
+        def samples_without_gradients(self, candidate) -> bool:
+            # True if the candidate's run gives such variables steps that need no gradient,
+            # as pm.sample's step assignment does (slice sampling).
 
     Optional method (per-chain initial values); a backend without it is assumed to take them::
 

@@ -287,6 +287,8 @@ def sample(
     if logp_graph and _runs_on_jax(report):
         request.logp_graph = logp_graph[0]
     del logp_graph
+    if report.model_profile is not None:
+        request.gradient_free_vars = tuple(report.model_profile.gradient_free_vars)
     arguments.warn_ignored(registry.backends[report.candidate.backend], report.candidate, request)
     sampler_checks = checks_its_own_start(report.candidate)
     if not sampler_checks:

@@ -10,6 +10,7 @@ from typing import Any
 
 import pymc as pm
 import pytensor
+from pytensor.gradient import NullTypeGradError
 
 from pymc_accel.census import OpCensus, census_of
 from pymc_accel.graph_building import quietly
@@ -58,6 +59,10 @@ class ModelProfile:
     ops_without_jax : list of str
         Ops of the log density that PyTensor's JAX linker cannot convert
         (:func:`pymc_accel.jax_support.ops_without_jax`): the JAX samplers cannot run it.
+    gradient_free_vars : list of str
+        Free variables the log density has no gradient for (:func:`gradient_free_variables`):
+        only a sampler with gradient-free steps (PyMC's, which gives them slice sampling) can
+        run the model.
     """
 
     n_free: int
@@ -76,6 +81,7 @@ class ModelProfile:
     scale_spread: float | None = None
     scale_spread_note: str = ""
     ops_without_jax: list[str] = field(default_factory=list)
+    gradient_free_vars: list[str] = field(default_factory=list)
 
     @property
     def has_discrete(self) -> bool:
@@ -125,6 +131,8 @@ class ModelProfile:
             "centred hierarchies": ", ".join(self.centred_hierarchies) or "none",
             **({"ops without JAX": ", ".join(self.ops_without_jax)}
                if self.ops_without_jax else {}),
+            **({"no gradient for": ", ".join(self.gradient_free_vars)}
+               if self.gradient_free_vars else {}),
             **({"scale spread": self.scale_spread_note or f"{self.scale_spread:.3g}"}
                if self.scale_spread is not None else {}),
             # reused from an earlier profile, or shapes the census could not know
@@ -224,6 +232,9 @@ class LogpGraph:
     grads: list[Any] | None = None
     #: bytes of the data the log density reads (its constants and shared variables)
     data_bytes: int | None = None
+    #: names of the value variables the log density has no gradient for (``grads`` is then
+    #: ``None``: :func:`gradient_free_variables`)
+    gradient_free_vars: list[str] = field(default_factory=list)
     #: a weak reference to the model it was built from (``None``: not recorded)
     source: Any = field(default=None, repr=False, compare=False)
     #: ``[logp, *grads]`` as an evaluator (:class:`pymc_accel.graph_building.Evaluator`), built
@@ -293,15 +304,45 @@ def _logp_and_grad_census(
     ``grads`` and ``data_bytes`` it fills in (the gradient the census walked, the bytes above)."""
     graph, note = log_density_graph(model)
     logp, value_vars = graph.logp, graph.value_vars
-    grads = pytensor.grad(logp, value_vars)
+    try:
+        grads, without = pytensor.grad(logp, value_vars), []
+    except _NO_GRADIENT:
+        without = gradient_free_variables(logp, value_vars)
+        if not without:
+            raise
+        # the census counts what a compound sampler evaluates: the log density, and the
+        # gradient of the variables that have one
+        grads = pytensor.grad(logp, [v for v in value_vars if v.name not in without]) if len(
+            without) < len(value_vars) else []
+        note = "; ".join(filter(None, [note, "no gradient for " + ", ".join(without)]))
     census = census_of(list(value_vars), [logp, *grads])
     if census.unknown_shapes and not note:
         note = f"{census.unknown_shapes} intermediate shapes unknown; counted as 1 element each"
     shapes = {v.name: tuple(v.type.shape) for v in value_vars}
     static = all(d is not None for shape in shapes.values() for d in shape)
     data_bytes = data_bytes_read([logp])
-    graph.grads, graph.data_bytes = list(grads), data_bytes
+    graph.grads = None if without else list(grads)
+    graph.data_bytes, graph.gradient_free_vars = data_bytes, without
     return census, note, data_bytes, (shapes if static else None), graph
+
+
+#: What ``pytensor.grad`` raises for an op without a gradient: ``NotImplementedError`` (an op
+#: that defines none, as a black-box likelihood's often does) or ``NullTypeGradError`` (one
+#: whose gradient is undefined, a ``pm.Simulator``'s).
+_NO_GRADIENT = (NotImplementedError, NullTypeGradError)
+
+
+def gradient_free_variables(logp: Any, value_vars: list[Any]) -> list[str]:
+    """Names of the value variables ``logp`` has no gradient for, each tried alone, as PyMC's
+    ``assign_step_methods`` tries them before giving such a variable a gradient-free step
+    (slice sampling)."""
+    without = []
+    for var in value_vars:
+        try:
+            pytensor.grad(logp, var)
+        except _NO_GRADIENT:
+            without.append(var.name)
+    return without
 
 
 def profile_model(model: pm.Model | None = None) -> ModelProfile:
@@ -366,6 +407,7 @@ def profile_and_logp(model: pm.Model | None = None) -> tuple[ModelProfile, LogpG
         data_bytes=data_bytes,
         centred_hierarchies=centred,
         ops_without_jax=without_jax,
+        gradient_free_vars=list(graph.gradient_free_vars),
     )
     return profile, graph
 

@@ -282,6 +282,13 @@ def refuse_models_without_free_variables(model) -> None:
         )
 
 
+def _gradient_free_reason(profile: ModelProfile) -> str:
+    return (f"the log density has no gradient for {', '.join(profile.gradient_free_vars)}, "
+            "and this sampler needs one: use nuts_sampler='numba' with PyMC's driver "
+            "(driver='pymc'), which gives such variables slice sampling as pm.sample does, or "
+            "pm.sample_smc() for a simulator")
+
+
 def refuse_float32_models_under_another_float_x(model) -> None:
     """Raise :class:`~pymc_accel.errors.UnsupportedArgumentError` naming the fix for a model
     whose free variables are float32 sampled while ``pytensor.config.floatX`` is not float32.
@@ -512,6 +519,10 @@ def select(
         dropped = [a for a in required if not takes_argument(registry.backends[c.backend], a, c)]
         if dropped:
             refusals.append(Refusal.of(c, refusal_reason(dropped, c)))
+            continue
+        if profile.gradient_free_vars and not ask_backend(
+                registry.backends[c.backend], "samples_without_gradients", c, default=False):
+            refusals.append(Refusal.of(c, _gradient_free_reason(profile)))
             continue
         if per_chain and not _takes_per_chain_initvals(registry.backends[c.backend], c):
             refusals.append(Refusal.of(

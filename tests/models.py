@@ -63,9 +63,10 @@ def float32_overflow_model() -> pm.Model:
     return model
 
 
-class BlackBoxLogLike(Op):
+class BlackBoxLogLikeNoGradient(Op):
     """A black-box likelihood, ``-0.5 * sum((mu - 1)**2)``, as users write one: a PyTensor op
-    with a Python ``perform``, a gradient (its ``pullback``) and no JAX conversion."""
+    with a Python ``perform``, no gradient and no JAX conversion; ``pm.sample`` gives its
+    variables slice sampling."""
 
     def make_node(self, mu):
         mu = pt.as_tensor_variable(mu)
@@ -74,14 +75,20 @@ class BlackBoxLogLike(Op):
     def perform(self, node, inputs, outputs):
         outputs[0][0] = np.asarray(-0.5 * np.sum((inputs[0] - 1.0) ** 2))
 
+
+class BlackBoxLogLike(BlackBoxLogLikeNoGradient):
+    """The same likelihood with its gradient (its ``pullback``)."""
+
     def pullback(self, inputs, outputs, cotangents):
         return [cotangents[0] * (1.0 - inputs[0])]
 
 
-def blackbox_model() -> pm.Model:
-    """Three standard normals times the black-box likelihood: the posterior of each is
+def blackbox_model(gradient: bool = True) -> pm.Model:
+    """Three standard normals times the black-box likelihood (:class:`BlackBoxLogLike`, or
+    without ``gradient`` :class:`BlackBoxLogLikeNoGradient`): the posterior of each is
     Normal(0.5, sqrt(0.5))."""
+    op = BlackBoxLogLike() if gradient else BlackBoxLogLikeNoGradient()
     with pm.Model() as model:
         mu = pm.Normal("mu", shape=3)
-        pm.Potential("loglike", BlackBoxLogLike()(mu))
+        pm.Potential("loglike", op(mu))
     return model

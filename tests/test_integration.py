@@ -528,6 +528,26 @@ def test_a_black_box_op_without_jax_rules_out_the_jax_samplers_and_auto_samples_
     np.testing.assert_allclose(mu.std(axis=0), np.sqrt(0.5), rtol=0.25)
 
 
+def test_a_variable_without_a_gradient_is_sampled_by_pymcs_driver_as_pm_sample_does():
+    """pm.sample gives it slice sampling; the profile's pytensor.grad raised NotImplementedError
+    out of sample() and explain(), so nuts_sampler='auto' failed where pm.sample runs."""
+    from pymc_accel.errors import NoCandidateError
+    from tests.models import blackbox_model
+
+    model = blackbox_model(gradient=False)
+    report = pymc_accel.explain(model)
+    assert report.candidate.label == "numba[cpu,float64,driver=pymc]"
+    nutpie = next(r for r in report.rows if r.label == "numba[cpu,float64,driver=nutpie]")
+    assert nutpie.status == "refused" and "no gradient for mu" in nutpie.reason
+    with pytest.raises(NoCandidateError, match="no gradient for mu.*driver='pymc'"):
+        pymc_accel.sample(model=model, nuts_sampler="numpyro", **FAST)
+    idata = pymc_accel.sample(model=model, **{**FAST, "draws": 1000})
+    mu = idata.posterior["mu"].values.reshape(-1, 3)
+    # Normal(0.5, sqrt(0.5)) in each coordinate; slice sampling's 2000 draws, MC error < 0.05
+    np.testing.assert_allclose(mu.mean(axis=0), 0.5, atol=0.2)
+    np.testing.assert_allclose(mu.std(axis=0), np.sqrt(0.5), rtol=0.2)
+
+
 def test_a_tried_runner_up_that_fails_falls_back_to_the_leader_and_is_not_tried_again(ledger):
     """The runner-up is the selector's choice, not the user's: its failure must not fail the
     user's run, nor the next one."""

@@ -33,6 +33,36 @@ def test_discrete_variables_are_found():
     assert profile_model(discrete_model()).discrete_vars == ["n"]
 
 
+def test_variables_without_a_gradient_are_found_and_the_rest_counted():
+    """A simulator's parameter and an op without a gradient: pytensor.grad raised
+    NullTypeGradError and NotImplementedError out of the profile, where pm.sample gives such
+    variables slice sampling."""
+    import numpy as np
+    import pymc as pm
+
+    from pymc_accel.profile import profile_and_logp
+    from tests.models import blackbox_model
+
+    profile, graph = profile_and_logp(blackbox_model(gradient=False))
+    assert profile.gradient_free_vars == ["mu"] and graph.gradient_free_vars == ["mu"]
+    assert graph.grads is None  # the float32 check and the scale spread evaluate none
+    assert profile.census.flops > 0 and "no gradient for mu" in profile.note
+    assert profile.summary()["no gradient for"] == "mu"
+
+    def simulate(rng, a, size=None):
+        return rng.normal(a, 1.0, size=size)
+
+    with pm.Model() as model:
+        a, b = pm.Normal("a"), pm.Normal("b")
+        pm.Simulator("s", simulate, a, observed=np.zeros(5))
+        pm.Normal("y", b, 1.0, observed=np.ones(5))
+    with_b = profile_model(model)
+    assert with_b.gradient_free_vars == ["a"]
+    without_b = profile_model(blackbox_model(gradient=False))
+    assert with_b.census.flops > 0 and without_b.census.flops > 0
+    assert profile_model(eight_schools()).gradient_free_vars == []
+
+
 def test_dense_linear_algebra_is_counted():
     p = profile_model(dense_model(30))
     assert p.has_dense_linalg

@@ -81,6 +81,11 @@ class NumbaBackend:
         one too ("All initialization points failed", a RuntimeError)."""
         return True
 
+    def samples_without_gradients(self, candidate: Candidate) -> bool:
+        """PyMC's driver is ``pm.sample``, whose step assignment gives a variable without a
+        gradient slice sampling; nutpie's NUTS needs the gradient of every variable."""
+        return candidate.option("driver", "nutpie") == "pymc"
+
     def takes_per_chain_initvals(self, candidate: Candidate) -> bool:
         """PyMC's driver starts each chain from its own initvals; nutpie takes one dict."""
         return candidate.option("driver", "nutpie") == "pymc"
@@ -173,8 +178,10 @@ class NumbaBackend:
         # with step methods given, pm.sample takes NUTS settings only for the variables left
         # to NUTS, and refuses them ("Invalid key ... nuts") when there are none: pass
         # target_accept only where the caller gave it, as a direct pm.sample call would
-        # (a model of discrete variables only has no NUTS step either)
-        continuous = any(not v.dtype.startswith(("int", "uint", "bool")) for v in model.value_vars)
+        # (a model of discrete variables only has no NUTS step either, nor one whose
+        # continuous variables have no gradient)
+        continuous = any(not v.dtype.startswith(("int", "uint", "bool"))
+                         and v.name not in request.gradient_free_vars for v in model.value_vars)
         if (kwargs.get("step") is None and continuous) or request.target_accept_given:
             kwargs.setdefault("nuts", {}).setdefault("target_accept", request.target_accept)
         wait_for_background()  # a measurement's compile left running: the run's own, or first
