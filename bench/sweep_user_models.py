@@ -177,8 +177,9 @@ def zero_inflated(pm):
     return m
 
 
-def black_box_op(pm):
-    """A likelihood written as a PyTensor op with a Python ``perform`` (no JAX conversion)."""
+def _black_box(pm, gradient: bool):
+    """A likelihood written as a PyTensor op with a Python ``perform`` (no JAX conversion),
+    with or without its gradient."""
     import pytensor.tensor as pt
     from pytensor.graph.basic import Apply
     from pytensor.graph.op import Op
@@ -191,31 +192,23 @@ def black_box_op(pm):
         def perform(self, node, inputs, outputs):
             outputs[0][0] = np.asarray(-0.5 * np.sum((inputs[0] - 1.0) ** 2))
 
+    class WithGradient(LogLike):
         def pullback(self, inputs, outputs, cotangents):
             return [cotangents[0] * (1.0 - inputs[0])]
 
     with pm.Model() as m:
-        pm.Potential("loglike", LogLike()(pm.Normal("mu", shape=3)))
+        op = WithGradient() if gradient else LogLike()
+        pm.Potential("loglike", op(pm.Normal("mu", shape=3)))
     return m
+
+
+def black_box_op(pm):
+    return _black_box(pm, gradient=True)
 
 
 def black_box_op_without_gradient(pm):
-    """The same op without a gradient: ``pm.sample`` gives its variable slice sampling."""
-    import pytensor.tensor as pt
-    from pytensor.graph.basic import Apply
-    from pytensor.graph.op import Op
-
-    class LogLike(Op):
-        def make_node(self, mu):
-            mu = pt.as_tensor_variable(mu)
-            return Apply(self, [mu], [pt.dscalar()])
-
-        def perform(self, node, inputs, outputs):
-            outputs[0][0] = np.asarray(-0.5 * np.sum((inputs[0] - 1.0) ** 2))
-
-    with pm.Model() as m:
-        pm.Potential("loglike", LogLike()(pm.Normal("mu", shape=3)))
-    return m
+    """``pm.sample`` gives the op's variable slice sampling."""
+    return _black_box(pm, gradient=False)
 
 
 def simulator(pm):
