@@ -312,8 +312,8 @@ def _logp_and_grad_census(
             raise
         # the census counts what a compound sampler evaluates: the log density, and the
         # gradient of the variables that have one
-        grads = pytensor.grad(logp, [v for v in value_vars if v.name not in without]) if len(
-            without) < len(value_vars) else []
+        with_gradient = [v for v in value_vars if v.name not in without]
+        grads = pytensor.grad(logp, with_gradient) if with_gradient else []
         note = "; ".join(filter(None, [note, "no gradient for " + ", ".join(without)]))
     census = census_of(list(value_vars), [logp, *grads])
     if census.unknown_shapes and not note:
