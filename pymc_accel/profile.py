@@ -194,7 +194,9 @@ def _dense_ops_line(census: OpCensus, most: int = 4) -> str:
     return text + (f", +{len(ops) - most} more" if len(ops) > most else "")
 
 
-def _model_float_dtype(model: pm.Model) -> str:
+def model_float_dtype(model: pm.Model) -> str:
+    """The precision ``model`` was built in: float32 where every float free variable is
+    float32, float64 where any is not, ``pytensor.config.floatX`` without float variables."""
     dtypes = {v.dtype for v in model.value_vars if v.dtype.startswith("float")}
     if dtypes == {"float32"}:
         return "float32"
@@ -399,7 +401,7 @@ def profile_and_logp(model: pm.Model | None = None) -> tuple[ModelProfile, LogpG
         discrete_vars=discrete,
         value_dtypes=sorted({v.dtype for v in model.value_vars}),
         data_dtypes=data_dtypes,
-        float_dtype=_model_float_dtype(model),
+        float_dtype=model_float_dtype(model),
         census=census,
         profile_seconds=time.perf_counter() - start,
         note=note,

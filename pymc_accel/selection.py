@@ -38,6 +38,7 @@ from pymc_accel.profile import (
     LogpGraph,
     ModelProfile,
     data_digest,
+    model_float_dtype,
     profile_and_logp,
     structure_key,
 )
@@ -301,9 +302,8 @@ def refuse_float32_models_under_another_float_x(model) -> None:
     """
     import pytensor
 
-    dtypes = {v.dtype for v in getattr(model, "value_vars", ()) if v.dtype.startswith("float")}
     float_x = pytensor.config.floatX
-    if dtypes == {"float32"} and float_x != "float32":
+    if float_x != "float32" and model_float_dtype(model) == "float32":
         from pymc_accel.errors import UnsupportedArgumentError
 
         raise UnsupportedArgumentError(
