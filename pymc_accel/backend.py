@@ -379,8 +379,10 @@ class Backend(Protocol):
 
         def takes_argument(self, name, candidate) -> bool:
             # name is one of pymc_accel.arguments.ARGUMENTS: "step", "callback", "trace",
-            # "discard_tuned_samples" (given as False) or "init" (given other than "auto").
-            # True if the candidate's run does with it what pm.sample does.
+            # "discard_tuned_samples" (given as False), "init" (given other than "auto"), or
+            # "compile_mode:numba" / ":jax" / ":other" (backend= or compile_kwargs["mode"],
+            # by the linker it compiles with). True if the candidate's run does with it what
+            # pm.sample does.
 
     Optional method (the start check); a backend without it has its start checked by
     pymc-accel before every run (:func:`pymc_accel.integration.check_initial_point`)::

@@ -42,7 +42,8 @@ _PM_SAMPLE = _mcmc.sample
 # pm.sample keywords a backend that calls pm.sample forwards unchanged.
 _PYMC_ONLY_KWARGS = (
     "init", "jitter_max_retries", "n_init", "trace", "keep_warning_stat", "callback", "mp_ctx",
-    "blas_cores", "compile_kwargs", "progressbar_theme", "return_inferencedata", "step",
+    "blas_cores", "compile_kwargs", "backend", "progressbar_theme", "return_inferencedata",
+    "step",
 )
 
 
@@ -168,6 +169,7 @@ def _request(draws: int, kwargs: dict[str, Any]) -> SampleRequest:
                          f"0.8 or 0.95, not {target_accept!r}")
     tune = kwargs.pop("tune", None)
     pymc_kwargs = {k: kwargs.pop(k) for k in _PYMC_ONLY_KWARGS if k in kwargs}
+    arguments.compile_mode_argument(pymc_kwargs)  # a clear error before any selection
     _check_random_seed(kwargs.get("random_seed"), chains)
     request = SampleRequest(
         draws=run_length("draws", draws),  # a NumPy integer as an int, before any sampler

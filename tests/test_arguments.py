@@ -1,5 +1,5 @@
 """pm.sample arguments only some samplers honour: step methods, callbacks, kept tuning draws,
-init, PyMC's NUTS option names and options meant for another sampler."""
+init, a compile mode, PyMC's NUTS option names and options meant for another sampler."""
 
 from __future__ import annotations
 
@@ -13,7 +13,9 @@ import pytest
 import pymc_accel
 from pymc_accel import arguments
 from pymc_accel.backend import Candidate, SampleRequest
+from pymc_accel.backends.deer_mala import DeerMalaBackend
 from pymc_accel.backends.numba_cpu import NumbaBackend
+from pymc_accel.backends.numpyro_nuts import NumpyroBackend
 from pymc_accel.devices import Devices
 from pymc_accel.errors import NoCandidateError
 from pymc_accel.models import conjugate_normal, eight_schools
@@ -37,7 +39,8 @@ def test_given_lists_the_arguments_set_away_from_pm_sample_defaults():
 
 def test_only_pymc_s_driver_honours_step_and_callback_and_a_silent_backend_honours_nothing():
     numba = NumbaBackend()
-    assert all(arguments.takes_argument(numba, a, PYMC) for a in arguments.ARGUMENTS)
+    assert all(arguments.takes_argument(numba, a, PYMC) for a in arguments.ARGUMENTS
+               if a not in arguments.COMPILE_MODES)
     assert not arguments.takes_argument(numba, "step", NUTPIE)
     assert not arguments.takes_argument(numba, "callback", NUTPIE)
     assert arguments.takes_argument(numba, "discard_tuned_samples", NUTPIE)
@@ -92,6 +95,68 @@ def test_auto_calls_the_callback_after_every_draw_and_keeps_tuning_draws_when_as
                               discard_tuned_samples=False, **FAST)
     assert len(calls) == 2 * (100 + 100)
     assert "warmup_posterior" in idata.children and idata.warmup_posterior.sizes["draw"] == 100
+
+
+@pytest.mark.parametrize("pymc_kwargs, family", [
+    ({}, None), ({"backend": "numba"}, "numba"),
+    ({"compile_kwargs": {"mode": "FAST_RUN"}}, "numba"),
+    ({"backend": "jax"}, "jax"), ({"compile_kwargs": {"mode": "JAX"}}, "jax"),
+    ({"backend": "c"}, "other"), ({"compile_kwargs": {"mode": "FAST_COMPILE"}}, "other"),
+    ({"compile_kwargs": {"gradient_backend": "jax"}}, None),
+])
+def test_a_compile_mode_is_read_by_the_linker_it_compiles_with(pymc_kwargs, family):
+    assert arguments.compile_mode_argument(pymc_kwargs) == family
+    named = () if family is None else (f"compile_mode:{family}",)
+    assert arguments.given(SampleRequest(pymc_kwargs=pymc_kwargs)) == named
+
+
+def test_a_compile_mode_given_twice_or_unknown_is_refused_before_any_selection():
+    with pytest.raises(ValueError, match="backend= or compile_kwargs"):
+        pymc_accel.sample(model=eight_schools(), backend="numba",
+                          compile_kwargs={"mode": "NUMBA"}, **FAST)
+    with pytest.raises(ValueError, match="'numba', 'jax' or 'c'"):
+        pymc_accel.sample(model=eight_schools(), backend="numbaa", **FAST)
+
+
+def test_a_compile_mode_is_honoured_by_the_samplers_that_compile_with_its_linker():
+    numba, jax_backends = NumbaBackend(), (NumpyroBackend(), DeerMalaBackend())
+    for candidate in (PYMC, NUTPIE):
+        assert arguments.takes_argument(numba, "compile_mode:numba", candidate)
+        assert not arguments.takes_argument(numba, "compile_mode:jax", candidate)
+        assert not arguments.takes_argument(numba, "compile_mode:other", candidate)
+    for backend in jax_backends:
+        candidate = Candidate(backend.name, "cpu", "float64")
+        assert arguments.takes_argument(backend, "compile_mode:jax", candidate)
+        assert not arguments.takes_argument(backend, "compile_mode:numba", candidate)
+        assert not arguments.takes_argument(backend, "step", candidate)
+
+
+def test_auto_with_pytensors_c_mode_names_pymcs_own_sampler():
+    with pytest.raises(NoCandidateError, match=r"compiles with neither numba nor JAX.*"
+                                               r"nuts_sampler='pymc'"):
+        select(eight_schools(), registry=build_registry(autoload=False), devices=CPU_ONLY,
+               chains=2, arguments=("compile_mode:other",))
+
+
+def test_a_numba_compile_mode_runs_the_numba_backend_and_finds_the_known_posterior():
+    """compile_kwargs={"mode": ...} made the numba backend's pm.sample raise "Can only define
+    one of `backend` or `compile_kwargs['mode']`"; backend="numba" was taken for a NUTS
+    option no sampler knew."""
+    case = conjugate_normal()
+    for given in ({"compile_kwargs": {"mode": "NUMBA"}}, {"backend": "numba"}):
+        idata = pymc_accel.sample(model=case.model, **{**FAST, "draws": 500, "tune": 300},
+                                  **given)
+        assert idata.attrs["pymc_accel_candidate"].startswith("numba")
+        mean = float(idata.posterior["mu"].mean())
+        ess = float(az.ess(idata, var_names=["mu"])["mu"])
+        assert abs(mean - case.post_mean) < 4 * case.post_sd / np.sqrt(ess)
+
+
+def test_a_jax_compile_mode_chooses_a_jax_sampler():
+    report = select(eight_schools(), registry=build_registry(autoload=False), devices=CPU_ONLY,
+                    chains=2, arguments=("compile_mode:jax",))
+    assert report.chosen.startswith(("numpyro", "deer_mala"))
+    assert all(r.status == "refused" for r in report.rows if r.backend == "numba")
 
 
 def test_init_ignored_by_the_chosen_sampler_is_warned_about_as_pm_sample_does():

@@ -157,6 +157,11 @@ class DeerMalaBackend:
             out.append(no_gpu_refusal(self.name, devices))
         return out
 
+    def takes_argument(self, name: str, candidate: Candidate) -> bool:
+        """A compile mode that compiles with JAX, which the log density is jaxified with
+        (:mod:`pymc_accel.arguments`); none of ``pm.sample``'s other such arguments."""
+        return name == "compile_mode:jax"
+
     def _gradient(self, profile, machine, candidate) -> Figure:
         if candidate.device == "gpu":
             return costmodel.gpu_gradient_seconds(profile, candidate.precision, machine)

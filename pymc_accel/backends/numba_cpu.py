@@ -96,9 +96,11 @@ class NumbaBackend:
         return sampler_options(candidate.option("driver", "nutpie"))
 
     def takes_argument(self, name: str, candidate: Candidate) -> bool:
-        """PyMC's driver is ``pm.sample`` itself and honours every argument; nutpie's keeps the
-        tuning draws (``save_warmup``) and, through ``pm.sample``, warns that it ignores
-        ``init`` (:mod:`pymc_accel.arguments`)."""
+        """PyMC's driver is ``pm.sample`` itself and honours every argument but a compile mode
+        that does not compile with numba; nutpie's keeps the tuning draws (``save_warmup``)
+        and, through ``pm.sample``, warns that it ignores ``init`` (:mod:`pymc_accel.arguments`)."""
+        if name.startswith("compile_mode:"):  # both drivers compile with numba
+            return name == "compile_mode:numba"
         if candidate.option("driver", "nutpie") == "pymc":
             return True
         return name in ("discard_tuned_samples", "init")
@@ -195,10 +197,13 @@ class NumbaBackend:
 
     @staticmethod
     def _pm_sample(model, driver: str, request: SampleRequest, kwargs: dict):
+        # a compile mode the caller gave compiles with numba (selection refuses this backend
+        # for any other) and is passed as given; pm.sample takes one mode, not two
+        given = "backend" in kwargs or "mode" in (kwargs.get("compile_kwargs") or {})
         return pm.sample(
             **request.pm_sample_kwargs(),
             nuts_sampler=driver,
-            backend="numba",
+            **({} if given else {"backend": "numba"}),
             model=model,
             **kwargs,
         )

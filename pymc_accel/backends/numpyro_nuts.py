@@ -72,6 +72,12 @@ class JaxNutsBackend:
         NumPyro and BlackJAX alike. True unless a subclass samples its own way."""
         return self.parallel_scans  # both hold while sample is PyMC's sample_jax_nuts
 
+    def takes_argument(self, name: str, candidate: Candidate) -> bool:
+        """A compile mode that compiles with JAX, which the log density is jaxified with
+        (:mod:`pymc_accel.arguments`); no step method, callback, trace backend or tuning draws,
+        and ``init`` is ignored, as PyMC's JAX path does."""
+        return name == "compile_mode:jax"
+
     def known_options(self, candidate: Candidate) -> SamplerOptions | None:
         """The options PyMC's path to this JAX sampler takes in ``nuts={...}``, with
         ``chain_method`` (:func:`pymc_accel.sampler_options.sampler_options`)."""

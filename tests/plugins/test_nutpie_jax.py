@@ -58,6 +58,11 @@ def test_samples_with_nutpies_own_adaptation_and_a_jax_gradient_on_its_device(mo
     backend.sample(reference_model(), candidate, TestNutpieJax().request_for(
         draws=20, tune=20, backend_kwargs={"adaptation": "low_rank"}))
     assert seen["sample"]["adaptation"] == "low_rank"
+    # a compile mode the caller gave is passed as given, not beside the plugin's own (pm.sample
+    # raised "Can only define one of `backend` or `compile_kwargs['mode']`")
+    backend.sample(reference_model(), candidate, TestNutpieJax().request_for(
+        draws=20, tune=20, pymc_kwargs={"compile_kwargs": {"mode": "JAX"}}))
+    assert seen["compile"]["backend"] == "jax"
 
 
 def _profile():

@@ -88,8 +88,8 @@ class NutpieJaxBackend(JaxNutsBackend):
 
     def takes_argument(self, name, candidate) -> bool:
         """nutpie keeps the tuning draws when asked; ``pm.sample`` warns that it ignores
-        ``init``. It runs no step method, trace backend or callback."""
-        return name in ("discard_tuned_samples", "init")
+        ``init``. It runs no step method, trace backend or callback, and compiles with JAX."""
+        return name in ("discard_tuned_samples", "init", "compile_mode:jax")
 
     def cpu_chains_at_once(self):
         """One chain a core: nutpie runs its chains in threads of its own, which share the
@@ -144,6 +144,10 @@ class NutpieJaxBackend(JaxNutsBackend):
         nuts = {"target_accept": request.target_accept, **request.backend_kwargs}
         pymc_kwargs = dict(request.pymc_kwargs)
         compile_kwargs = {"gradient_backend": "jax", **pymc_kwargs.pop("compile_kwargs", {})}
+        # a compile mode the caller gave compiles with JAX (selection refuses this backend for
+        # any other) and is passed as given; pm.sample takes one mode, not two
+        if "backend" not in pymc_kwargs and "mode" not in compile_kwargs:
+            pymc_kwargs["backend"] = "jax"
         # nutpie calls the gradient from its own Rust threads, where JAX's thread-local
         # default_device context would not reach: set the process default while sampling.
         previous = jax.config.jax_default_device
@@ -152,7 +156,6 @@ class NutpieJaxBackend(JaxNutsBackend):
             idata = pm.sample(
                 **request.pm_sample_kwargs(),
                 nuts_sampler="nutpie",
-                backend="jax",
                 compile_kwargs=compile_kwargs,
                 nuts=nuts,
                 model=model,
