@@ -644,7 +644,9 @@ def explain(model: pm.Model | None = None, **kwargs: Any) -> SelectionReport:
         ``device``, ``precision``, ``measure``, ``initvals``, ``var_names``, ``target_accept``,
         ``nuts={...}``, ``random_seed``, ...): the report is of the choice that call would
         make. :func:`pymc_accel.select`'s names are taken too (``backend`` for
-        ``nuts_sampler``, ``options`` for ``nuts``).
+        ``nuts_sampler``, ``options`` for ``nuts``); ``backend`` is ``pm.sample``'s compile
+        mode instead where ``nuts_sampler`` is given too, or where it names no registered
+        backend (``backend="jax"``).
 
     Returns
     -------
@@ -658,9 +660,17 @@ def explain(model: pm.Model | None = None, **kwargs: Any) -> SelectionReport:
     model = pm.modelcontext(model)
     refuse_models_without_free_variables(model)
     refuse_float32_models_under_another_float_x(model)  # as sample() would raise
+    # backend= is select()'s name for nuts_sampler, and pm.sample's for a compile mode: the
+    # compile mode beside nuts_sampler, or where it names no registered backend ("jax", "c")
+    compile_mode = None
+    if "backend" in kwargs and ("nuts_sampler" in kwargs or kwargs["backend"] not in (
+            "auto", *(kwargs.get("registry") or get_registry()).backends)):
+        compile_mode = kwargs.pop("backend")
     if "nuts_sampler" in kwargs:  # pm.sample's name: explain what that call would choose
-        kwargs.setdefault("backend", kwargs.pop("nuts_sampler"))
+        kwargs["backend"] = kwargs.pop("nuts_sampler")
     chosen = {k: kwargs.pop(k) for k in _SELECT_ONLY if k in kwargs}
+    if compile_mode is not None:
+        kwargs["backend"] = compile_mode
     request = _request(kwargs.pop("draws", 1000), kwargs)  # as sample() reads its arguments
     _check_var_names(model, request.var_names)
     starts = _check_initvals(model, request.initvals)

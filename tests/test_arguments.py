@@ -159,6 +159,17 @@ def test_a_jax_compile_mode_chooses_a_jax_sampler():
     assert all(r.status == "refused" for r in report.rows if r.backend == "numba")
 
 
+def test_explain_reads_backend_as_a_compile_mode_where_it_names_no_backend():
+    """backend= is select()'s name for nuts_sampler, which explain takes too, and pm.sample's
+    for a compile mode: explain(backend="jax") raised UnknownBackendError."""
+    common = dict(model=eight_schools(), registry=build_registry(autoload=False),
+                  devices=CPU_ONLY, chains=2)
+    assert pymc_accel.explain(backend="jax", **common).chosen.startswith(("numpyro", "deer"))
+    assert pymc_accel.explain(backend="deer_mala", **common).chosen.startswith("deer_mala")
+    with pytest.raises(NoCandidateError, match="compiles with neither numba nor JAX"):
+        pymc_accel.explain(nuts_sampler="numpyro", backend="c", **common)
+
+
 def test_init_ignored_by_the_chosen_sampler_is_warned_about_as_pm_sample_does():
     request = SampleRequest(pymc_kwargs={"init": "adapt_diag"})
     numpyro = Candidate("numpyro", "cpu", "float64")
