@@ -4,9 +4,12 @@ zoo does not hold, each in a new process, reporting what ran and what raised.
 Not a benchmark of speed: a check that what PyMC users write gets a result or a clear error
 (one of pymc-accel's, naming the fix), not a traceback from inside PyMC, PyTensor or JAX. Each
 case prints ``OK`` with the candidate that ran, or ``ERR`` with the exception and where it was
-raised; a case marked ``expect`` names the pymc-accel error it should raise.
+raised; a case marked ``expect`` names the pymc-accel error it should raise. ``--sampler``
+runs every case with one sampler instead of ``auto``; a case it refuses with a pymc-accel
+error (a step method for NumPyro, say) prints ``REF``.
 
-    JAX_PLATFORMS=cpu PYMC_ACCEL_HISTORY=off python bench/sweep_user_models.py [--cases a,b]
+    JAX_PLATFORMS=cpu PYMC_ACCEL_HISTORY=off python bench/sweep_user_models.py \
+        [--cases a,b] [--sampler numpyro | numba,driver=nutpie | ...]
 """
 
 from __future__ import annotations
@@ -21,6 +24,8 @@ import warnings
 import numpy as np
 
 FAST = dict(draws=200, tune=200, chains=2, progressbar=False, random_seed=1)
+#: ``--sampler``'s backend and options, given to every case that names none of its own
+SAMPLER: dict = {}
 
 
 def _rng():
@@ -223,11 +228,77 @@ def simulator(pm):
     return m
 
 
+def named_model(pm):
+    """A model with a name: PyMC prefixes its variables ("sub::a")."""
+    rng = _rng()
+    with pm.Model(name="sub", coords={"obs": range(30)}) as m:
+        pm.Normal("y", pm.Normal("a"), pm.HalfNormal("s"), observed=rng.normal(size=30),
+                  dims="obs")
+    return m
+
+
+def deterministic_with_dims(pm):
+    rng = _rng()
+    with pm.Model(coords={"g": ["x", "y", "z"]}) as m:
+        a = pm.Normal("a", dims="g")
+        pm.Deterministic("a_exp", pm.math.exp(a), dims="g")
+        pm.Normal("obs", a, 1, observed=rng.normal(size=(10, 3)))
+    return m
+
+
+def many_scalars(pm):
+    """A hundred scalar variables, as a loop writes them: the profile walks each."""
+    rng = _rng()
+    with pm.Model() as m:
+        xs = [pm.Normal(f"x{i}") for i in range(100)]
+        pm.Normal("y", pm.math.stack(xs), 1, observed=rng.normal(size=100))
+    return m
+
+
+def pandas_data(pm):
+    """Observed data and a covariate from a DataFrame, coords from its index."""
+    import pandas as pd
+
+    rng = _rng()
+    df = pd.DataFrame({"x": rng.normal(size=40), "y": rng.normal(size=40)},
+                      index=pd.Index([f"r{i}" for i in range(40)], name="row"))
+    with pm.Model(coords={"row": df.index}) as m:
+        x = pm.Data("x", df["x"], dims="row")
+        pm.Normal("y", pm.Normal("a") + pm.Normal("b") * x, pm.HalfNormal("s"),
+                  observed=df["y"], dims="row")
+    return m
+
+
+def gp_marginal(pm):
+    """A Gaussian process regression through ``pm.gp.Marginal`` (a Cholesky)."""
+    rng = _rng()
+    X = np.linspace(0, 10, 60)[:, None]
+    with pm.Model() as m:
+        cov = pm.HalfNormal("eta") ** 2 * pm.gp.cov.ExpQuad(1, ls=pm.Gamma("ls", 2, 1))
+        gp = pm.gp.Marginal(cov_func=cov)
+        gp.marginal_likelihood("y", X=X, y=np.sin(X[:, 0]) + 0.3 * rng.normal(size=60),
+                               sigma=pm.HalfNormal("sigma"))
+    return m
+
+
+def hsgp(pm):
+    """A Hilbert-space GP approximation (``pm.gp.HSGP``): basis functions, no Cholesky."""
+    rng = _rng()
+    X = np.linspace(0, 10, 100)[:, None]
+    with pm.Model() as m:
+        cov = pm.gp.cov.Matern52(1, ls=pm.Gamma("ls", 2, 1))
+        f = pm.gp.HSGP(m=[20], c=1.5, cov_func=cov).prior("f", X=X)
+        pm.Normal("y", f, pm.HalfNormal("sigma"), observed=np.sin(X[:, 0]) + 0.3 * rng.normal(
+            size=100))
+    return m
+
+
 MODELS = [missing_observations, normal_mixture, censored, truncated, zero_sum_with_coords,
           random_walk, autoregressive, potential_and_deterministic, custom_dist, lkj_mvnormal,
           flat_prior, discrete_free_variable, binomial_regression, large_offset, multinomial,
           scan_recurrence, student_t_free_nu, zero_inflated, black_box_op,
-          black_box_op_without_gradient, simulator]
+          black_box_op_without_gradient, simulator, named_model,
+          deterministic_with_dims, many_scalars, pandas_data, gp_marginal, hsgp]
 
 
 # ---- arguments and situations -------------------------------------------------------------
@@ -245,7 +316,7 @@ def _regression(pm, n=50):
 def _sample(**kwargs):
     import pymc_accel
 
-    return pymc_accel.sample(**{**FAST, **kwargs})
+    return pymc_accel.sample(**{**FAST, **SAMPLER, **kwargs})
 
 
 def _case_set_data(pm):
@@ -287,6 +358,60 @@ def _case_metropolis(pm):
         return _sample(step=pm.Metropolis())
 
 
+def _case_posterior_predictive(pm):
+    with _regression(pm):
+        idata = _sample()
+        pm.sample_posterior_predictive(idata, extend_inferencedata=True, progressbar=False)
+        pm.compute_log_likelihood(idata, progressbar=False)
+    if "y" not in idata.posterior_predictive or "y" not in idata.log_likelihood:
+        raise AssertionError("posterior_predictive or log_likelihood lacks y")
+    return idata
+
+
+def _case_model_argument(pm):
+    return _sample(model=_regression(pm))
+
+
+def _case_global_float32(pm):
+    import pytensor
+
+    with pytensor.config.change_flags(floatX="float32"):
+        with _regression(pm):
+            return _sample()
+
+
+def _case_no_free_variables(pm):
+    with pm.Model():
+        pm.Normal("y", 0, 1, observed=[0.1, 0.2])
+        return _sample()
+
+
+def _case_pymc_name_under_enable(pm):
+    import pymc_accel
+
+    with pymc_accel.enable(), _regression(pm):
+        return pm.sample(nuts_sampler="numpyro", **FAST)
+
+
+def _case_deterministic_in_var_names(pm):
+    with _regression(pm) as m:
+        pm.Deterministic("a_plus_b", m["a"] + m["b"])
+        idata = _sample(var_names=["a", "a_plus_b"])
+    if set(idata.posterior.data_vars) != {"a", "a_plus_b"}:
+        raise AssertionError(f"posterior holds {sorted(idata.posterior.data_vars)}")
+    return idata
+
+
+def _case_idata_coords_and_dims(pm):
+    with pm.Model() as m:
+        a = pm.Normal("a", shape=3)
+        pm.Normal("y", a, 1, observed=_rng().normal(size=(10, 3)))
+        idata = _sample(idata_kwargs={"coords": {"k": ["u", "v", "w"]}, "dims": {"a": ["k"]}})
+    if list(idata.posterior["a"].coords["k"].values) != ["u", "v", "w"]:
+        raise AssertionError(f"a's dims are {idata.posterior['a'].dims}")
+    return idata
+
+
 def _with(**kwargs):
     def case(pm):
         with _regression(pm):
@@ -315,6 +440,37 @@ ARGUMENTS = {
     "nuts_sampler='deer_mala'": _with(nuts_sampler="deer_mala"),
     "nuts_sampler='blackjax_mclmc'": _with(nuts_sampler="blackjax_mclmc"),
     "nuts_sampler='nutpie_jax'": _with(nuts_sampler="nutpie_jax"),
+    "posterior predictive and log likelihood after": _case_posterior_predictive,
+    "model= outside the context": _case_model_argument,
+    "floatX=float32 throughout": _case_global_float32,
+    "nuts_sampler='numpyro' under enable()": _case_pymc_name_under_enable,
+    "tune=0": _with(tune=0),
+    "chains=4 cores=4": _with(chains=4, cores=4),
+    "backend='numba'": _with(backend="numba"),
+    "backend='jax'": _with(backend="jax"),
+    "compile_kwargs mode=NUMBA": _with(compile_kwargs={"mode": "NUMBA"}),
+    "init='adapt_full'": _with(init="adapt_full"),
+    "init='jitter+adapt_full'": _with(init="jitter+adapt_full"),
+    "compute_convergence_checks=False": _with(compute_convergence_checks=False),
+    "keep_warning_stat=True": _with(keep_warning_stat=True),
+    "progressbar=True": _with(progressbar=True),
+    "quiet=True": _with(quiet=True),
+    "callback": _with(callback=lambda trace, draw: None),
+    "blas_cores=1": _with(blas_cores=1),
+    "idata_kwargs log_prior": _with(idata_kwargs={"log_prior": True}),
+    "nuts_sampler_kwargs": _with(nuts_sampler_kwargs={"chain_method": "sequential"}),
+    "compile_kwargs": _with(compile_kwargs={"mode": "FAST_RUN"}),
+    "nuts_sampler='pymc'": _with(nuts_sampler="pymc"),
+    "nuts_sampler='numpyro'": _with(nuts_sampler="numpyro"),
+    "nuts_sampler='nutpie'": _with(nuts_sampler="nutpie"),
+    "precision='float32'": _with(precision="float32"),
+    "expect SamplingError: no free variables": (_case_no_free_variables, "SamplingError"),
+    "var_names with a Deterministic": _case_deterministic_in_var_names,
+    "idata_kwargs coords and dims": _case_idata_coords_and_dims,
+    "initvals of a transformed value": _with(initvals={"s_log__": 0.0}),
+    "random_seed=np.int64": _with(random_seed=np.int64(3)),
+    "chains=8": _with(chains=8),
+    "expect NoCandidateError: backend='c'": (_with(backend="c"), "NoCandidateError"),
     # clear errors expected: (case, the pymc-accel error's name)
     "expect UnsupportedArgumentError: float32 model under float64": (
         _case_float32_built_float64_sampled, "UnsupportedArgumentError"),
@@ -357,6 +513,8 @@ def run_case(name: str) -> str:
         where = frame.filename.split("site-packages/")[-1]
         ours = type(exc).__module__.startswith("pymc_accel") or "pymc_accel" in where
         status = "OK" if expected == type(exc).__name__ else "ERR"
+        if status == "ERR" and SAMPLER and isinstance(exc, pymc_accel.PymcAccelError):
+            status = "REF"  # the sampler asked for refused the case, with pymc-accel's error
         return (f"{status:4s} {name}: {type(exc).__name__}{' (ours)' if ours else ''}: "
                 f"{str(exc).splitlines()[0][:160]} [raised at {where}:{frame.lineno}]")
 
@@ -364,8 +522,14 @@ def run_case(name: str) -> str:
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--cases", help="comma-separated case names (default: all)")
+    p.add_argument("--sampler", help="run every case with this nuts_sampler and options, "
+                   "e.g. numpyro or numba,driver=nutpie (default: auto); a case this sampler "
+                   "refuses with pymc-accel's error is REF, not ERR")
     p.add_argument("--one", help=argparse.SUPPRESS)  # a worker: run this case, print its line
     args = p.parse_args(argv)
+    if args.sampler:
+        name, *options = args.sampler.split(",")
+        SAMPLER.update(nuts_sampler=name, **dict(o.split("=", 1) for o in options))
     if args.one:
         print(run_case(args.one), flush=True)
         return 0
@@ -373,9 +537,10 @@ def main(argv=None) -> int:
              else [f.__name__ for f in MODELS] + list(ARGUMENTS))
     failed = 0
     for name in names:
-        done = subprocess.run([sys.executable, __file__, "--one", name], capture_output=True,
-                              text=True, timeout=900)
-        lines = [ln for ln in done.stdout.splitlines() if ln.startswith(("OK", "ERR"))]
+        sampler = ["--sampler", args.sampler] if args.sampler else []
+        done = subprocess.run([sys.executable, __file__, "--one", name, *sampler],
+                              capture_output=True, text=True, timeout=900)
+        lines = [ln for ln in done.stdout.splitlines() if ln.startswith(("OK", "ERR", "REF"))]
         line = lines[-1] if lines else f"ERR  {name}: the worker died: {done.stderr[-300:]}"
         failed += line.startswith("ERR")
         print(line, flush=True)
