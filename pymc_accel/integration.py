@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import time
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -279,7 +280,7 @@ def sample(
             "attrs) and PyMC has deprecated: drop it, or call pm.sample(nuts_sampler='pymc', "
             "return_inferencedata=False) for a MultiTrace from PyMC's own NUTS."
         )
-    _check_var_names(model, request.var_names)
+    _check_var_names(model, request.var_names, request.idata_kwargs)
     starts = _check_initvals(model, request.initvals)
     logp_graph: list = []  # the log density the selection builds, for the run
     report = _select_for(model, request, backend=nuts_sampler, device=device,
@@ -345,14 +346,23 @@ def _plugin_error(backend: str, origin: str, registry, what: str) -> PluginError
     )
 
 
-def _check_var_names(model: pm.Model, var_names) -> None:
+def _check_var_names(model: pm.Model, var_names, idata_kwargs: dict | None = None) -> None:
     """Refuse ``var_names`` that name no variable of the model, before any sampler meets them:
     PyMC's JAX path raised ``TypeError: 'NoneType' object is not iterable``, PyMC's NUTS an
     ``AssertionError``, and nutpie dropped them without a word, so the same call failed or not
-    by the sampler chosen."""
+    by the sampler chosen. Refuse too ``var_names`` that leave out a free variable when
+    ``idata_kwargs`` asks for the log prior, which is evaluated at every free variable's draws
+    (``pm.sample`` raised ``KeyError`` after sampling)."""
     if var_names is None:
         return
     names = [var_names] if isinstance(var_names, str) else list(var_names)
+    left_out = [rv.name for rv in model.free_RVs if rv.name not in names]
+    if (idata_kwargs or {}).get("log_prior") and left_out:
+        raise ValueError(
+            f"idata_kwargs={{'log_prior': True}} needs the draws of every free variable, and "
+            f"var_names leaves out {', '.join(left_out)}: add them to var_names, or compute "
+            "the log prior later with pm.stats.compute_log_prior(idata) on a run that keeps "
+            "them.")
     transformed = {model.rvs_to_values[rv].name for rv in model.free_RVs} - set(model.named_vars)
     on_sampler_scale = [n for n in names if n in transformed]
     if on_sampler_scale:  # samplers raised TypeError, AssertionError, or kept them silently
@@ -502,6 +512,14 @@ def _runs_on_jax(report: SelectionReport) -> bool:
 
 def _run_backend(model, report: SelectionReport, request: SampleRequest, registry):
     candidate = report.candidate
+    # idata_kwargs={"log_prior": True}: ArviZ's from_dict, which PyMC's JAX path and
+    # pymc-accel's results are built with, refused it (TypeError), and PyMC's nutpie path
+    # ignores it with a warning; stored after every backend's run instead, with PyMC's own
+    # compute_log_prior, which is what pm.sample's own sampler stores
+    log_prior = bool((request.idata_kwargs or {}).get("log_prior"))
+    if request.idata_kwargs and "log_prior" in request.idata_kwargs:
+        request = replace(request, idata_kwargs={
+            k: v for k, v in request.idata_kwargs.items() if k != "log_prior"})
     backend = registry.backends[candidate.backend]
     origin = registry.origins.get(candidate.backend, "")
     builtin = origin.endswith("(built-in)") or BUILTIN_PLUGIN_NAME in origin
@@ -556,6 +574,9 @@ def _run_backend(model, report: SelectionReport, request: SampleRequest, registr
                 request.target_accept, request.backend_kwargs, request.var_names)
         history.record(report.model_profile, candidate, report.estimate, request, wall, idata,
                        data=data, options=options)
+    if log_prior and "log_prior" not in idata.children:  # var_names keep every free variable
+        pm.stats.compute_log_prior(idata, model=model, extend_inferencedata=True,
+                                   progressbar=False)
     _match_pm_sample_groups(idata)
     return idata
 
@@ -672,7 +693,7 @@ def explain(model: pm.Model | None = None, **kwargs: Any) -> SelectionReport:
     if compile_mode is not None:
         kwargs["backend"] = compile_mode
     request = _request(kwargs.pop("draws", 1000), kwargs)  # as sample() reads its arguments
-    _check_var_names(model, request.var_names)
+    _check_var_names(model, request.var_names, request.idata_kwargs)
     starts = _check_initvals(model, request.initvals)
     if request.initvals:  # a start the user gave outside the support: sample() would raise
         for start in starts:

@@ -350,6 +350,27 @@ def test_idata_kwargs_include_transformed_keeps_the_transformed_variables(backen
     assert {"mu", "sd", "sd_log__"} <= set(idata.posterior.data_vars)
 
 
+@pytest.mark.parametrize("backend", ["numpyro", "numba"])
+def test_idata_kwargs_log_prior_is_the_log_prior_of_each_draw(backend):
+    """PyMC's JAX path passed log_prior to ArviZ's from_dict (TypeError), and its nutpie path
+    ignores it; every backend's result now has it, as pm.sample's own sampler stores it."""
+    from scipy import stats
+
+    options = {"driver": "nutpie"} if backend == "numba" else {}
+    idata = pymc_accel.sample(model=_scale_model(), nuts_sampler=backend,
+                              idata_kwargs={"log_prior": True}, **options, **FAST)
+    mu = idata.posterior["mu"].values
+    expected = stats.norm(1.0, 3.0).logpdf(mu)  # _scale_model's prior of mu
+    np.testing.assert_allclose(idata.log_prior["mu"].values, expected, rtol=1e-6)
+    assert idata.log_prior["sd"].shape == mu.shape
+
+
+def test_log_prior_with_var_names_that_leave_out_a_free_variable_is_refused():
+    """pm.sample raised KeyError after sampling: the log prior needs every free variable."""
+    with pytest.raises(ValueError, match="log_prior.*leaves out sd"):
+        pymc_accel.explain(_scale_model(), var_names=["mu"], idata_kwargs={"log_prior": True})
+
+
 def test_explain_refuses_a_model_without_free_variables_as_sample_does():
     """explain() chose a sampler for it, with DEER-MALA's ZeroDivisionError as a refusal."""
     with pm.Model() as model:
