@@ -11,7 +11,7 @@ import numpy as np
 import pymc as pm
 import pymc.sampling.mcmc as _mcmc
 
-from pymc_accel import arguments, first_use, history
+from pymc_accel import arguments, first_use, history, result_layout
 from pymc_accel.backend import SampleRequest
 from pymc_accel.devices import cpu_cores
 from pymc_accel.errors import (
@@ -577,6 +577,9 @@ def _run_backend(model, report: SelectionReport, request: SampleRequest, registr
     if log_prior and "log_prior" not in idata.children:  # var_names keep every free variable
         pm.stats.compute_log_prior(idata, model=model, extend_inferencedata=True,
                                    progressbar=False)
+    # as pm.sample's own sampler lays its result out (nutpie's path does not)
+    result_layout.keep_var_names(idata, model, request.var_names)
+    result_layout.apply_dims(idata, request.idata_kwargs)
     _match_pm_sample_groups(idata)
     return idata
 

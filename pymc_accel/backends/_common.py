@@ -71,6 +71,15 @@ def rename_nutpie_stats(idata) -> None:
             idata[group] = ds.rename(names)
 
 
+def without_nutpie_ignored_layout(idata_kwargs: dict | None) -> dict | None:
+    """``idata_kwargs`` without ``coords`` and ``dims``, which PyMC's nutpie path ignores with
+    a warning: pymc-accel lays every result out with them after its run
+    (:mod:`pymc_accel.result_layout`)."""
+    if not idata_kwargs:
+        return idata_kwargs
+    return {k: v for k, v in idata_kwargs.items() if k not in ("coords", "dims")}
+
+
 def run_precisions(backend: str, profile: ModelProfile) -> tuple[tuple[str, ...], list[Refusal]]:
     """The precisions a JAX backend offers for ``profile``, and the refusals of the others.
 

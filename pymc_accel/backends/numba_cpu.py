@@ -18,7 +18,11 @@ import pymc as pm
 from pymc_accel import costmodel, history
 from pymc_accel.backend import Candidate, Estimate, Figure, Refusal, SampleRequest
 from pymc_accel.backends import nutpie_compiled, pymc_compiled
-from pymc_accel.backends._common import missing_module, rename_nutpie_stats
+from pymc_accel.backends._common import (
+    missing_module,
+    rename_nutpie_stats,
+    without_nutpie_ignored_layout,
+)
 from pymc_accel.backends.blas_threads import limit_blas
 from pymc_accel.devices import cpu_cores
 from pymc_accel.first_use import first_use_figures
@@ -172,6 +176,9 @@ class NumbaBackend:
     def sample(self, model, candidate: Candidate, request: SampleRequest):
         """Call ``pm.sample`` with the candidate's driver and the numba backend."""
         driver = candidate.option("driver", "nutpie")
+        if driver == "nutpie":
+            request = replace(request, idata_kwargs=without_nutpie_ignored_layout(
+                request.idata_kwargs))
         kwargs = dict(request.pymc_kwargs)
         # driver= picked the candidate (selection's options); the samplers do not take it
         sampler_kwargs = {k: v for k, v in request.backend_kwargs.items() if k != "driver"}

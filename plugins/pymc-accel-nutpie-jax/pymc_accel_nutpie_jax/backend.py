@@ -150,11 +150,16 @@ class NutpieJaxBackend(JaxNutsBackend):
             pymc_kwargs["backend"] = "jax"
         # nutpie calls the gradient from its own Rust threads, where JAX's thread-local
         # default_device context would not reach: set the process default while sampling.
+        run = request.pm_sample_kwargs()
+        if run["idata_kwargs"]:  # PyMC's nutpie path ignores coords and dims with a warning;
+            # pymc-accel lays every result out with them after the run
+            run["idata_kwargs"] = {k: v for k, v in run["idata_kwargs"].items()
+                                   if k not in ("coords", "dims")}
         previous = jax.config.jax_default_device
         jax.config.update("jax_default_device", device)
         try:
             idata = pm.sample(
-                **request.pm_sample_kwargs(),
+                **run,
                 nuts_sampler="nutpie",
                 compile_kwargs=compile_kwargs,
                 nuts=nuts,
