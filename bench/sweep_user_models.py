@@ -24,7 +24,7 @@ import warnings
 import numpy as np
 
 FAST = dict(draws=200, tune=200, chains=2, progressbar=False, random_seed=1)
-#: ``--sampler``'s backend and options, given to every case that names none of its own
+#: ``--sampler``'s backend and options, given to every case that names no sampler of its own
 SAMPLER: dict = {}
 
 
@@ -316,7 +316,8 @@ def _regression(pm, n=50):
 def _sample(**kwargs):
     import pymc_accel
 
-    return pymc_accel.sample(**{**FAST, **SAMPLER, **kwargs})
+    sampler = {} if "nuts_sampler" in kwargs else SAMPLER  # a case's own sampler, as given
+    return pymc_accel.sample(**{**FAST, **sampler, **kwargs})
 
 
 def _case_set_data(pm):
