@@ -2,13 +2,13 @@
 
 PyMC's own NUTS runs every argument of ``pm.sample``; its external samplers (nutpie, NumPyro,
 BlackJAX) refuse a step method or a per-draw callback, drop the tuning draws, and ignore
-``init`` with a warning. A PyTensor compile mode (``backend=`` or ``compile_kwargs["mode"]``)
-is honoured by a sampler that compiles the model with that mode's linker: numba's, JAX's, or
+``init`` with a warning. A PyTensor compile mode (``backend=`` or ``compile_kwargs["mode"]``) is
+honoured by a sampler that compiles the model with that mode's linker: numba's, JAX's, or
 another (PyTensor's C linker), which only PyMC's own NUTS runs. A backend says which of these
 its candidates honour with the optional ``takes_argument(name, candidate)``; one without it
-honours none. Selection refuses a candidate
-that would drop a *required* argument the caller gave, naming the fix, and :func:`warn_ignored`
-warns, as PyMC does, where the chosen one ignores ``init``.
+honours none. Selection refuses a candidate that would drop a *required* argument the caller
+gave, naming the fix, and :func:`warn_ignored` warns, as PyMC does, where the chosen one ignores
+``init``.
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ REQUIRED = {
                               "nuts_sampler='numba' (either driver), or drop "
                               "discard_tuned_samples=False"),
 }
-#: A compile mode given, by the linker it compiles with (:func:`compile_mode_argument`).
+#: A compile mode given, by the linker it compiles with (:func:`compile_mode_linker`).
 COMPILE_MODES = {
     "compile_mode:numba": ("a compile mode that compiles with numba (backend= or "
                            "compile_kwargs['mode'])", "the numba backend compiles with numba: use "
@@ -59,13 +59,13 @@ def given(request: SampleRequest) -> tuple[str, ...]:
         out.append("discard_tuned_samples")
     if pymc.get("init", "auto") != "auto":
         out.append("init")
-    family = compile_mode_argument(pymc)
+    family = compile_mode_linker(pymc)
     if family is not None:
         out.append(f"compile_mode:{family}")
     return tuple(out)
 
 
-def compile_mode_argument(pymc_kwargs: dict[str, Any]) -> str | None:
+def compile_mode_linker(pymc_kwargs: dict[str, Any]) -> str | None:
     """The linker of the compile mode ``pm.sample``'s ``backend=`` or ``compile_kwargs["mode"]``
     gives: ``"numba"``, ``"jax"`` or ``"other"``; ``None`` where neither is given.
 

@@ -170,7 +170,7 @@ def _request(draws: int, kwargs: dict[str, Any]) -> SampleRequest:
                          f"0.8 or 0.95, not {target_accept!r}")
     tune = kwargs.pop("tune", None)
     pymc_kwargs = {k: kwargs.pop(k) for k in _PYMC_ONLY_KWARGS if k in kwargs}
-    arguments.compile_mode_argument(pymc_kwargs)  # a clear error before any selection
+    arguments.compile_mode_linker(pymc_kwargs)  # a clear error before any selection
     _check_random_seed(kwargs.get("random_seed"), chains)
     request = SampleRequest(
         draws=run_length("draws", draws),  # a NumPy integer as an int, before any sampler

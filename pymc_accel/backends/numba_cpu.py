@@ -102,7 +102,8 @@ class NumbaBackend:
     def takes_argument(self, name: str, candidate: Candidate) -> bool:
         """PyMC's driver is ``pm.sample`` itself and honours every argument but a compile mode
         that does not compile with numba; nutpie's keeps the tuning draws (``save_warmup``)
-        and, through ``pm.sample``, warns that it ignores ``init`` (:mod:`pymc_accel.arguments`)."""
+        and, through ``pm.sample``, warns that it ignores ``init``
+        (:mod:`pymc_accel.arguments`)."""
         if name.startswith("compile_mode:"):  # both drivers compile with numba
             return name == "compile_mode:numba"
         if candidate.option("driver", "nutpie") == "pymc":

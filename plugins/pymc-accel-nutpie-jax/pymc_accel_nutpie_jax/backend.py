@@ -148,13 +148,13 @@ class NutpieJaxBackend(JaxNutsBackend):
         # any other) and is passed as given; pm.sample takes one mode, not two
         if "backend" not in pymc_kwargs and "mode" not in compile_kwargs:
             pymc_kwargs["backend"] = "jax"
-        # nutpie calls the gradient from its own Rust threads, where JAX's thread-local
-        # default_device context would not reach: set the process default while sampling.
         run = request.pm_sample_kwargs()
         if run["idata_kwargs"]:  # PyMC's nutpie path ignores coords and dims with a warning;
             # pymc-accel lays every result out with them after the run
             run["idata_kwargs"] = {k: v for k, v in run["idata_kwargs"].items()
                                    if k not in ("coords", "dims")}
+        # nutpie calls the gradient from its own Rust threads, where JAX's thread-local
+        # default_device context would not reach: set the process default while sampling.
         previous = jax.config.jax_default_device
         jax.config.update("jax_default_device", device)
         try:
