@@ -44,6 +44,21 @@ def test_blackjax_nuts_refuses_tune_0_naming_the_fix_instead_of_failing_in_black
                           chains=2, progressbar=False)
 
 
+def test_blackjax_nuts_refuses_sequential_chains_before_sampling():
+    """PyMC's BlackJAX path raised "Only supporting the following methods to draw chains" at
+    the run, which pymc-accel reported as the plugin's failure; auto leaves it out."""
+    import pymc_accel
+    from pymc_accel.models import eight_schools
+
+    with pytest.raises(pymc_accel.UnsupportedArgumentError, match="'parallel' or 'vectorized'"):
+        pymc_accel.explain(eight_schools(), nuts_sampler="blackjax_nuts", chains=2,
+                           nuts={"chain_method": "sequential"})
+    report = pymc_accel.explain(eight_schools(), chains=2, nuts={"chain_method": "sequential"})
+    assert not report.chosen.startswith("blackjax_nuts")
+    assert any(r.backend == "blackjax_nuts" and "side by side only" in r.reason
+               for r in report.rows if r.status == "refused")
+
+
 def test_blackjax_nuts_samples_without_its_progress_bar_where_fastprogress_is_missing():
     """BlackJAX draws its bar with fastprogress, which it does not depend on: with a progress
     bar asked for, the run failed inside a JAX callback (`make demo`, 2026-11-27)."""

@@ -91,7 +91,13 @@ class BlackJaxNutsBackend(JaxNutsBackend):
     def estimate(self, candidate, profile, machine):
         """NumPyro's JAX estimate: its tuning's leapfrogs (BlackJAX's window adaptation takes
         as many), :data:`LEAPFROG_FACTOR` times its leapfrog and :data:`FIXED_FACTOR` times
-        its fixed and cold-compile seconds."""
+        its fixed and cold-compile seconds. ``chain_method="sequential"`` is refused: PyMC's
+        BlackJAX path draws chains side by side only, and raised at the run."""
+        if candidate.option("chain_method") == "sequential":
+            raise UnsupportedArgumentError(
+                "blackjax_nuts draws its chains side by side only (PyMC's BlackJAX path takes "
+                "chain_method='parallel' or 'vectorized'): pass one of those, or use "
+                "nuts_sampler='numpyro' for chain_method='sequential'")
         base = super().estimate(candidate, profile, machine)
         factor = FIXED_FACTOR[candidate.precision]
         fixed = Figure(base.fixed_seconds.value * factor, "modelled",
