@@ -20,6 +20,7 @@ from pymc_accel.profile import profile_model
 from pymc_accel.registry import build_registry
 from pymc_accel.report import SelectionReport
 from pymc_accel.selection import select
+from tests.figures import hand_made_machine
 from tests.models import discrete_model
 
 CPU_ONLY = Devices(cpu_cores=2, jax_installed=True, note="test: no GPU")
@@ -667,6 +668,12 @@ class _TunedByStan:
         return replace(modelled, seconds_per_gradient=Figure(self.measured, "measured"))
 
 
+#: Machine figures whose start-up pace is 1: the rival's fixed seconds are modelled, so the
+#: live machine's pace (its Python loop timed, slower under load) moved them against the
+#: sampler's tuning, and the leader with them.
+PACE_ONE = hand_made_machine()
+
+
 def _stan_and_rival(rival_seconds: float, **stan):
     reg = build_registry(autoload=False, builtins=False)
     for backend in (_TunedByStan("stan", **stan), _TunedByStan("rival", rival_seconds)):
@@ -704,15 +711,15 @@ def test_the_scale_spread_is_evaluated_where_it_could_change_the_choice(spreads_
     the spread decides: the spread-100 model's 45,000 lose to it. Without the spread (the
     dimension's law gives none at d = 5) the sampler would have been chosen on both."""
     reg = _stan_and_rival(3.0)
-    alike = select(_two_scales(1.0), registry=reg, devices=CPU_ONLY, chains=2)
+    alike = select(_two_scales(1.0), registry=reg, devices=CPU_ONLY, machine=PACE_ONE, chains=2)
     assert alike.candidate.backend == "stan"
     assert alike.profile["scale spread"].startswith("1 ")
     assert "scale spread 1 " in alike.estimate.extra_gradients.note
-    spread = select(_two_scales(0.01), registry=reg, devices=CPU_ONLY, chains=2)
+    spread = select(_two_scales(0.01), registry=reg, devices=CPU_ONLY, machine=PACE_ONE, chains=2)
     assert spread.candidate.backend == "rival" and spread.profile["scale spread"].startswith("100")
     assert len(spreads_counted) == 2
     # the same model, data and start again: the kept spread is read, not evaluated
-    again = select(_two_scales(0.01), registry=reg, devices=CPU_ONLY, chains=2)
+    again = select(_two_scales(0.01), registry=reg, devices=CPU_ONLY, machine=PACE_ONE, chains=2)
     assert again.candidate.backend == "rival" and len(spreads_counted) == 2
 
 
@@ -745,7 +752,7 @@ def test_the_scale_spread_and_the_float32_check_share_one_initial_point(spreads_
     for backend in (_TunedByStanInBothPrecisions("stan"), _TunedByStan("rival", 1.0)):
         reg.backends[backend.name] = backend
         reg.origins[backend.name] = "test"
-    report = select(_two_scales(1.0), registry=reg, devices=CPU_ONLY, chains=2)
+    report = select(_two_scales(1.0), registry=reg, devices=CPU_ONLY, machine=PACE_ONE, chains=2)
     assert report.candidate == Candidate("stan", "cpu", "float32")
     assert len(spreads_counted) == 1 and report.precision_check is not None
     assert report.precision_check["safe"] and len(points) == 1
@@ -757,7 +764,7 @@ def test_the_scale_spread_is_not_evaluated_where_the_leader_leads_whatever_it_is
     one it trails at spread 1: either way the spread could not change the choice."""
     for rival, leader in ((30.0, "stan"), (0.5, "rival")):
         report = select(_two_scales(0.01), registry=_stan_and_rival(rival), devices=CPU_ONLY,
-                        chains=2)
+                        machine=PACE_ONE, chains=2)
         assert report.candidate.backend == leader and "scale spread" not in report.profile
     assert spreads_counted == []
 
@@ -768,13 +775,13 @@ def test_measured_mode_evaluates_the_scale_spread_where_a_timed_gradient_makes_i
     spread is not evaluated before measuring; timed at 0.1 ms it leads at spread 1 and trails
     at 100. The spread, evaluated then, gives the rival the spread-100 model."""
     reg = _stan_and_rival(3.0, per_gradient=1e-3, measured=1e-4)
-    modelled = select(_two_scales(0.01), registry=reg, devices=CPU_ONLY, chains=2)
+    modelled = select(_two_scales(0.01), registry=reg, devices=CPU_ONLY, machine=PACE_ONE, chains=2)
     assert modelled.candidate.backend == "rival" and spreads_counted == []
-    measured = select(_two_scales(0.01), registry=reg, devices=CPU_ONLY, chains=2,
+    measured = select(_two_scales(0.01), registry=reg, devices=CPU_ONLY, machine=PACE_ONE, chains=2,
                       measure=True)
     assert measured.candidate.backend == "rival"
     assert measured.profile["scale spread"].startswith("100") and len(spreads_counted) == 1
-    assert select(_two_scales(1.0), registry=reg, devices=CPU_ONLY, chains=2,
+    assert select(_two_scales(1.0), registry=reg, devices=CPU_ONLY, machine=PACE_ONE, chains=2,
                   measure=True).candidate.backend == "stan"
     assert len(spreads_counted) == 2
 
@@ -784,6 +791,6 @@ def test_measured_mode_evaluates_no_scale_spread_its_budget_has_no_room_for(spre
 
     reg = _stan_and_rival(3.0, per_gradient=1e-3, measured=1e-4)
     tight = selection.SPREAD_SECONDS_AFTER_MEASURING / 2
-    report = select(_two_scales(0.01), registry=reg, devices=CPU_ONLY, chains=2, measure=True,
-                    measure_budget=tight)
+    report = select(_two_scales(0.01), registry=reg, devices=CPU_ONLY, machine=PACE_ONE,
+                    chains=2, measure=True, measure_budget=tight)
     assert spreads_counted == [] and "scale spread" not in report.profile
