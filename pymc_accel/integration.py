@@ -579,7 +579,7 @@ def _run_backend(model, report: SelectionReport, request: SampleRequest, registr
                                    progressbar=False)
     # as pm.sample's own sampler lays its result out (nutpie's path does not)
     result_layout.keep_var_names(idata, model, request.var_names)
-    result_layout.apply_dims(idata, request.idata_kwargs)
+    result_layout.apply_coords_and_dims(idata, request.idata_kwargs)
     _match_pm_sample_groups(idata)
     return idata
 

@@ -45,12 +45,13 @@ def keep_var_names(idata: Any, model: Any, var_names: Any) -> None:
             idata[group] = data.drop_vars(drop)
 
 
-def apply_dims(idata: Any, idata_kwargs: dict | None) -> None:
-    """Name the dimensions of each variable ``idata_kwargs["dims"]`` lists as it says, with the
-    coordinates of ``idata_kwargs["coords"]``, in every group that holds the variable, in place.
+def apply_coords_and_dims(idata: Any, idata_kwargs: dict | None) -> None:
+    """Name the dimensions of each variable ``idata_kwargs["dims"]`` lists as it says, in every
+    group that holds the variable, and label every dimension ``idata_kwargs["coords"]`` names
+    with its coordinates, where their number is the dimension's length; in place.
 
-    A variable already laid out so (every sampler but nutpie's), or whose number of
-    dimensions is not the number named, is left as it is.
+    A result already laid out so (every sampler's but nutpie's) is left as it is, as is a
+    variable whose number of dimensions is not the number named.
 
     Parameters
     ----------
@@ -60,11 +61,11 @@ def apply_dims(idata: Any, idata_kwargs: dict | None) -> None:
     """
     dims = dict((idata_kwargs or {}).get("dims") or {})
     coords = dict((idata_kwargs or {}).get("coords") or {})
-    if not dims:
+    if not dims and not coords:
         return
     for group in list(idata.children):
         data = idata[group].to_dataset()
-        renamed = False
+        changed = False
         for name, wanted in dims.items():
             if name not in data.data_vars:
                 continue
@@ -79,10 +80,14 @@ def apply_dims(idata: Any, idata_kwargs: dict | None) -> None:
                 warnings.warn(f"idata_kwargs' dims for {name!r} were not applied to the "
                               f"{group} group: {exc}", UserWarning, stacklevel=3)
                 continue
-            renamed = True
-        if renamed:
-            unused = [c for c in data.coords if c not in _SAMPLE_DIMS
-                      and all(c not in v.dims for v in data.data_vars.values())]
-            data = data.drop_vars(unused).assign_coords(
-                {d: coords[d] for d in data.dims if d in coords and d not in data.coords})
+            changed = True
+        if changed:  # the renamed dimensions' old coordinates
+            data = data.drop_vars([c for c in data.coords if c not in _SAMPLE_DIMS and all(
+                c not in v.dims for v in data.data_vars.values())])
+        labels = {d: coords[d] for d in data.dims
+                  if d in coords and d not in _SAMPLE_DIMS and len(coords[d]) == data.sizes[d]}
+        if labels:
+            data = data.assign_coords(labels)
+            changed = True
+        if changed:
             idata[group] = data

@@ -52,21 +52,32 @@ def test_keep_var_names_drops_the_free_variables_not_named_with_their_sampler_va
     assert sorted(idata.posterior.data_vars) == ["a", "s"]
 
 
-def test_apply_dims_names_the_dimensions_and_their_coordinates():
+def test_dims_name_the_dimensions_and_coords_label_them():
     idata = _result(a=(3,), s=())
-    result_layout.apply_dims(idata, {"coords": {"k": ["u", "v", "w"]}, "dims": {"a": ["k"]}})
+    layout = {"coords": {"k": ["u", "v", "w"]}, "dims": {"a": ["k"]}}
+    result_layout.apply_coords_and_dims(idata, layout)
     assert idata.posterior["a"].dims == ("chain", "draw", "k")
     assert list(idata.posterior["k"].values) == ["u", "v", "w"]
     assert "a_dim_0" not in idata.posterior.coords
     assert idata.posterior.attrs["sampling_time"] == 1.0
     again = idata.copy()
-    result_layout.apply_dims(again, {"coords": {"k": ["u", "v", "w"]}, "dims": {"a": ["k"]}})
+    result_layout.apply_coords_and_dims(again, layout)
     assert again.posterior.identical(idata.posterior)  # laid out already: left as it is
 
 
-def test_apply_dims_leaves_a_variable_whose_dimensions_do_not_match():
+def test_coords_alone_label_a_dimension_of_their_length():
+    idata = _result(a=(3,), s=())
+    result_layout.apply_coords_and_dims(idata, {"coords": {"a_dim_0": ["u", "v", "w"],
+                                                           "other": [1, 2]}})
+    assert list(idata.posterior["a_dim_0"].values) == ["u", "v", "w"]
+    assert "other" not in idata.posterior.coords
+    result_layout.apply_coords_and_dims(idata, {"coords": {"a_dim_0": ["u", "v"]}})
+    assert list(idata.posterior["a_dim_0"].values) == ["u", "v", "w"]  # not its length
+
+
+def test_dims_leave_a_variable_whose_dimensions_do_not_match():
     idata = _result(a=(3,))
-    result_layout.apply_dims(idata, {"dims": {"a": ["k", "j"]}})
+    result_layout.apply_coords_and_dims(idata, {"dims": {"a": ["k", "j"]}})
     assert idata.posterior["a"].dims == ("chain", "draw", "a_dim_0")
 
 
