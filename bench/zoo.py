@@ -382,6 +382,72 @@ def ordinal(n: int = 2000, p: int = 5, categories: int = 5) -> pm.Model:
     return model
 
 
+# A third set of families, added 2026-11-30: again new to every fit, to the held-out set and to
+# the two sets above: basis-function GP regression, a zero-inflated likelihood, censoring (the
+# normal's log CDF) and a softmax over categories.
+
+
+def hsgp_regression(n: int = 300, basis: int = 30) -> pm.Model:
+    """A Hilbert-space GP approximation (``pm.gp.HSGP``) under a normal likelihood: a dense
+    ``n x basis`` product of basis functions a gradient, its length scale and amplitude free."""
+    rng = np.random.default_rng(15)
+    X = np.sort(rng.uniform(0, 10, n))[:, None]
+    y = np.sin(X[:, 0]) + 0.3 * rng.normal(size=n)
+    with pm.Model() as model:
+        ell = pm.Gamma("ell", 2.0, 1.0)
+        eta = pm.HalfNormal("eta", 1.0)
+        cov = eta**2 * pm.gp.cov.ExpQuad(1, ls=ell)
+        f = pm.gp.HSGP(m=[basis], c=1.5, cov_func=cov).prior("f", X=X)
+        pm.Normal("y", f, pm.HalfNormal("sigma", 1.0), observed=y)
+    return model
+
+
+def zero_inflated_poisson(n: int = 3000, p: int = 5) -> pm.Model:
+    """Counts with structural zeros: a two-component mixture per observation (a log-sum-exp of
+    a point mass and a Poisson regression)."""
+    rng = np.random.default_rng(16)
+    x = rng.normal(size=(n, p))
+    counts = rng.poisson(np.exp(0.8 + x @ rng.normal(0, 0.3, p)))
+    y = np.where(rng.uniform(size=n) < 0.3, 0, counts)
+    with pm.Model() as model:
+        a = pm.Normal("a", 0, 1)
+        b = pm.Normal("b", 0, 1, shape=p)
+        psi = pm.Beta("psi", 2, 2)
+        pm.ZeroInflatedPoisson("y", psi, pm.math.exp(a + x @ b), observed=y)
+    return model
+
+
+def censored_regression(n: int = 2000, p: int = 4) -> pm.Model:
+    """A linear regression whose responses above a limit are censored (``pm.Censored``): the
+    normal's log density below it and its log survival function at it (erfc terms)."""
+    rng = np.random.default_rng(17)
+    x = rng.normal(size=(n, p))
+    y = np.minimum(0.5 + x @ rng.normal(0, 1, p) + rng.normal(size=n), 1.5)
+    with pm.Model() as model:
+        a = pm.Normal("a", 0, 2)
+        b = pm.Normal("b", 0, 1, shape=p)
+        s = pm.HalfNormal("s", 1.0)
+        pm.Censored("y", pm.Normal.dist(a + x @ b, s), lower=None, upper=1.5, observed=y)
+    return model
+
+
+def softmax_regression(n: int = 2000, p: int = 4, categories: int = 4) -> pm.Model:
+    """Multinomial logistic regression: a categorical likelihood over the softmax of
+    ``categories - 1`` free linear predictors (the first category's fixed at zero)."""
+    rng = np.random.default_rng(18)
+    x = rng.normal(size=(n, p))
+    logits = np.column_stack([np.zeros(n), x @ rng.normal(0, 1, (p, categories - 1))])
+    probs = np.exp(logits - logits.max(axis=1, keepdims=True))
+    probs /= probs.sum(axis=1, keepdims=True)
+    y = (rng.uniform(size=(n, 1)) > probs.cumsum(axis=1)).sum(axis=1)
+    with pm.Model() as model:
+        a = pm.Normal("a", 0, 2, shape=categories - 1)
+        b = pm.Normal("b", 0, 1, shape=(p, categories - 1))
+        eta = pt.concatenate([pt.zeros((n, 1)), a + pt.dot(x, b)], axis=1)
+        pm.Categorical("y", p=pm.math.softmax(eta, axis=1), observed=y)
+    return model
+
+
 def held_out() -> dict[str, Callable[[], pm.Model]]:
     """Name -> factory of models that no trajectory or regret figure was fitted on, with 7 to
     503 free dimensions: out-of-sample checks of the cost model (``bench/fit_trajectories.py``,
@@ -405,6 +471,11 @@ def held_out() -> dict[str, Callable[[], pm.Model]]:
         "lkj_20": lkj_mvnormal,
         "negbin_12": negative_binomial,
         "ordinal_9": ordinal,
+        # a third set of families new to every fit (2026-11-30)
+        "hsgp_33": hsgp_regression,
+        "zip_7": zero_inflated_poisson,
+        "censored_6": censored_regression,
+        "softmax_15": softmax_regression,
     }
 
 
