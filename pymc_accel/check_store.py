@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from pymc_accel import profile_store
-from pymc_accel.precision import JITTERED_POINTS, PrecisionCheck
+from pymc_accel.precision import POINTS_CHECKED, PrecisionCheck
 
 #: Check files kept; the oldest are removed when more are written.
 MAX_FILES = 200
@@ -100,7 +100,7 @@ def _load(store: dict[str, Any], key: str | None, build: Any) -> Any:
 
 def save(key: str | None, check: PrecisionCheck) -> None:
     """Keep ``check`` under ``key``, if it is worth keeping: failed, or passed at every point."""
-    if key is None or check.kept or (check.safe and check.points < 1 + JITTERED_POINTS):
+    if key is None or check.kept or (check.safe and check.points < POINTS_CHECKED):
         return
     kept = replace(check, kept=time.strftime("%Y-%m-%d %H:%M:%S"))
     _put(_KEPT, key, kept)

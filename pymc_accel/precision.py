@@ -90,6 +90,16 @@ AS_WRITTEN_MAX_DATA_BYTES = 10e6
 #: differentiated after them, as the JAX backends differentiate it.
 AS_COMPILED = "as the backends rewrite it"
 JITTERED_POINTS = 3
+#: Further jittered points where only float32's finiteness is checked: float32 evaluated alone,
+#: float64 only where float32 is not finite (to confirm that float64 is). A float32 failure that
+#: shows at some starts only is caught at one of them with the odds of ``1 + JITTERED_POINTS +``
+#: this many draws: an HSGP regression's float32 gradient is NaN at about 40% of jittered starts
+#: (its spectral density underflows), the three compared points missed it, and NumPyro's float32
+#: chains then never left their starts (docs/benchmarks.md, "A third set of families"); with
+#: nine jittered points a miss has odds of about 1%.
+FINITENESS_POINTS = 6
+#: Points a check that passes everywhere has evaluated.
+POINTS_CHECKED = 1 + JITTERED_POINTS + FINITENESS_POINTS
 #: Seconds after which the check evaluates no further jittered points.
 CHECK_BUDGET_SECONDS = 10.0
 #: A float32 run whose share of divergent transitions exceeds this is re-run in float64.
@@ -105,7 +115,9 @@ class PrecisionCheck:
     safe : bool
         Whether float32 passed: finite wherever float64 is, errors within tolerance.
     points : int
-        Points evaluated (the initial point plus jittered ones).
+        Points evaluated (the initial point plus jittered ones); the last of them, where
+        float32 was only required to be finite (:data:`FINITENESS_POINTS`), have ``"finite"``
+        in their ``per_point`` entries.
     logp_rel_error, grad_rel_error : float
         Largest relative errors seen over the points (``inf`` when float32 was not finite).
     logp_rtol, grad_rtol : float
@@ -139,11 +151,15 @@ class PrecisionCheck:
 
     def summary(self) -> str:
         """One line for reports, with the measured errors and the tolerances."""
+        finite_only = sum(1 for p in self.per_point if "finite" in p)
         errors = (
             f"max logp rel. error {self.logp_rel_error:.2g} (tolerance {self.logp_rtol:g}), "
             f"max gradient rel. error {self.grad_rel_error:.2g} (tolerance {self.grad_rtol:g}) "
-            f"over {self.points} points of the log density {self.graph}"
+            f"over {self.points - finite_only} points of the log density {self.graph}"
         )
+        if finite_only:
+            errors += f", finite at {finite_only} more"
+
         if self.written_problem:
             errors += f" (as written: {self.written_problem})"
         if self.kept:
@@ -366,6 +382,7 @@ def check_float32(
     logp_graph: LogpGraph | None = None,
     as_written_first: bool | None = None,
     start_point: dict | None = None,
+    finiteness_points: int = FINITENESS_POINTS,
 ) -> PrecisionCheck:
     """Compare the model's float32 log density and gradient with float64's.
 
@@ -406,6 +423,10 @@ def check_float32(
         The model's initial point from ``initvals`` and ``seed``
         (:func:`pymc_accel.graph_building.initial_point`), where the caller has evaluated it
         already (the selection's scale spread evaluates it first); not modified.
+    finiteness_points : int, default :data:`FINITENESS_POINTS`
+        Further jittered points, evaluated after the others within the same budget, where
+        float32 must only be finite wherever float64 is (float64 is evaluated there only
+        where float32 is not).
 
     Returns
     -------
@@ -430,9 +451,10 @@ def check_float32(
 
             data_bytes = data_bytes_read([logp])
         as_written_first = data_bytes <= AS_WRITTEN_MAX_DATA_BYTES
-    points = _points(model, n_jittered, initvals, seed, start_point)
+    points = _points(model, n_jittered + finiteness_points, initvals, seed, start_point)
     common = {"value_vars": value_vars, "points": points, "logp_rtol": logp_rtol,
-              "grad_rtol": grad_rtol, "start": start, "budget_seconds": budget_seconds}
+              "grad_rtol": grad_rtol, "start": start, "budget_seconds": budget_seconds,
+              "compared": 1 + n_jittered}
     written_problem, reached = "", 0
     if as_written_first:
         try:
@@ -507,7 +529,7 @@ def _where(i: int) -> str:
 
 def _as_written(
     outputs: list[Any], *, value_vars: list[Any], points: list[dict], logp_rtol: float,
-    grad_rtol: float, start: float, budget_seconds: float, f64: Any = None,
+    grad_rtol: float, start: float, budget_seconds: float, compared: int, f64: Any = None,
 ) -> PrecisionCheck | tuple[str, int]:
     """The check of the log density as written, which can only vouch for float32: its
     :class:`PrecisionCheck` where float32 passes at every point, otherwise why not and the
@@ -523,6 +545,9 @@ def _as_written(
         try:
             lp32, g32 = at32(point)
             finite32 = _finite(lp32, g32)
+            if finite32 and i >= compared:  # finiteness only: the check as compiled confirms
+                per_point.append({"point": _where(i), "logp32": float(lp32), "finite": True})
+                continue
             if finite32:
                 lp64, g64 = at64(point)
         except Exception as exc:  # e.g. a float32 parameter check raising
@@ -547,13 +572,15 @@ def _as_written(
 
 def _as_compiled(
     outputs: list[Any], *, value_vars: list[Any], points: list[dict], logp_rtol: float,
-    grad_rtol: float, start: float, budget_seconds: float, model: Any,
+    grad_rtol: float, start: float, budget_seconds: float, compared: int, model: Any,
     initvals: dict | None, at_least: int = 0,
 ) -> PrecisionCheck:
     """The check of the log density as the backends compile it (``outputs``, rewritten and
     differentiated), which settles float32 either way. Points up to index ``at_least`` (where
     the check as written failed) are evaluated whatever the budget. A float64 failure at the
-    initial point is reported as ``pm.sample`` reports a start outside the support."""
+    initial point is reported as ``pm.sample`` reports a start outside the support. From index
+    ``compared`` on float32 need only be finite where float64 is: float64 is evaluated there
+    only where float32 is not finite (or raises)."""
     at64, at32 = _evaluators(value_vars, outputs)
     logp_err = grad_err = 0.0
     problem = ""
@@ -564,6 +591,24 @@ def _as_compiled(
             break
         evaluated += 1
         where = _where(i)
+        if i >= compared:  # finiteness only
+            try:
+                lp32, g32 = at32(point)
+                finite32 = _finite(lp32, g32)
+            except Exception:  # a float32 parameter check raising: not finite, as below
+                lp32, finite32 = math.nan, False
+            if finite32:
+                per_point.append({"point": where, "logp32": float(lp32), "finite": True})
+                continue
+            lp64, g64 = at64(point)
+            if not _finite(lp64, g64):
+                per_point.append({"point": where, "skipped": "float64 not finite"})
+                continue
+            problem = problem or (f"float32 is not finite at {where} (float64 logp "
+                                  f"{float(lp64):.6g})")
+            logp_err, grad_err = math.inf, math.inf
+            per_point.append({"point": where, "logp64": float(lp64), "logp32": float(lp32)})
+            continue
         try:
             lp64, g64 = at64(point)
         except Exception:

@@ -8,7 +8,7 @@ import pytest
 
 from pymc_accel import check_store, selection
 from pymc_accel.models import conjugate_normal
-from pymc_accel.precision import check_float32
+from pymc_accel.precision import POINTS_CHECKED, check_float32
 from pymc_accel.profile import data_digest
 from pymc_accel.selection import select
 from tests.models import large_offset_model
@@ -78,7 +78,7 @@ def test_a_check_cut_short_is_not_kept_when_it_passed():
     check_store.save(key, short)
     assert check_store.load(key) is None
     check_store.save(key, check_float32(model))
-    assert check_store.load(key).points == 4
+    assert check_store.load(key).points == POINTS_CHECKED
 
 
 def test_a_new_process_reads_the_check_from_disk(tmp_path, monkeypatch, counted_checks):

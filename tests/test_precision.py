@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import math
+
 import arviz as az
 import numpy as np
 import pymc as pm
@@ -15,8 +17,10 @@ from pymc_accel.precision import (
     AS_COMPILED,
     AS_WRITTEN,
     DIVERGENCE_FALLBACK_FRACTION,
+    FINITENESS_POINTS,
     GRAD_RTOL,
     LOGP_RTOL,
+    POINTS_CHECKED,
     check_float32,
     divergence_fraction,
     float32_graph,
@@ -68,10 +72,54 @@ def test_float32_graph_types_each_node_as_make_node_would():
 def test_float32_is_safe_on_eight_schools():
     check = check_float32(eight_schools())
     assert check.safe and not check.problem
-    assert check.points == 4  # the initial point and three jittered ones
+    # the initial point and three jittered ones compared, six more where float32 is finite
+    assert check.points == POINTS_CHECKED == 10
+    assert sum("finite" in p for p in check.per_point) == FINITENESS_POINTS
     assert 0 < check.grad_rel_error < check.grad_rtol
     assert 0 <= check.logp_rel_error < check.logp_rtol
     assert "float32 safe" in check.summary()
+
+
+def _tail_underflow_model():
+    """A float32 gradient that is NaN only where ``x`` exceeds about 0.3: ``exp(-350 x)``
+    underflows to 0 in float32 there, and the derivative of its square root is 0/0 (an HSGP's
+    spectral density does the same at long length scales). The check's three compared jittered
+    starts of ``x`` (0.02, -0.48, -0.83 with seed 0) miss it; three of its six further ones
+    (0.89, 0.61, 0.74) do not."""
+    import pymc as pm
+    import pytensor.tensor as pt
+
+    with pm.Model() as model:
+        x = pm.Normal("x", 0, 1)
+        pm.Potential("tail", pt.sqrt(pt.exp(-350.0 * pt.maximum(x, 0.0))))
+    return model
+
+
+def test_float32_not_finite_at_some_starts_only_is_caught_by_the_finiteness_points():
+    model = _tail_underflow_model()
+    assert check_float32(model, finiteness_points=0).safe  # what the check saw until 2026-11-30
+    check = check_float32(model)
+    assert not check.safe and check.logp_rel_error == math.inf
+    assert check.problem.startswith("float32 is not finite at jittered point 4 (float64 logp")
+    assert "float32 unsafe" in check.summary()
+
+
+def test_the_finiteness_points_evaluate_float64_only_where_float32_is_not_finite(monkeypatch):
+    from pymc_accel import precision
+
+    real, evaluated = precision._evaluators, []
+
+    def counting(value_vars, outputs, f64=None):
+        at64, at32 = real(value_vars, outputs, f64=f64)
+        return ((lambda p: evaluated.append(64) or at64(p)),
+                (lambda p: evaluated.append(32) or at32(p)))
+
+    monkeypatch.setattr(precision, "_evaluators", counting)
+    check = check_float32(eight_schools())
+    assert check.safe and check.points == POINTS_CHECKED
+    compared = 1 + precision.JITTERED_POINTS
+    assert evaluated == [32, 64] * compared + [32] * FINITENESS_POINTS
+    assert f"finite at {FINITENESS_POINTS} more" in check.summary()
 
 
 def test_float32_is_safe_where_backends_compute_stably():
@@ -260,7 +308,7 @@ def test_float32_raising_as_written_at_a_point_is_settled_as_compiled_and_says_w
 
     monkeypatch.setattr(precision, "_evaluators", raising_at_the_second_point)
     check = check_float32(eight_schools())
-    assert check.safe and check.graph == AS_COMPILED and check.points == 4
+    assert check.safe and check.graph == AS_COMPILED and check.points == POINTS_CHECKED
     assert check.written_problem == ("evaluating it raised FloatingPointError at jittered point "
                                      "1: a parameter check failed in float32")
 
@@ -302,7 +350,7 @@ def test_float32_not_finite_as_written_stops_there_and_costs_no_float64_evaluati
     monkeypatch.setattr(precision, "_evaluators", counting)
     why = _as_written([logp, *grads], value_vars=list(model.value_vars),
                       points=_points(model, 3, None, 0), logp_rtol=LOGP_RTOL,
-                      grad_rtol=GRAD_RTOL, start=0.0, budget_seconds=1e9)
+                      grad_rtol=GRAD_RTOL, start=0.0, budget_seconds=1e9, compared=4)
     monkeypatch.undo()
     assert why == ("float32 is not finite at the initial point", 0)
     assert evaluated == [32]
@@ -621,5 +669,8 @@ def test_a_model_with_data_containers_checks_alike_from_its_own_graph_and_the_pr
     assert own.safe and profiled.safe
     for a, b_ in zip(own.per_point, profiled.per_point, strict=True):
         assert a["logp32"] == pytest.approx(b_["logp32"], rel=1e-6)
+        if "finite" in a:  # a point where float32 need only be finite: no float64 evaluated
+            assert "finite" in b_
+            continue
         assert a["logp64"] == pytest.approx(b_["logp64"], rel=1e-12)
         assert a["grad_rel_error"] == pytest.approx(b_["grad_rel_error"], rel=1e-3, abs=1e-9)
