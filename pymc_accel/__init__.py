@@ -35,6 +35,7 @@ from pymc_accel.errors import (
     PluginError,
     PrecisionWarning,
     PymcAccelError,
+    StuckChainsWarning,
     UnknownBackendError,
     UnsupportedArgumentError,
 )
@@ -63,7 +64,8 @@ __all__ = [
     "DiscreteVariablesError", "Estimate", "Figure", "JaxNutsBackend", "MachineFigures", "ModelProfile",
     "NoCandidateError", "NonFiniteInitialPointError", "PluginError", "PrecisionCheck",
     "PrecisionWarning", "PymcAccelError", "Refusal", "DeviceFigures", "check_float32",
-    "Registry", "SampleRequest", "SelectionReport", "UnknownBackendError", "UnsupportedArgumentError", "__version__",
+    "Registry", "SampleRequest", "SelectionReport", "StuckChainsWarning",
+    "UnknownBackendError", "UnsupportedArgumentError", "__version__",
     "build_registry", "disable", "discover_devices", "enable", "enable_jax_cache", "explain",
     "first_use_figures",
     "get_registry",

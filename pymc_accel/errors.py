@@ -51,3 +51,8 @@ class UnsupportedArgumentError(PymcAccelError, ValueError):
 
 class PrecisionWarning(UserWarning):
     """float32 was forced on a model whose float32 log density or gradient is inaccurate."""
+
+
+class StuckChainsWarning(UserWarning):
+    """Chains of a run never left their start (every transition diverged), and pymc-accel did
+    not re-run it on its own: the sampler was the caller's choice, or no other could run."""

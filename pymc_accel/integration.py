@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import time
+import warnings
 from dataclasses import replace
 from typing import Any
 
@@ -19,6 +20,7 @@ from pymc_accel.errors import (
     NonFiniteInitialPointError,
     PluginError,
     PymcAccelError,
+    StuckChainsWarning,
 )
 from pymc_accel.graph_building import Evaluator, initial_point, quietly
 from pymc_accel.measure import DEFAULT_BUDGET_SECONDS
@@ -330,6 +332,8 @@ def sample(
         raise
     if precision is None and _automatic_float32(report):
         idata, report = _fall_back_if_diverging(idata, report, model, request, registry, device)
+    automatic = nuts_sampler == "auto" and device is None and precision is None
+    idata, report = _fall_back_if_stuck(idata, report, model, request, registry, automatic)
     idata.attrs[ATTRS_KEY] = report.to_json()
     idata.attrs["pymc_accel_candidate"] = report.chosen
     return idata
@@ -503,6 +507,64 @@ def _fall_back_if_diverging(idata, report, model, request, registry, device):
     report64.notes = [*report.notes, note]
     report64.precision_check = report.precision_check
     return idata, report64
+
+
+def _fall_back_if_stuck(idata, report, model, request, registry, automatic: bool):
+    """Re-run on PyMC's own gradient when chains of an automatically chosen JAX run never left
+    their start (:func:`pymc_accel.stuck_chains.stuck_chains`); otherwise warn, naming the fix.
+
+    JAX differentiates the log density itself, and its derivative can be NaN where PyTensor's
+    symbolic gradient, which PyMC's NUTS and nutpie run, is finite: PyMC's normal log-CDF (a
+    censored or truncated normal) in the far tail is one known case (pymc-devs/pymc#7980). Such
+    a run returns its chains' starts repeated, with PyMC's convergence warnings and no error.
+    ``automatic``: the caller left backend, device and precision to the selector, so the
+    fallback (the numba backend, on the CPU, in the model's precision) is the selector's to
+    choose.
+    """
+    from pymc_accel.stuck_chains import stuck_chains
+
+    stuck = stuck_chains(idata)
+    if not stuck:
+        return idata, report
+    chains = ("chain " if len(stuck) == 1 else "chains ") + ", ".join(map(str, stuck))
+    problem = (f"{chains} of the run with {report.chosen} never left "
+               f"{'its' if len(stuck) == 1 else 'their'} start: every transition diverged, as "
+               "it does where the gradient is not finite")
+    on_jax = _runs_on_jax(report)
+    again = None
+    if automatic and on_jax and "numba" in registry.backends:
+        try:
+            again = _select_for(model, request, backend="numba", device="cpu",
+                                registry=registry, profile=report.model_profile)
+        except PymcAccelError:  # numba cannot run this model or these arguments
+            again = None
+    if again is None:
+        if on_jax:
+            fix = ("JAX's derivative of the log density can be NaN where PyTensor's gradient "
+                   "is finite (PyMC's normal log-CDF in the far tail is one known case, "
+                   "pymc-devs/pymc#7980): sample with nuts_sampler='numba', whose gradient is "
+                   "PyTensor's, as pm.sample's is")
+            if report.candidate.precision == "float32":
+                fix += ", or with precision='float64'"
+        else:
+            fix = ("the log density's gradient is not finite there: check the start with "
+                   "model.point_logps() and pass initvals nearer the posterior")
+        warnings.warn(f"{problem}. Its draws are that start repeated; {fix}.",
+                      StuckChainsWarning, stacklevel=3)
+        return idata, report
+    note = f"{problem}; re-ran with {again.chosen}, whose gradient is PyTensor's"
+    if not checks_its_own_start(again.candidate):
+        for initvals in _check_initvals(model, request.initvals):
+            _check_start(model, initvals, kept=True)
+    if not request.quiet:
+        from rich.console import Console
+        from rich.markup import escape
+
+        Console(stderr=True).print(f"pymc-accel: {escape(note)}")
+    idata = _run_backend(model, again, request, registry)
+    again.notes = [*report.notes, note]
+    again.precision_check = report.precision_check
+    return idata, again
 
 
 def _runs_on_jax(report: SelectionReport) -> bool:

@@ -587,3 +587,73 @@ def test_a_tried_runner_up_that_fails_falls_back_to_the_leader_and_is_not_tried_
     assert note.endswith("ran leader[cpu,float64] instead")
     _auto(reg)
     assert (leader.runs, rival.runs) == (3, 1)
+
+
+class _StuckAtTheStart:
+    """A backend estimated fastest whose chains never leave their start, as NumPyro's did on a
+    censored regression where JAX's derivative of the normal log-CDF is NaN; ``on_jax`` says
+    whether its estimate says its run starts JAX, as the JAX samplers' do."""
+
+    description = "chains that never move"
+
+    def __init__(self, name: str = "stuckjax", on_jax: bool = True):
+        self.name, self.on_jax, self.sampled = name, on_jax, 0
+
+    def candidates(self, profile, devices):
+        return [pymc_accel.Candidate(self.name, "cpu", "float64")]
+
+    def estimate(self, candidate, profile, machine):
+        from pymc_accel.backend import Estimate, Figure
+
+        return Estimate(Figure(1e-9), Figure(1.0), Figure(0.0),
+                        first_use=("jax",) if self.on_jax else ())
+
+    def sample(self, model, candidate, request):
+        import arviz as az
+
+        self.sampled += 1
+        shape = (request.chains, request.draws)
+        return az.from_dict({"posterior": {"mu": np.full(shape, 0.3)},
+                             "sample_stats": {"lp": np.full(shape, -46393.75),
+                                              "diverging": np.ones(shape, bool)}})
+
+
+def _with_backend(monkeypatch, backend):
+    from pymc_accel import integration
+    from pymc_accel.registry import build_registry
+
+    registry = build_registry(autoload=False)
+    registry.backends[backend.name] = backend
+    registry.origins[backend.name] = "test"
+    monkeypatch.setattr(integration, "get_registry", lambda: registry)
+
+
+def test_an_automatic_jax_run_whose_chains_never_moved_is_re_run_on_pytensors_gradient(
+        monkeypatch):
+    stuck, truth = _StuckAtTheStart(), conjugate_normal()
+    _with_backend(monkeypatch, stuck)
+    idata = pymc_accel.sample(model=truth.model, **FAST)
+    assert stuck.sampled == 1
+    report = SelectionReport.from_idata(idata)
+    assert report.chosen.startswith("numba[cpu,float64")
+    assert any("chains 0, 1 of the run with stuckjax[cpu,float64] never left their start" in n
+               and f"re-ran with {report.chosen}" in n for n in report.notes)
+    mu = idata.posterior["mu"].values
+    assert np.all(mu.std(axis=1) > 0)  # the draws moved
+    # within four Monte Carlo errors of the known posterior mean (over 100 effective draws)
+    assert abs(mu.mean() - truth.post_mean) < 4 * truth.post_sd / np.sqrt(100)
+
+
+@pytest.mark.parametrize("stuck, named, fix", [
+    (_StuckAtTheStart(), True, "nuts_sampler='numba'"),  # the caller named the sampler
+    (_StuckAtTheStart("stucknumba", on_jax=False), False, "pass initvals"),  # not JAX's doing
+])
+def test_stuck_chains_the_selector_may_not_re_run_warn_with_the_fix(monkeypatch, stuck, named,
+                                                                     fix):
+    stuck.sampled = 0
+    _with_backend(monkeypatch, stuck)
+    with pytest.warns(pymc_accel.StuckChainsWarning, match=fix):
+        idata = pymc_accel.sample(model=conjugate_normal().model,
+                                  nuts_sampler=stuck.name if named else "auto", **FAST)
+    assert stuck.sampled == 1
+    assert SelectionReport.from_idata(idata).chosen == f"{stuck.name}[cpu,float64]"

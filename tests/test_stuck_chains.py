@@ -1,0 +1,52 @@
+"""Chains that never left their start, told from chains that moved."""
+
+from __future__ import annotations
+
+import arviz as az
+import numpy as np
+
+from pymc_accel.stuck_chains import MIN_DRAWS, stuck_chains
+
+
+def _result(lp=None, posterior=None):
+    groups = {}
+    if lp is not None:
+        groups["sample_stats"] = {"lp": np.asarray(lp)}
+    if posterior is not None:
+        groups["posterior"] = posterior
+    return az.from_dict(groups)
+
+
+def test_a_chain_whose_log_density_never_changes_is_stuck():
+    rng = np.random.default_rng(0)
+    lp = rng.normal(size=(3, 50))
+    lp[1] = -46393.75  # NumPyro's float64 chain on the censored regression: its start, repeated
+    assert stuck_chains(_result(lp=lp)) == [1]
+
+
+def test_chains_that_move_or_repeat_some_draws_are_not_stuck():
+    rng = np.random.default_rng(1)
+    lp = rng.normal(size=(2, 50))
+    lp[:, 10:40] = lp[:, 9:10]  # thirty rejected transitions in a row, then moving again
+    assert stuck_chains(_result(lp=lp)) == []
+
+
+def test_without_lp_every_posterior_variable_must_stay_put():
+    rng = np.random.default_rng(2)
+    a = rng.normal(size=(2, 30))
+    b = rng.normal(size=(2, 30, 3))
+    a[0], b[0] = a[0, 0], b[0, 0]  # chain 0 repeats its first draw in both variables
+    a[1] = a[1, 0]  # chain 1 only in one of them: it moved
+    assert stuck_chains(_result(posterior={"a": a, "b": b})) == [0]
+
+
+def test_a_start_whose_log_density_is_nan_repeated_is_stuck():
+    lp = np.full((2, 20), np.nan)
+    lp[1] = np.arange(20.0)
+    assert stuck_chains(_result(lp=lp)) == [0]
+
+
+def test_too_few_draws_or_no_draws_say_nothing():
+    assert stuck_chains(_result(lp=np.zeros((2, MIN_DRAWS - 1)))) == []
+    assert stuck_chains(_result(lp=np.zeros((2, MIN_DRAWS)))) == [0, 1]
+    assert stuck_chains(az.from_dict({"observed_data": {"y": np.zeros(3)}})) == []
