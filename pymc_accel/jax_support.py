@@ -57,6 +57,16 @@ def _converts(cls: type) -> bool:
     return True
 
 
+#: Scalar ops whose derivative under JAX is NaN where PyTensor's symbolic one is finite, by
+#: class name. ``Erfcx`` is what PyMC's normal log-CDF and log-survival function are written
+#: with (``pymc.distributions.dist_math.normal_lcdf``: a switch between an ``erfcx`` branch and
+#: a ``log1p(-erfc)`` one): JAX differentiates both branches, the one not taken is infinite in
+#: the tails, and the switch's zero cotangent times it is NaN (pymc-devs/pymc#7980). A censored
+#: normal regression's NumPyro chains started in such a tail never moved on 2 of 4 seeds
+#: (docs/benchmarks.md, "A third set of families").
+NAN_JAX_GRADIENT_OPS = ("Erfcx",)
+
+
 def ops_without_jax(outputs: Iterable[Any]) -> list[str]:
     """The ops of the graph of ``outputs`` that PyTensor's JAX linker cannot convert.
 
@@ -70,9 +80,16 @@ def ops_without_jax(outputs: Iterable[Any]) -> list[str]:
     list of str
         Each such op's class as ``module.QualName``, sorted; empty when the graph converts.
     """
+    return jax_findings(outputs)[0]
+
+
+def jax_findings(outputs: Iterable[Any]) -> tuple[list[str], list[str]]:
+    """:func:`ops_without_jax`, and the ops of :data:`NAN_JAX_GRADIENT_OPS` the graph holds
+    (their class names, sorted), from one walk of the graph."""
     from pytensor.graph.traversal import apply_ancestors
 
     foreign: dict[str, type] = {}
+    nan_prone: set[str] = set()
     seen: set[int] = set()
     for node in apply_ancestors(list(outputs)):
         if id(node.op) in seen:
@@ -80,9 +97,21 @@ def ops_without_jax(outputs: Iterable[Any]) -> list[str]:
         seen.add(id(node.op))
         for op in _inner_ops(node.op):
             cls = type(op)
+            if cls.__name__ in NAN_JAX_GRADIENT_OPS:
+                nan_prone.add(cls.__name__)
             if not cls.__module__.startswith(_CONVERTED_MODULES):
                 foreign[_qualified_name(cls)] = cls
-    return sorted(name for name, cls in foreign.items() if not _converts(cls))
+    without = sorted(name for name, cls in foreign.items() if not _converts(cls))
+    return without, sorted(nan_prone)
+
+
+def nan_gradient_reason(names: list[str]) -> str:
+    """The refusal, in ``auto``, of a JAX candidate for a log density with the ops ``names``
+    (:data:`NAN_JAX_GRADIENT_OPS`)."""
+    return (f"the log density has {', '.join(names)} (PyMC's normal log-CDF, as a censored or "
+            "truncated normal has), whose derivative under JAX is NaN in the far tails where "
+            "PyTensor's is finite (pymc-devs/pymc#7980): a chain started there never moves. "
+            "Name the sampler (nuts_sampler=...) to run it anyway")
 
 
 def still_without_jax(names: Iterable[str]) -> list[str]:

@@ -14,7 +14,7 @@ from pytensor.gradient import NullTypeGradError
 
 from pymc_accel.census import OpCensus, census_of
 from pymc_accel.graph_building import quietly
-from pymc_accel.jax_support import ops_without_jax
+from pymc_accel.jax_support import jax_findings
 
 _DISCRETE_PREFIXES = ("int", "uint", "bool")
 
@@ -59,6 +59,10 @@ class ModelProfile:
     ops_without_jax : list of str
         Ops of the log density that PyTensor's JAX linker cannot convert
         (:func:`pymc_accel.jax_support.ops_without_jax`): the JAX samplers cannot run it.
+    nan_jax_gradient_ops : list of str
+        Ops of the log density whose derivative under JAX is NaN where PyTensor's is finite
+        (:data:`pymc_accel.jax_support.NAN_JAX_GRADIENT_OPS`): ``auto`` leaves the JAX
+        samplers out.
     gradient_free_vars : list of str
         Free variables the log density has no gradient for (:func:`gradient_free_variables`):
         only a sampler with gradient-free steps (PyMC's, which gives them slice sampling) can
@@ -82,6 +86,7 @@ class ModelProfile:
     scale_spread_note: str = ""
     ops_without_jax: list[str] = field(default_factory=list)
     gradient_free_vars: list[str] = field(default_factory=list)
+    nan_jax_gradient_ops: list[str] = field(default_factory=list)
 
     @property
     def has_discrete(self) -> bool:
@@ -131,6 +136,8 @@ class ModelProfile:
             "centred hierarchies": ", ".join(self.centred_hierarchies) or "none",
             **({"ops without JAX": ", ".join(self.ops_without_jax)}
                if self.ops_without_jax else {}),
+            **({"NaN JAX derivatives": ", ".join(self.nan_jax_gradient_ops)}
+               if self.nan_jax_gradient_ops else {}),
             **({"no gradient for": ", ".join(self.gradient_free_vars)}
                if self.gradient_free_vars else {}),
             **({"scale spread": self.scale_spread_note or f"{self.scale_spread:.3g}"}
@@ -391,9 +398,9 @@ def profile_and_logp(model: pm.Model | None = None) -> tuple[ModelProfile, LogpG
     except Exception:  # an unusual distribution: no funnel found is the prior's answer
         centred = []
     try:
-        without_jax = ops_without_jax([graph.logp])
+        without_jax, nan_prone = jax_findings([graph.logp])
     except Exception:  # an unusual graph: the JAX linker's own error at the run, as before
-        without_jax = []
+        without_jax, nan_prone = [], []
     profile = ModelProfile(
         n_free=n_free,
         free_vars=free_vars,
@@ -409,6 +416,7 @@ def profile_and_logp(model: pm.Model | None = None) -> tuple[ModelProfile, LogpG
         data_bytes=data_bytes,
         centred_hierarchies=centred,
         ops_without_jax=without_jax,
+        nan_jax_gradient_ops=nan_prone,
         gradient_free_vars=list(graph.gradient_free_vars),
     )
     return profile, graph

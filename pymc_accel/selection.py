@@ -30,7 +30,8 @@ from pymc_accel.errors import (
     PrecisionWarning,
     UnsupportedArgumentError,
 )
-from pymc_accel.jax_support import refusal_reason as jax_refusal_reason, still_without_jax
+from pymc_accel.jax_support import nan_gradient_reason, still_without_jax
+from pymc_accel.jax_support import refusal_reason as jax_refusal_reason
 from pymc_accel.machine import MachineFigures, machine_figures
 from pymc_accel.measure import DEFAULT_BUDGET_SECONDS, measure_candidates
 from pymc_accel.precision import PrecisionCheck, check_float32
@@ -571,6 +572,9 @@ def select(
             est = registry.backends[c.backend].estimate(c, profile, machine)
             if "jax" in est.first_use and without_jax():
                 refusals.append(Refusal.of(c, jax_refusal_reason(without_jax())))
+                continue
+            if "jax" in est.first_use and backend is None and profile.nan_jax_gradient_ops:
+                refusals.append(Refusal.of(c, nan_gradient_reason(profile.nan_jax_gradient_ops)))
                 continue
             # start-up work at this machine's pace, then what an earlier run of the model observed
             est = at_start_up_pace(est, machine, c.device)

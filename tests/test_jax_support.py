@@ -77,3 +77,57 @@ def test_the_refusal_names_the_op_and_both_fixes():
     reason = refusal_reason([BLACK_BOX])
     assert "(BlackBoxLogLike)" in reason
     assert "jax_funcify.register" in reason and "nuts_sampler='numba'" in reason
+
+
+def _censored_normal():
+    """A normal regression censored above: PyMC writes its log-survival function with erfcx."""
+    import numpy as np
+    import pymc as pm
+
+    y = np.minimum(np.random.default_rng(0).normal(size=50), 1.0)
+    with pm.Model() as model:
+        mu = pm.Normal("mu")
+        pm.Censored("y", pm.Normal.dist(mu, 1.0), lower=None, upper=1.0, observed=y)
+    return model
+
+
+def test_erfcx_is_found_where_jaxs_derivative_is_nan_and_nowhere_else():
+    from pymc_accel.jax_support import NAN_JAX_GRADIENT_OPS, jax_findings
+
+    assert jax_findings([_censored_normal().logp()]) == ([], ["Erfcx"])
+    assert jax_findings([eight_schools().logp()]) == ([], [])
+    assert set(NAN_JAX_GRADIENT_OPS) == {"Erfcx"}
+
+
+def test_jaxs_derivative_of_pymcs_normal_log_cdf_is_nan_in_the_tail_where_pytensors_is_not():
+    """The reason the op is listed: if a JAX release or PyMC mends it, this fails and the
+    entry can go (pymc-devs/pymc#7980)."""
+    import jax
+    import numpy as np
+    import pymc as pm
+    import pytensor
+
+    from pymc_accel.backends.jax_model import jax_precision
+
+    x = pt.dscalar("x")
+    logcdf = pm.logcdf(pm.Normal.dist(0.0, 1.0), x)
+    symbolic = pytensor.function([x], pytensor.grad(logcdf, x))
+    with jax_precision("float64"):
+        from pymc.sampling.jax import get_jaxified_graph
+
+        jaxed = get_jaxified_graph(inputs=[x], outputs=[logcdf])
+        derivative = jax.grad(lambda v: jaxed(v)[0])
+        assert np.isnan(float(derivative(np.float64(-10.0))))
+    assert np.isfinite(symbolic(-10.0))
+
+
+def test_auto_leaves_jax_out_of_such_a_model_and_a_named_jax_sampler_runs_it():
+    from pymc_accel.selection import select
+
+    model = _censored_normal()
+    report = select(model, chains=2)
+    assert "numpyro" not in report.chosen
+    refused = [r for r in report.rows if r.label.startswith("numpyro[cpu")]
+    assert refused and all(r.status == "refused" and "pymc-devs/pymc#7980" in r.reason
+                           for r in refused)
+    assert select(model, backend="numpyro", chains=2).chosen.startswith("numpyro[cpu")
