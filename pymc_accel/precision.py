@@ -93,10 +93,10 @@ JITTERED_POINTS = 3
 #: Further jittered points where only float32's finiteness is checked: float32 evaluated alone,
 #: float64 only where float32 is not finite (to confirm that float64 is). A float32 failure that
 #: shows at some starts only is caught at one of them with the odds of ``1 + JITTERED_POINTS +``
-#: this many draws: an HSGP regression's float32 gradient is NaN at about 40% of jittered starts
+#: this many draws: an HSGP regression's float32 gradient is NaN at 51 of 100 jittered starts
 #: (its spectral density underflows), the three compared points missed it, and NumPyro's float32
-#: chains then never left their starts (docs/benchmarks.md, "A third set of families"); with
-#: nine jittered points a miss has odds of about 1%.
+#: chains then never left their starts (docs/benchmarks.md, "A third set of families"); three
+#: starts miss such a failure one time in eight, nine one time in 600.
 FINITENESS_POINTS = 6
 #: Points a check that passes everywhere has evaluated.
 POINTS_CHECKED = 1 + JITTERED_POINTS + FINITENESS_POINTS
