@@ -23,9 +23,11 @@ MIN_DRAWS = 10
 def stuck_chains(idata: Any) -> list[int]:
     """Indices of the chains whose kept draws never moved.
 
-    Read from ``sample_stats.lp`` (the log density of each draw), else from every posterior
-    variable: a chain is stuck when each draw equals its first. A healthy NUTS chain repeats a
-    draw only when a transition is rejected outright, never for all of a run.
+    Read from every posterior variable, else from ``sample_stats.lp`` (the log density of each
+    draw): a chain is stuck when each draw equals its first. A healthy NUTS chain repeats a
+    draw only when a transition is rejected outright, never for all of a run. The draws come
+    first: a log density that is the same everywhere (flat priors and no likelihood) leaves
+    ``lp`` constant along a chain that moves.
 
     Parameters
     ----------
@@ -50,11 +52,11 @@ def stuck_chains(idata: Any) -> list[int]:
 
 
 def _per_chain_series(idata: Any) -> list[np.ndarray]:
-    """``lp`` of ``sample_stats`` as one (chain, draw) array, else each posterior variable's
-    (chain, draw, ...) array; an empty list when the result has neither."""
+    """Each posterior variable's (chain, draw, ...) array, else ``lp`` of ``sample_stats`` as
+    one (chain, draw) array; an empty list when the result has neither."""
     children = getattr(idata, "children", None) or {}
+    if "posterior" in children and idata["posterior"].data_vars:
+        return [np.asarray(idata["posterior"][name]) for name in idata["posterior"].data_vars]
     if "sample_stats" in children and "lp" in idata["sample_stats"]:
         return [np.asarray(idata["sample_stats"]["lp"])]
-    if "posterior" in children:
-        return [np.asarray(idata["posterior"][name]) for name in idata["posterior"].data_vars]
     return []

@@ -31,7 +31,15 @@ def test_chains_that_move_or_repeat_some_draws_are_not_stuck():
     assert stuck_chains(_result(lp=lp)) == []
 
 
-def test_without_lp_every_posterior_variable_must_stay_put():
+def test_a_flat_log_density_along_a_chain_that_moves_is_not_stuck():
+    """Flat priors and no likelihood: lp is 0 at every draw, and the draws move."""
+    rng = np.random.default_rng(3)
+    lp = np.zeros((2, 40))
+    assert stuck_chains(_result(lp=lp, posterior={"x": rng.normal(size=(2, 40))})) == []
+    assert stuck_chains(_result(lp=lp, posterior={"x": np.ones((2, 40))})) == [0, 1]
+
+
+def test_every_posterior_variable_must_stay_put():
     rng = np.random.default_rng(2)
     a = rng.normal(size=(2, 30))
     b = rng.normal(size=(2, 30, 3))
