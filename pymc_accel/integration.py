@@ -498,15 +498,26 @@ def _fall_back_if_diverging(idata, report, model, request, registry, device):
         f"(threshold {DIVERGENCE_FALLBACK_FRACTION:.0%}); re-ran in float64 with "
         f"{report64.chosen}"
     )
+    return _re_run(model, request, registry, report, report64, note)
+
+
+def _re_run(model, request, registry, first: SelectionReport, again: SelectionReport,
+            note: str):
+    """Run ``again`` after ``first``'s run went wrong: ``note`` said on the console and kept
+    in the report with ``first``'s notes and float32 check, the start checked where the new
+    sampler does not check it itself."""
+    if not checks_its_own_start(again.candidate):
+        for initvals in _check_initvals(model, request.initvals):
+            _check_start(model, initvals, kept=True)
     if not request.quiet:
         from rich.console import Console
         from rich.markup import escape
 
         Console(stderr=True).print(f"pymc-accel: {escape(note)}")
-    idata = _run_backend(model, report64, request, registry)
-    report64.notes = [*report.notes, note]
-    report64.precision_check = report.precision_check
-    return idata, report64
+    idata = _run_backend(model, again, request, registry)
+    again.notes = [*first.notes, note]
+    again.precision_check = first.precision_check
+    return idata, again
 
 
 def _fall_back_if_stuck(idata, report, model, request, registry, automatic: bool):
@@ -553,18 +564,7 @@ def _fall_back_if_stuck(idata, report, model, request, registry, automatic: bool
                       StuckChainsWarning, stacklevel=3)
         return idata, report
     note = f"{problem}; re-ran with {again.chosen}, whose gradient is PyTensor's"
-    if not checks_its_own_start(again.candidate):
-        for initvals in _check_initvals(model, request.initvals):
-            _check_start(model, initvals, kept=True)
-    if not request.quiet:
-        from rich.console import Console
-        from rich.markup import escape
-
-        Console(stderr=True).print(f"pymc-accel: {escape(note)}")
-    idata = _run_backend(model, again, request, registry)
-    again.notes = [*report.notes, note]
-    again.precision_check = report.precision_check
-    return idata, again
+    return _re_run(model, request, registry, report, again, note)
 
 
 def _runs_on_jax(report: SelectionReport) -> bool:
