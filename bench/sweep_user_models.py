@@ -6,7 +6,9 @@ Not a benchmark of speed: a check that what PyMC users write gets a result or a 
 case prints ``OK`` with the candidate that ran, or ``ERR`` with the exception and where it was
 raised; a case marked ``expect`` names the pymc-accel error it should raise. ``--sampler``
 runs every case with one sampler instead of ``auto``; a case it refuses with a pymc-accel
-error (a step method for NumPyro, say) prints ``REF``.
+error (a step method for NumPyro, say) prints ``REF``. A result whose chains never left their
+start (:func:`pymc_accel.stuck_chains.stuck_chains`: pymc-accel warned, the draws are the
+starts) prints ``STK``; an ``OK`` after a fallback re-run shows the report's note.
 
     JAX_PLATFORMS=cpu PYMC_ACCEL_HISTORY=off python bench/sweep_user_models.py \
         [--cases a,b] [--sampler numpyro | numba,driver=nutpie | ...]
@@ -404,7 +406,7 @@ def _case_deterministic_in_var_names(pm):
 
 
 def _case_idata_coords_and_dims(pm):
-    with pm.Model() as m:
+    with pm.Model():
         a = pm.Normal("a", shape=3)
         pm.Normal("y", a, 1, observed=_rng().normal(size=(10, 3)))
         idata = _sample(idata_kwargs={"coords": {"k": ["u", "v", "w"]}, "dims": {"a": ["k"]}})
@@ -508,7 +510,19 @@ def run_case(name: str) -> str:
             idata = case(pm)
             ran = idata.attrs.get("pymc_accel_candidate", "PyMC's own")
         status = "ERR expected an error, got a result" if expected else "OK"
-        return f"{status:4s} {name}: {ran} ({time.perf_counter() - start:.1f} s)"
+        line = f"{status:4s} {name}: {ran} ({time.perf_counter() - start:.1f} s)"
+        if expected:
+            return line
+        from pymc_accel.stuck_chains import stuck_chains
+
+        stuck = stuck_chains(idata)
+        if stuck:  # a result, with pymc-accel's StuckChainsWarning: the draws are the starts
+            return (f"STK  {name}: {ran}: chains {stuck} never left their start "
+                    f"({time.perf_counter() - start:.1f} s)")
+        notes = pymc_accel.SelectionReport.from_idata(idata).notes if (
+            "pymc_accel_selection" in idata.attrs) else []
+        fell_back = [n for n in notes if "re-ran" in n]
+        return line + (f" [{fell_back[0][:160]}]" if fell_back else "")
     except Exception as exc:  # the point: report it, whatever it is
         frame = traceback.extract_tb(exc.__traceback__)[-1]
         where = frame.filename.split("site-packages/")[-1]
@@ -536,16 +550,20 @@ def main(argv=None) -> int:
         return 0
     names = (args.cases.split(",") if args.cases
              else [f.__name__ for f in MODELS] + list(ARGUMENTS))
-    failed = 0
+    failed = stuck = 0
     for name in names:
         sampler = ["--sampler", args.sampler] if args.sampler else []
         done = subprocess.run([sys.executable, __file__, "--one", name, *sampler],
                               capture_output=True, text=True, timeout=900)
-        lines = [ln for ln in done.stdout.splitlines() if ln.startswith(("OK", "ERR", "REF"))]
+        lines = [ln for ln in done.stdout.splitlines()
+                 if ln.startswith(("OK", "ERR", "REF", "STK"))]
         line = lines[-1] if lines else f"ERR  {name}: the worker died: {done.stderr[-300:]}"
         failed += line.startswith("ERR")
+        stuck += line.startswith("STK")
         print(line, flush=True)
-    print(f"{len(names) - failed} of {len(names)} cases as expected")
+    print(f"{len(names) - failed - stuck} of {len(names)} cases as expected"
+          + (f"; {stuck} returned chains that never left their start (STK: pymc-accel warned)"
+             if stuck else ""))
     return 1 if failed else 0
 
 
