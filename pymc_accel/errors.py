@@ -54,5 +54,5 @@ class PrecisionWarning(UserWarning):
 
 
 class StuckChainsWarning(UserWarning):
-    """Chains of a run never left their start (every transition diverged), and pymc-accel did
-    not re-run it on its own: the sampler was the caller's choice, or no other could run."""
+    """Chains of a run never left their start (every draw the same), and pymc-accel did not
+    re-run it on its own: the sampler was the caller's choice, or no other could run."""

@@ -539,8 +539,8 @@ def _fall_back_if_stuck(idata, report, model, request, registry, automatic: bool
         return idata, report
     chains = ("chain " if len(stuck) == 1 else "chains ") + ", ".join(map(str, stuck))
     problem = (f"{chains} of the run with {report.chosen} never left "
-               f"{'its' if len(stuck) == 1 else 'their'} start: every transition diverged, as "
-               "it does where the gradient is not finite")
+               f"{'its' if len(stuck) == 1 else 'their'} start (every draw the same), as a "
+               "chain does where the gradient is not finite")
     on_jax = _runs_on_jax(report)
     again = None
     if automatic and on_jax and "numba" in registry.backends:

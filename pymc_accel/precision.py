@@ -159,7 +159,6 @@ class PrecisionCheck:
         )
         if finite_only:
             errors += f", finite at {finite_only} more"
-
         if self.written_problem:
             errors += f" (as written: {self.written_problem})"
         if self.kept:
