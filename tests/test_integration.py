@@ -657,3 +657,14 @@ def test_stuck_chains_the_selector_may_not_re_run_warn_with_the_fix(monkeypatch,
                                   nuts_sampler=stuck.name if named else "auto", **FAST)
     assert stuck.sampled == 1
     assert SelectionReport.from_idata(idata).chosen == f"{stuck.name}[cpu,float64]"
+
+
+def test_chains_stuck_without_tuning_are_not_re_run_and_the_warning_says_tune(monkeypatch):
+    """With tune=0 no sampler adapts its step size: PyMC's NUTS and NumPyro both kept their
+    starts on a plain regression, so a re-run on another gradient would not help."""
+    stuck = _StuckAtTheStart()
+    _with_backend(monkeypatch, stuck)
+    with pytest.warns(pymc_accel.StuckChainsWarning, match="with tune=0 the step size"):
+        idata = pymc_accel.sample(model=conjugate_normal().model, **{**FAST, "tune": 0})
+    assert stuck.sampled == 1
+    assert SelectionReport.from_idata(idata).chosen == "stuckjax[cpu,float64]"
