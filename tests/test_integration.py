@@ -660,8 +660,9 @@ def test_stuck_chains_the_selector_may_not_re_run_warn_with_the_fix(monkeypatch,
 
 
 def test_chains_stuck_without_tuning_are_not_re_run_and_the_warning_says_tune(monkeypatch):
-    """With tune=0 no sampler adapts its step size: PyMC's NUTS and NumPyro both kept their
-    starts on a plain regression, so a re-run on another gradient would not help."""
+    """With tune=0 no sampler adapts its step size, and which keeps its start depends on the
+    model and seed (the sweep's tune=0 case: NumPyro and nutpie did), so a re-run on another
+    gradient is no fix."""
     stuck = _StuckAtTheStart()
     _with_backend(monkeypatch, stuck)
     with pytest.warns(pymc_accel.StuckChainsWarning, match="with tune=0 the step size"):
