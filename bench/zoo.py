@@ -448,6 +448,68 @@ def softmax_regression(n: int = 2000, p: int = 4, categories: int = 4) -> pm.Mod
     return model
 
 
+# A fourth set, added 2026-11-30 (afternoon) after the third found samplers whose chains never
+# moved: likelihoods written with the normal CDF, log-gamma terms and censoring other than the
+# normal's, where a JAX derivative or float32 might fail as they did there.
+
+
+def probit_regression(n: int = 2000, p: int = 5) -> pm.Model:
+    """Binary outcomes through the normal CDF (``pm.math.invprobit``, written with ``erfc``)."""
+    rng = np.random.default_rng(19)
+    x = rng.normal(size=(n, p))
+    y = (x @ rng.normal(0, 1, p) + rng.normal(size=n) > 0).astype(int)
+    with pm.Model() as model:
+        a = pm.Normal("a", 0, 1)
+        b = pm.Normal("b", 0, 1, shape=p)
+        pm.Bernoulli("y", p=pm.math.invprobit(a + x @ b), observed=y)
+    return model
+
+
+def beta_regression(n: int = 2000, p: int = 4) -> pm.Model:
+    """Proportions under a Beta likelihood with a logit mean and a free precision."""
+    rng = np.random.default_rng(20)
+    x = rng.normal(size=(n, p))
+    mu = 1 / (1 + np.exp(-(0.3 + x @ rng.normal(0, 0.5, p))))
+    y = np.clip(rng.beta(mu * 20, (1 - mu) * 20), 1e-4, 1 - 1e-4)
+    with pm.Model() as model:
+        a = pm.Normal("a", 0, 1)
+        b = pm.Normal("b", 0, 1, shape=p)
+        kappa = pm.Gamma("kappa", 2.0, 0.1)
+        m = pm.math.invlogit(a + x @ b)
+        pm.Beta("y", alpha=m * kappa, beta=(1 - m) * kappa, observed=y)
+    return model
+
+
+def weibull_survival(n: int = 2000, p: int = 3) -> pm.Model:
+    """Survival times under a Weibull likelihood, right-censored at a fixed follow-up
+    (``pm.Censored`` of a Weibull: its log-survival function, no normal CDF)."""
+    rng = np.random.default_rng(21)
+    x = rng.normal(size=(n, p))
+    scale = np.exp(1.0 + x @ rng.normal(0, 0.3, p))
+    t = np.minimum(scale * rng.weibull(1.5, size=n), 4.0)
+    with pm.Model() as model:
+        a = pm.Normal("a", 0, 2)
+        b = pm.Normal("b", 0, 1, shape=p)
+        k = pm.Gamma("k", 2.0, 1.0)
+        pm.Censored("t", pm.Weibull.dist(alpha=k, beta=pm.math.exp(a + x @ b)), lower=None,
+                    upper=4.0, observed=t)
+    return model
+
+
+def gamma_regression(n: int = 3000, p: int = 5) -> pm.Model:
+    """Positive responses under a Gamma likelihood with a log link and a free shape."""
+    rng = np.random.default_rng(22)
+    x = rng.normal(size=(n, p))
+    mu = np.exp(0.5 + x @ rng.normal(0, 0.3, p))
+    y = rng.gamma(3.0, mu / 3.0)
+    with pm.Model() as model:
+        a = pm.Normal("a", 0, 1)
+        b = pm.Normal("b", 0, 1, shape=p)
+        shape = pm.Gamma("shape", 2.0, 0.5)
+        pm.Gamma("y", alpha=shape, beta=shape / pm.math.exp(a + x @ b), observed=y)
+    return model
+
+
 def held_out() -> dict[str, Callable[[], pm.Model]]:
     """Name -> factory of models that no trajectory or regret figure was fitted on, with 7 to
     503 free dimensions: out-of-sample checks of the cost model (``bench/fit_trajectories.py``,
@@ -476,6 +538,11 @@ def held_out() -> dict[str, Callable[[], pm.Model]]:
         "zip_7": zero_inflated_poisson,
         "censored_6": censored_regression,
         "softmax_15": softmax_regression,
+        # a fourth set (2026-11-30, afternoon)
+        "probit_6": probit_regression,
+        "beta_6": beta_regression,
+        "weibull_5": weibull_survival,
+        "gamma_7": gamma_regression,
     }
 
 
