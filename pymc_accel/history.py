@@ -228,6 +228,26 @@ def mark_tried(profile: ModelProfile, candidate: Candidate) -> None:
     """Note that ``candidate`` starts a run of this model as a close call's runner-up, before
     it runs: a run that fails is not tried again (its successful run's record replaces the
     note). Never raises."""
+    _mark(profile, candidate, "tried")
+
+
+def mark_stuck(profile: ModelProfile, candidate: Candidate) -> None:
+    """Note that chains of ``candidate``'s run of this model never left their start
+    (:mod:`pymc_accel.stuck_chains`), in place of the run's record: its one leapfrog a draw
+    would price the sampler as the fastest there is. ``auto`` leaves it out of this model's
+    later selections (:func:`stuck_at`). Never raises."""
+    _mark(profile, candidate, "stuck")
+
+
+def stuck_at(profile: ModelProfile, candidate: Candidate) -> str | None:
+    """When a run of ``candidate`` (this precision) on this model structure was marked stuck
+    (:func:`mark_stuck`), or ``None``."""
+    entry = lookup(profile, candidate)
+    return entry.get("stuck") if entry is not None else None
+
+
+def _mark(profile: ModelProfile, candidate: Candidate, what: str) -> None:
+    """Set ``what`` to the time in ``candidate``'s entry for this model. Never raises."""
     if not enabled():
         return
     try:
@@ -235,7 +255,7 @@ def mark_tried(profile: ModelProfile, candidate: Candidate) -> None:
         data = dict(_load())
         entry = data.pop(key, None)
         entry = dict(entry) if isinstance(entry, dict) else {"candidate": candidate.label}
-        entry["tried"] = time.strftime("%Y-%m-%d %H:%M:%S")
+        entry[what] = time.strftime("%Y-%m-%d %H:%M:%S")
         data[key] = entry
         _write(data)
     except Exception:  # a read-only cache must not fail a run

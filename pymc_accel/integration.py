@@ -642,8 +642,13 @@ def _run_backend(model, report: SelectionReport, request: SampleRequest, registr
             data = data_digest(model)  # the compiled program holds the data's values
             options = history.program_options_key(  # and the sampler's options
                 request.target_accept, request.backend_kwargs, request.var_names)
-        history.record(report.model_profile, candidate, report.estimate, request, wall, idata,
-                       data=data, options=options)
+        from pymc_accel.stuck_chains import stuck_chains
+
+        if not stuck_chains(idata):
+            history.record(report.model_profile, candidate, report.estimate, request, wall,
+                           idata, data=data, options=options)
+        elif request.tune:  # with tune=0 no sampler adapts: not the sampler's failure
+            history.mark_stuck(report.model_profile, candidate)
     if log_prior and "log_prior" not in idata.children:  # var_names keep every free variable
         pm.stats.compute_log_prior(idata, model=model, extend_inferencedata=True,
                                    progressbar=False)

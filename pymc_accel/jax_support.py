@@ -105,12 +105,33 @@ def jax_findings(outputs: Iterable[Any]) -> tuple[list[str], list[str]]:
     return without, sorted(nan_prone)
 
 
-def nan_gradient_reason(names: list[str]) -> str:
-    """The refusal, in ``auto``, of a JAX candidate for a log density with the ops ``names``
-    (:data:`NAN_JAX_GRADIENT_OPS`)."""
-    return (f"the log density has {', '.join(names)} (PyMC's normal log-CDF, as a censored or "
-            "truncated normal has), whose derivative under JAX is NaN in the far tails where "
-            "PyTensor's is finite (pymc-devs/pymc#7980): a chain started there never moves. "
+#: PyMC's random variables whose log density is a switch between the density and its log-CDF or
+#: log-survival function, by op class name: JAX differentiates the branch not taken too, which
+#: is infinite where the data lie beyond it, and the switch's zero cotangent times it is NaN.
+#: A censored Weibull regression's NumPyro chains never moved on 4 seeds of 4, a censored normal
+#: one's on 2 of 4 (docs/benchmarks.md, "A third set of families" and "A fourth set").
+SWITCHED_LOG_DENSITY_OPS = ("CensoredRV", "TruncatedRV")
+
+
+def switched_log_densities(model: Any) -> list[str]:
+    """Names of the model's variables of :data:`SWITCHED_LOG_DENSITY_OPS` (``pm.Censored``,
+    ``pm.Truncated``), free or observed, in the model's order."""
+    return [rv.name for rv in (*model.free_RVs, *model.observed_RVs)
+            if type(rv.owner.op).__name__ in SWITCHED_LOG_DENSITY_OPS]
+
+
+def nan_gradient_reason(ops: list[str], variables: list[str] = ()) -> str:
+    """The refusal, in ``auto``, of a JAX candidate for a log density with the ops ``ops``
+    (:data:`NAN_JAX_GRADIENT_OPS`) or the censored or truncated ``variables``."""
+    what = []
+    if variables:
+        what.append(f"censored or truncated variables ({', '.join(variables)}), whose log "
+                    "density switches to a log-CDF or log-survival function")
+    if ops:
+        what.append(f"{', '.join(ops)} (PyMC's normal log-CDF)")
+    return (f"the log density has {' and '.join(what)}: JAX differentiates the branch not "
+            "taken too, and its derivative is NaN where that branch is infinite and PyTensor's "
+            "gradient is finite (pymc-devs/pymc#7980), so a chain started there never moves. "
             "Name the sampler (nuts_sampler=...) to run it anyway")
 
 

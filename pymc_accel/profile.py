@@ -14,7 +14,7 @@ from pytensor.gradient import NullTypeGradError
 
 from pymc_accel.census import OpCensus, census_of
 from pymc_accel.graph_building import quietly
-from pymc_accel.jax_support import jax_findings
+from pymc_accel.jax_support import jax_findings, switched_log_densities
 
 _DISCRETE_PREFIXES = ("int", "uint", "bool")
 
@@ -63,6 +63,9 @@ class ModelProfile:
         Ops of the log density whose derivative under JAX is NaN where PyTensor's is finite
         (:data:`pymc_accel.jax_support.NAN_JAX_GRADIENT_OPS`): ``auto`` leaves the JAX
         samplers out.
+    switched_log_densities : list of str
+        Censored or truncated variables (:func:`pymc_accel.jax_support.switched_log_densities`),
+        whose log density JAX's derivative can make NaN: ``auto`` leaves the JAX samplers out.
     gradient_free_vars : list of str
         Free variables the log density has no gradient for (:func:`gradient_free_variables`):
         only a sampler with gradient-free steps (PyMC's, which gives them slice sampling) can
@@ -87,6 +90,7 @@ class ModelProfile:
     ops_without_jax: list[str] = field(default_factory=list)
     gradient_free_vars: list[str] = field(default_factory=list)
     nan_jax_gradient_ops: list[str] = field(default_factory=list)
+    switched_log_densities: list[str] = field(default_factory=list)
 
     @property
     def has_discrete(self) -> bool:
@@ -136,8 +140,9 @@ class ModelProfile:
             "centred hierarchies": ", ".join(self.centred_hierarchies) or "none",
             **({"ops without JAX": ", ".join(self.ops_without_jax)}
                if self.ops_without_jax else {}),
-            **({"NaN JAX derivatives": ", ".join(self.nan_jax_gradient_ops)}
-               if self.nan_jax_gradient_ops else {}),
+            **({"NaN JAX derivatives": ", ".join(
+                [*self.nan_jax_gradient_ops, *self.switched_log_densities])}
+               if self.nan_jax_gradient_ops or self.switched_log_densities else {}),
             **({"no gradient for": ", ".join(self.gradient_free_vars)}
                if self.gradient_free_vars else {}),
             **({"scale spread": self.scale_spread_note or f"{self.scale_spread:.3g}"}
@@ -394,6 +399,10 @@ def profile_and_logp(model: pm.Model | None = None) -> tuple[ModelProfile, LogpG
         n_observed += int(getattr(data, "size", 1))
     data_dtypes = sorted({str(getattr(d, "dtype", "")) for d in model.data_vars} - {""})
     try:
+        switched = switched_log_densities(model)
+    except Exception:  # an unusual variable: none found, as before
+        switched = []
+    try:
         centred = centred_hierarchies(model)
     except Exception:  # an unusual distribution: no funnel found is the prior's answer
         centred = []
@@ -417,6 +426,7 @@ def profile_and_logp(model: pm.Model | None = None) -> tuple[ModelProfile, LogpG
         centred_hierarchies=centred,
         ops_without_jax=without_jax,
         nan_jax_gradient_ops=nan_prone,
+        switched_log_densities=switched,
         gradient_free_vars=list(graph.gradient_free_vars),
     )
     return profile, graph

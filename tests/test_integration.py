@@ -669,3 +669,25 @@ def test_chains_stuck_without_tuning_are_not_re_run_and_the_warning_says_tune(mo
         idata = pymc_accel.sample(model=conjugate_normal().model, **{**FAST, "tune": 0})
     assert stuck.sampled == 1
     assert SelectionReport.from_idata(idata).chosen == "stuckjax[cpu,float64]"
+
+
+def test_a_stuck_run_is_not_recorded_as_a_run_and_auto_leaves_its_sampler_out_after(
+        monkeypatch, ledger):
+    """Recorded as a run, the stuck chains' one leapfrog a draw priced NumPyro as the fastest
+    sampler there is, and the censored Weibull regression's next selection chose it again."""
+    from pymc_accel import history
+
+    stuck, truth = _StuckAtTheStart(), conjugate_normal()
+    _with_backend(monkeypatch, stuck)
+    pymc_accel.sample(model=truth.model, **FAST)
+    report = SelectionReport.from_idata(pymc_accel.sample(model=truth.model, **FAST))
+    assert stuck.sampled == 1  # the second run left it out
+    assert not report.chosen.startswith("stuckjax")
+    refused = next(r for r in report.rows if r.label == "stuckjax[cpu,float64]")
+    assert refused.status == "refused" and "never left their start when it ran" in refused.reason
+    entry = history.lookup(report.model_profile or pymc_accel.profile_model(truth.model),
+                           pymc_accel.Candidate("stuckjax", "cpu", "float64"))
+    assert "stuck" in entry and "wall_seconds" not in entry
+    named = SelectionReport.from_idata(pymc_accel.sample(
+        model=truth.model, nuts_sampler="stuckjax", **FAST))
+    assert named.chosen == "stuckjax[cpu,float64]"  # the user's choice wins

@@ -131,3 +131,33 @@ def test_auto_leaves_jax_out_of_such_a_model_and_a_named_jax_sampler_runs_it():
     assert refused and all(r.status == "refused" and "pymc-devs/pymc#7980" in r.reason
                            for r in refused)
     assert select(model, backend="numpyro", chains=2).chosen.startswith("numpyro[cpu")
+
+
+def test_censored_and_truncated_variables_are_found_and_auto_leaves_jax_out():
+    """A censored Weibull has no erfcx, and its NumPyro chains never moved on any seed: the
+    switch to the log-survival function is what JAX differentiates into NaN."""
+    import numpy as np
+    import pymc as pm
+
+    from pymc_accel.jax_support import jax_findings, switched_log_densities
+    from pymc_accel.selection import select
+
+    t = np.minimum(np.random.default_rng(1).weibull(1.5, size=60) * 2.0, 3.0)
+    with pm.Model() as weibull:
+        k = pm.Gamma("k", 2.0, 1.0)
+        pm.Censored("t", pm.Weibull.dist(alpha=k, beta=2.0), lower=None, upper=3.0, observed=t)
+    with pm.Model() as truncated:
+        lam = pm.Gamma("lam", 2.0, 1.0)
+        pm.Truncated("y", pm.Exponential.dist(lam), upper=3.0, observed=t)
+    with pm.Model() as truncated_normal:  # PyMC's TruncatedNormal: the normal log-CDF's erfcx
+        mu = pm.Normal("mu")
+        pm.Truncated("y", pm.Normal.dist(mu, 1.0), lower=0.0, observed=t)
+    assert switched_log_densities(weibull) == ["t"]
+    assert switched_log_densities(truncated) == ["y"]
+    assert switched_log_densities(eight_schools()) == []
+    assert jax_findings([truncated_normal.logp()]) == ([], ["Erfcx"])
+    report = select(weibull, chains=2)
+    assert report.profile["NaN JAX derivatives"] == "t"
+    refused = [r for r in report.rows if r.label.startswith("numpyro[cpu")]
+    assert refused and all(r.status == "refused" and "censored or truncated variables (t)"
+                           in r.reason for r in refused)
