@@ -538,17 +538,15 @@ def _fall_back_if_stuck(idata, report, model, request, registry, automatic: bool
     if not stuck:
         return idata, report
     chains = ("chain " if len(stuck) == 1 else "chains ") + ", ".join(map(str, stuck))
-    problem = (f"{chains} of the run with {report.chosen} never left "
-               f"{'its' if len(stuck) == 1 else 'their'} start (every draw the same), as a "
-               "chain does where the gradient is not finite")
+    never_moved = (f"{chains} of the run with {report.chosen} never left "
+                   f"{'its' if len(stuck) == 1 else 'their'} start (every draw the same)")
     if not request.tune:  # no adaptation: the first step size kept, and far too long
         warnings.warn(
-            f"{chains} of the run with {report.chosen} never left "
-            f"{'its' if len(stuck) == 1 else 'their'} start (every draw the same): with "
-            "tune=0 the step size is never adapted, and NUTS rejected every proposal from its "
-            "first one. Pass tune (pm.sample's default is 1000).",
+            f"{never_moved}: with tune=0 the step size is never adapted, and NUTS rejected "
+            "every proposal from its first one. Pass tune (pm.sample's default is 1000).",
             StuckChainsWarning, stacklevel=3)
         return idata, report
+    problem = f"{never_moved}, as a chain does where the gradient is not finite"
     on_jax = _runs_on_jax(report)
     again = None
     if automatic and on_jax and "numba" in registry.backends:

@@ -578,10 +578,10 @@ def select(
                 refusals.append(Refusal.of(c, nan_gradient_reason(
                     profile.nan_jax_gradient_ops, profile.switched_log_densities)))
                 continue
-            if backend is None and history.stuck_at(profile, c):
+            if backend is None and (stuck_at := history.stuck_at(profile, c)):
                 refusals.append(Refusal.of(
                     c, f"its chains never left their start when it ran this model (at "
-                       f"{history.stuck_at(profile, c)}): name it to run it anyway"))
+                       f"{stuck_at}): name it to run it anyway"))
                 continue
             # start-up work at this machine's pace, then what an earlier run of the model observed
             est = at_start_up_pace(est, machine, c.device)

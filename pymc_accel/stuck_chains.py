@@ -43,12 +43,28 @@ def stuck_chains(idata: Any) -> list[int]:
     series = _per_chain_series(idata)
     if not series or series[0].shape[1] < MIN_DRAWS:
         return []
-    stuck = np.ones(series[0].shape[0], dtype=bool)
-    for values in series:
-        flat = values.reshape(values.shape[0], values.shape[1], -1)
-        same = (flat == flat[:, :1]) | (np.isnan(flat) & np.isnan(flat[:, :1]))
-        stuck &= same.all(axis=(1, 2))
+    flats = [values.reshape(values.shape[0], values.shape[1], -1) for values in series]
+    # a chain whose last draw is not its first moved: one draw's comparison clears it, so the
+    # whole run is read only for a chain that may be stuck (a 105,000-dimensional model's 2,000
+    # draws are 210 million values)
+    stuck = np.ones(flats[0].shape[0], dtype=bool)
+    for flat in flats:
+        stuck &= _same(flat[:, -1:], flat[:, :1]).all(axis=(1, 2))
+    for flat in flats:
+        if not stuck.any():
+            break
+        suspects = np.flatnonzero(stuck)
+        stuck[suspects] = _same(flat[suspects], flat[suspects, :1]).all(axis=(1, 2))
     return [int(c) for c in np.flatnonzero(stuck)]
+
+
+def _same(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Elementwise equality in which NaN equals NaN (a start whose log density is NaN,
+    repeated); integer draws (a discrete variable's) have no NaN."""
+    same = a == b
+    if np.issubdtype(a.dtype, np.inexact):
+        same |= np.isnan(a) & np.isnan(b)
+    return same
 
 
 def _per_chain_series(idata: Any) -> list[np.ndarray]:

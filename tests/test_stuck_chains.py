@@ -48,6 +48,15 @@ def test_every_posterior_variable_must_stay_put():
     assert stuck_chains(_result(posterior={"a": a, "b": b})) == [0]
 
 
+def test_a_discrete_variables_integer_draws_are_read_too():
+    rng = np.random.default_rng(4)
+    k = rng.integers(0, 5, size=(2, 30))
+    k[1] = 3
+    x = rng.normal(size=(2, 30))
+    x[1] = x[1, 0]
+    assert stuck_chains(_result(posterior={"k": k, "x": x})) == [1]
+
+
 def test_a_start_whose_log_density_is_nan_repeated_is_stuck():
     lp = np.full((2, 20), np.nan)
     lp[1] = np.arange(20.0)
