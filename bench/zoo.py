@@ -510,6 +510,67 @@ def gamma_regression(n: int = 3000, p: int = 5) -> pm.Model:
     return model
 
 
+# A fifth set, added 2026-11-30 (afternoon): a circular likelihood (a Bessel function), a skewed
+# one (the normal CDF inside the density), a mixture of counts, and heavy tails.
+
+
+def von_mises_regression(n: int = 1000, p: int = 2) -> pm.Model:
+    """Angles under a von Mises likelihood whose mean direction is a tangent link of a linear
+    predictor (its log density holds the log of a Bessel function)."""
+    rng = np.random.default_rng(23)
+    x = rng.normal(size=(n, p))
+    mu = 2 * np.arctan(x @ rng.normal(0, 0.5, p))
+    y = rng.vonmises(mu, 4.0)
+    with pm.Model() as model:
+        b = pm.Normal("b", 0, 1, shape=p)
+        kappa = pm.Gamma("kappa", 2.0, 0.5)
+        pm.VonMises("y", mu=2 * pm.math.arctan(x @ b), kappa=kappa, observed=y)
+    return model
+
+
+def skew_normal_regression(n: int = 2000, p: int = 3) -> pm.Model:
+    """A linear regression with skew-normal errors (``pm.SkewNormal``: the normal CDF of the
+    scaled residual inside the density)."""
+    rng = np.random.default_rng(24)
+    x = rng.normal(size=(n, p))
+    noise = np.abs(rng.normal(size=n)) * 0.8 + rng.normal(0, 0.4, size=n)
+    y = 0.5 + x @ rng.normal(0, 1, p) + noise
+    with pm.Model() as model:
+        a = pm.Normal("a", 0, 2)
+        b = pm.Normal("b", 0, 1, shape=p)
+        s = pm.HalfNormal("s", 1.0)
+        alpha = pm.Normal("alpha", 0, 3)
+        pm.SkewNormal("y", mu=a + x @ b, sigma=s, alpha=alpha, observed=y)
+    return model
+
+
+def poisson_mixture(n: int = 2000) -> pm.Model:
+    """Counts from two Poisson components with free rates and weights (``pm.Mixture``: a
+    log-sum-exp over components per observation), the rates ordered."""
+    rng = np.random.default_rng(25)
+    y = np.where(rng.uniform(size=n) < 0.3, rng.poisson(2.0, n), rng.poisson(9.0, n))
+    with pm.Model() as model:
+        w = pm.Dirichlet("w", np.ones(2))
+        lam = pm.Gamma("lam", 2.0, 0.3, shape=2, transform=pm.distributions.transforms.ordered,
+                       initval=np.array([2.0, 8.0]))
+        pm.Mixture("y", w=w, comp_dists=pm.Poisson.dist(lam), observed=y)
+    return model
+
+
+def student_t_heavy(n: int = 1000, p: int = 3) -> pm.Model:
+    """A regression with Cauchy-like errors (Student-t, its degrees of freedom free and small):
+    heavy tails, outliers in the data."""
+    rng = np.random.default_rng(26)
+    x = rng.normal(size=(n, p))
+    y = x @ rng.normal(0, 1, p) + rng.standard_t(1.5, size=n)
+    with pm.Model() as model:
+        b = pm.Normal("b", 0, 1, shape=p)
+        s = pm.HalfNormal("s", 1.0)
+        nu = pm.Gamma("nu", 2.0, 1.0)
+        pm.StudentT("y", nu=nu, mu=x @ b, sigma=s, observed=y)
+    return model
+
+
 def held_out() -> dict[str, Callable[[], pm.Model]]:
     """Name -> factory of models that no trajectory or regret figure was fitted on, with 7 to
     503 free dimensions: out-of-sample checks of the cost model (``bench/fit_trajectories.py``,
@@ -543,6 +604,11 @@ def held_out() -> dict[str, Callable[[], pm.Model]]:
         "beta_6": beta_regression,
         "weibull_5": weibull_survival,
         "gamma_7": gamma_regression,
+        # a fifth set (2026-11-30, afternoon)
+        "vonmises_3": von_mises_regression,
+        "skewnormal_6": skew_normal_regression,
+        "poisson_mix_3": poisson_mixture,
+        "heavy_t_5": student_t_heavy,
     }
 
 
