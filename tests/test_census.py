@@ -79,3 +79,26 @@ def test_each_function_is_also_counted_by_name_unweighted():
         census.transcendentals_by_function)
     old = {k: v for k, v in asdict(census).items() if k != "transcendentals_by_function"}
     assert OpCensus.from_dict(old).transcendentals_by_function == {}  # a stored older census
+
+
+def test_logsumexp_and_its_gradient_are_counted_inside_the_ops_pytensor_writes_them_as():
+    """PyTensor writes logsumexp (and softmax) as ops defined by a graph; counted as one opaque
+    op, a Poisson mixture's exponentials and logarithms went uncounted."""
+    x = pt.matrix("x", shape=(2000, 2))
+    lse = pt.logsumexp(x, axis=1)
+    assert type(lse.owner.op).__name__ == "LogSumExp"
+    forward = census_of([x], [lse.sum()])
+    assert forward.transcendentals_by_function.get("Exp", 0) >= 4000  # one a row and component
+    assert forward.transcendentals_by_function.get("Log", 0) >= 2000  # one a row
+    assert forward.flops_by_category["other"] == 0  # nothing left opaque
+    both = census_of([x], [lse.sum(), pytensor.grad(lse.sum(), x)])
+    assert both.transcendentals > forward.transcendentals  # the gradient's exponentials
+
+
+def test_a_mixtures_log_density_counts_its_log_sum_exp():
+    with pm.Model() as model:
+        w = pm.Dirichlet("w", np.ones(2))
+        lam = pm.Gamma("lam", 2.0, 0.3, shape=2)
+        pm.Mixture("y", w=w, comp_dists=pm.Poisson.dist(lam), observed=np.arange(500) % 7)
+    census = profile_model(model).census
+    assert census.transcendentals_by_function.get("Exp", 0) >= 1000
