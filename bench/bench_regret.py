@@ -33,8 +33,8 @@ predicted longer than ``--default-run-max-seconds`` are skipped and say so).
 model, which records the run history (``pymc_accel.history``: leapfrogs per draw, effective
 draws and fixed seconds observed), and selects again: the choice a user's second run of the
 model gets, judged against the same rows. Where that selection tries a close call's runner-up
-once, the tried run follows and a third selection: the choice of every run after. First
-selections are made with the history off.
+once, or chooses a sampler that has not run the model, its run follows and a third selection:
+the choice of every run after. First selections are made with the history off.
 
 ``--candidates builtin`` (the default with ``--quick``) runs the built-in backends' candidates
 (PyMC's NUTS and nutpie on the numba gradient; NumPyro on JAX in float64 and float32) plus
@@ -173,9 +173,11 @@ def with_history(factory, args, request):
     """Run ``pymc_accel.sample(nuts_sampler="auto")`` once on a fresh model (recording its run
     history), then select again for another fresh model: the choice a user's second run of the
     model gets (its regret is judged with the other choices'). Where that second selection
-    tries a close call's runner-up (``selection._runner_up_to_try``), run it too and select a
-    third time: the choice of every run after. Returns the record."""
+    tries a close call's runner-up (``selection._runner_up_to_try``) or chooses a sampler that
+    has not run the model, run it too and select a third time: the choice of every run after.
+    Returns the record."""
     import pymc_accel
+    from pymc_accel import history
     from pymc_accel.selection import TRYING_RUNNER_UP
 
     def run(seed):
@@ -196,7 +198,13 @@ def with_history(factory, args, request):
         with kernels_cached():
             first, wall = run(args.seed)
             second = again()
-            if second.chosen_by == TRYING_RUNNER_UP:
+            # a runner-up tried, or a sampler the history now ranks first that has not run the
+            # model: its run records its own figures, and the third selection (every run
+            # after) chooses between observed ones. Before, only a trial ran, and a move to an
+            # unrun sampler was reported as every later run's choice (censored_6 and weibull_5
+            # on 2026-11-30: PyMC's NUTS after nutpie's run, at 1.35 and 1.38)
+            if (second.chosen_by == TRYING_RUNNER_UP
+                    or not history.ran(second.model_profile, second.candidate)):
                 _, tried_wall = run(args.seed + 1)
                 third = again()
     except Exception as exc:
@@ -533,7 +541,8 @@ def _finish(factory, args, request, result, report) -> dict:
         result["history"] = with_history(factory, args, request)
         if "chosen" in result["history"]:
             chosen["auto (second run, history)"] = result["history"]["chosen"]
-            # without a runner-up tried, the third run's selection is the second's
+            # where the second chose a sampler that had run, the third run's selection is the
+            # second's
             chosen["auto (third run, history)"] = result["history"].get(
                 "third", result["history"]["chosen"])
             result["rows"] += _run_later_choices(factory, args, request, result, report)
