@@ -726,7 +726,8 @@ def select(
                + _geometry_notes(profile)
                + _jax_device_notes(scored, devices, chains)
                + (_trial_notes(tried, scored[0]) if tried else
-                  _close_call_notes(scored, chosen, measure and measurement is not None))),
+                  _close_call_notes(scored, chosen, measure and measurement is not None,
+                                    profile))),
         process=_process_line(),
         candidate=chosen.candidate,
         estimate=chosen.estimate,
@@ -749,11 +750,16 @@ def _sampler(candidate: Candidate) -> tuple:
     return candidate.backend, candidate.device, candidate.options
 
 
-def _close_call_notes(scored: list[_Scored], chosen: _Scored, measured: bool) -> list[str]:
+def _close_call_notes(scored: list[_Scored], chosen: _Scored, measured: bool,
+                      profile: ModelProfile | None = None) -> list[str]:
     """A note when another backend or driver is estimated within :data:`CLOSE_CALL` of the
     chosen one (a float32 twin of the same sampler is not a rival: its own rule decides it):
     the estimates cannot tell such candidates apart, and measured mode can time both. In
-    measured mode, which candidates' figures stayed modelled."""
+    measured mode, which candidates' figures stayed modelled. Where the chosen sampler has not
+    run the model and the rival has, recording its effective draws, the note says this run
+    records the chosen one's: on censored_6 and weibull_5 (2026-11-30) nutpie's first run
+    moved the second selection to PyMC's NUTS on modelled effective draws, 1.17x to 1.35x
+    slower, and the third went back to nutpie on both samplers' observed ones."""
     rivals = [s for s in scored
               if s is not chosen and _sampler(s.candidate) != _sampler(chosen.candidate)
               and s.key <= chosen.key * CLOSE_CALL]
@@ -770,6 +776,13 @@ def _close_call_notes(scored: list[_Scored], chosen: _Scored, measured: bool) ->
         if modelled:
             line += f"; {', '.join(modelled)} could not be measured within the budget"
         return [line]
+    if (profile is not None and history.enabled()
+            and not history.ran(profile, chosen.candidate)
+            and history.effective_draws_recorded(profile, best.candidate)):
+        line += (f"; {best.candidate.label} has run this model and recorded its effective "
+                 f"draws, {chosen.candidate.label} has not, and its effective draws are "
+                 "modelled: this run records them, and later runs choose between observed "
+                 "figures")
     return [line + "; measure=True (pymc_accel.sample or select) times both on this machine "
             "within a few seconds"]
 

@@ -244,41 +244,12 @@ def test_history_step_runs_a_sampler_the_second_selection_moves_to_and_selects_a
     later run's (censored_6 and weibull_5, 2026-11-30)."""
     from pymc_accel.backend import SampleRequest
     from pymc_accel.models import conjugate_normal
-    from pymc_accel.registry import build_registry
     from pymc_accel.testing.suite import process_registry
-    from tests.test_selection import _FakeNuts
-
-    class Priced(_FakeNuts):
-        """Gradients that take time: its runs take ``slowdown`` times the modelled gradients'
-        seconds."""
-
-        def __init__(self, name, seconds_per_gradient, slowdown, efficiency=1.0):
-            super().__init__(name, 0.1, 0.0, efficiency)
-            self.seconds_per_gradient, self.slowdown = seconds_per_gradient, slowdown
-
-        def estimate(self, candidate, profile, machine):
-            from dataclasses import replace
-
-            from pymc_accel.backend import Figure
-
-            estimate = super().estimate(candidate, profile, machine)
-            return replace(estimate, seconds_per_gradient=Figure(self.seconds_per_gradient))
-
-        def sample(self, model, candidate, request):
-            import time
-
-            time.sleep(self.steps * (request.draws + request.tune) * self.seconds_per_gradient
-                       * self.slowdown)
-            return super().sample(model, candidate, request)
+    from tests.test_selection import _leader_and_rival_that_overtakes_it
 
     monkeypatch.setenv("PYMC_ACCEL_CACHE_DIR", str(tmp_path))
     monkeypatch.setenv("PYMC_ACCEL_HISTORY", "off")
-    # the leader's run takes twice its modelled seconds: its record corrects them, and the
-    # rival, a tenth slower on the estimates, leads outright after the leader's run
-    leader, rival = Priced("leader", 1e-4, 2.0), Priced("rival", 1.1e-4, 1.0, 0.95)
-    reg = build_registry(autoload=False, builtins=False)
-    for backend in (leader, rival):
-        reg.backends[backend.name], reg.origins[backend.name] = backend, "test"
+    reg, leader, rival = _leader_and_rival_that_overtakes_it()
     args = bench_regret._parse(["--quick", "--draws", "500", "--tune", "500"])
     with process_registry(reg):
         out = bench_regret.with_history(lambda: conjugate_normal().model, args,
@@ -287,7 +258,7 @@ def test_history_step_runs_a_sampler_the_second_selection_moves_to_and_selects_a
     assert out["first_run"] == "leader[cpu,float64]"
     assert out["chosen"] == "rival[cpu,float64]" and out["chosen_by"] == "cost model", out
     assert (leader.runs, rival.runs) == (1, 1) and out["tried_wall"] > 0
-    assert out["third"] == "rival[cpu,float64]" and "as observed" in out["third_why"], out
+    assert out["third"] == "leader[cpu,float64]" and "as observed" in out["third_why"], out
 
 
 def test_trajectory_summary_gives_ratios_to_nutpie_and_leaves_the_funnel_out():

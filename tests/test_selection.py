@@ -525,6 +525,43 @@ class _FakeNuts:
                                               "diverging": np.zeros(shape, bool)}})
 
 
+class TreesNuts(_FakeNuts):
+    """A NUTS sampler whose adaptation takes ``scale`` times nutpie's modelled trees for
+    ``scale`` times its effective draws (PyMC's NUTS: 1.16), and whose runs take
+    ``run_trees`` times the trees modelled for it."""
+
+    def __init__(self, name: str, fixed: float, scale: float, run_trees: float = 1.0):
+        super().__init__(name, fixed, 0.0, scale)
+        self.scale, self.run_trees = scale, run_trees
+
+    def estimate(self, candidate, profile, machine):
+        from pymc_accel.backend import Figure
+
+        estimate = super().estimate(candidate, profile, machine)
+        self.steps = estimate.gradients_per_draw.value * self.scale
+        return replace(estimate, gradients_per_draw=Figure(self.steps),
+                       trajectory_scale=self.scale)
+
+    def sample(self, model, candidate, request):
+        modelled, self.steps = self.steps, self.steps * self.run_trees
+        try:
+            return super().sample(model, candidate, request)
+        finally:
+            self.steps = modelled
+
+
+def _leader_and_rival_that_overtakes_it():
+    """censored_6 and weibull_5 (2026-11-30) in miniature: the leader's run takes half the
+    trees modelled, so its fixed seconds buy fewer effective draws; the rival, another
+    adaptation, is lent those trees only weighed with its modelled ones, and leads the second
+    selection, a close call on modelled effective draws. Its run shows the leader the faster."""
+    leader, rival = TreesNuts("leader", 10.0, 1.0, run_trees=0.5), TreesNuts("rival", 14.0, 1.2)
+    reg = build_registry(autoload=False, builtins=False)
+    for backend in (leader, rival):
+        reg.backends[backend.name], reg.origins[backend.name] = backend, "test"
+    return reg, leader, rival
+
+
 #: The rival's modelled effective draws against the leader's: another adaptation, whose
 #: effective draws the leader's runs do not show.
 RIVAL_EFFICIENCY = 0.95
@@ -574,6 +611,23 @@ def test_a_close_calls_runner_up_runs_once_and_then_the_observed_faster_one(ledg
     assert third.candidate.backend == "rival" and third.chosen_by == "cost model"
     assert (leader.runs, rival.runs) == (1, 2)
     assert all("as observed" in r.reason for r in third.rows)  # both ranked on their runs
+
+
+def test_a_move_to_a_sampler_that_has_not_run_the_model_says_it_records_its_draws(ledger):
+    """censored_6 (2026-11-30): nutpie's first run moved the second selection to PyMC's NUTS,
+    a close call on modelled effective draws; the report says that run records them."""
+    reg, leader, rival = _leader_and_rival_that_overtakes_it()
+    first = _auto(reg)
+    assert first.candidate.backend == "leader"
+    assert not any("recorded its effective draws" in n for n in first.notes)
+    second = _auto(reg)
+    assert second.candidate.backend == "rival" and second.chosen_by == "cost model"
+    note = next(n for n in second.notes if n.startswith("close call"))
+    assert ("leader[cpu,float64] has run this model and recorded its effective draws, "
+            "rival[cpu,float64] has not" in note)
+    third = _auto(reg)  # both observed: the leader again, and nothing left modelled to say
+    assert third.candidate.backend == "leader" and (leader.runs, rival.runs) == (2, 1)
+    assert not any("has not, and its effective draws" in n for n in third.notes)
 
 
 def test_the_runner_up_is_not_tried_when_the_leader_is_the_faster_one(ledger):
