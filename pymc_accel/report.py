@@ -196,8 +196,13 @@ class SelectionReport:
         grid = Table.grid(padding=(0, 1))
         grid.add_column(justify="right")
         grid.add_column(overflow="fold")
+        # a reason given already is referred to by its number: a model JAX must not
+        # differentiate refused eleven candidates with one 400-character reason, eleven times
+        first: dict[tuple[str, str], int] = {}
         for i, r in enumerate(self.rows, 1):
-            grid.add_row(f"{i}.", f"{escape(r.label)} ({r.status}): {escape(r.reason)}",
+            said = first.setdefault((r.status, r.reason), i)
+            reason = escape(r.reason) if said == i else f"as {said}."
+            grid.add_row(f"{i}.", f"{escape(r.label)} ({r.status}): {reason}",
                          style=_STATUS_STYLE.get(r.status, ""))
         return grid
 

@@ -43,3 +43,25 @@ def test_the_gradient_source_column_reads_a_value_with_a_comma():
     assert _grad_source("s/grad measured 4%, modelled 96%, grads/draw observed, compile "
                         "measured") == "measured 4%, modelled 96%"
     assert _grad_source("grads/draw modelled") == ""
+
+
+def test_a_reason_several_candidates_share_is_written_once_and_referred_to_by_number():
+    """A censored model refused every JAX candidate with one 400-character reason, printed
+    eleven times over; each reason is written in full once, and a later row sharing it refers
+    to the first row's number."""
+    from pymc_accel.report import Row, SelectionReport
+
+    why = "the log density has censored variables (y): JAX differentiates the branch not taken"
+    rows = [Row("a[cpu]", "a", "cpu", "float64", "chosen", "lowest estimated time"),
+            Row("b[cpu,float64]", "b", "cpu", "float64", "refused", why),
+            Row("b[cpu,float32]", "b", "cpu", "float32", "refused", why),
+            Row("c[cpu]", "c", "cpu", "float64", "refused", "not installed"),
+            Row("d[cpu]", "d", "cpu", "float64", "refused", why)]
+    report = SelectionReport(chosen="a[cpu]", chosen_by="cost model", rows=rows, profile={},
+                             devices="2 CPU cores", machine="test", request={})
+    flat = " ".join(line.strip() for line in _text(report, 150).splitlines())
+    assert flat.count(why) == 1
+    assert f"2. b[cpu,float64] (refused): {why}" in flat
+    assert "3. b[cpu,float32] (refused): as 2." in flat
+    assert "4. c[cpu] (refused): not installed" in flat
+    assert "5. d[cpu] (refused): as 2." in flat
