@@ -14,6 +14,7 @@ import pymc.sampling.mcmc as _mcmc
 
 from pymc_accel import arguments, first_use, history, result_layout
 from pymc_accel.backend import SampleRequest
+from pymc_accel.backends.pm_sample_logp import handed_over
 from pymc_accel.devices import cpu_cores
 from pymc_accel.errors import (
     DeviceOutOfMemoryError,
@@ -288,8 +289,10 @@ def sample(
     report = _select_for(model, request, backend=nuts_sampler, device=device,
                          precision=precision, registry=registry, measure=measure,
                          measure_budget=measure_budget, _logp_graph_out=logp_graph)
-    # held for a JAX run only, which jaxifies it: it holds a copy of the data
-    if logp_graph and _runs_on_jax(report):
+    # held for a JAX run, which jaxifies it (a frozen copy's holds a copy of the data), and for
+    # a run through pm.sample where it is the model's own (pm_sample_logp: built on the model
+    # itself, it holds the model's own data)
+    if logp_graph and (_runs_on_jax(report) or handed_over(model, logp_graph[0])):
         request.logp_graph = logp_graph[0]
     del logp_graph
     if report.model_profile is not None:

@@ -24,6 +24,7 @@ from pymc_accel.backends._common import (
     without_nutpie_ignored_layout,
 )
 from pymc_accel.backends.blas_threads import limit_blas
+from pymc_accel.backends.pm_sample_logp import pm_sample_uses
 from pymc_accel.devices import cpu_cores
 from pymc_accel.first_use import first_use_figures
 from pymc_accel.measure import wait_for_background
@@ -197,7 +198,10 @@ class NumbaBackend:
         wait_for_background()  # a measurement's compile left running: the run's own, or first
         reuse = (nutpie_compiled.reused_by_pm_sample(model) if driver == "nutpie"
                  else pymc_compiled.reused_by_pm_sample(model))
-        with limit_blas(kwargs.get("blas_cores", "auto"), request.cores, request.chains), reuse:
+        # the selection's log density, where it is the model's own, for pm.sample's two builds
+        handed = pm_sample_uses(model, request.logp_graph)
+        with limit_blas(kwargs.get("blas_cores", "auto"), request.cores, request.chains), reuse, \
+                handed:
             idata = self._pm_sample(model, driver, request, kwargs)
         if driver == "nutpie":
             rename_nutpie_stats(idata)

@@ -186,7 +186,9 @@ def test_another_threads_run_of_the_model_builds_its_own(monkeypatch):
 
 
 def test_a_run_on_numba_is_not_handed_the_graph(monkeypatch):
-    """The graph holds a copy of the data: only a JAX run, which jaxifies it, is handed it."""
+    """A frozen copy's graph holds a copy of the data and value variables of its own: of the
+    runs, only a JAX run, which jaxifies it, is handed it (a numba run is handed the model's
+    own graph only: tests/backends/test_pm_sample_logp.py)."""
     from pymc_accel.backends.numba_cpu import NumbaBackend
 
     handed, real = [], NumbaBackend.sample
