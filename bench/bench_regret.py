@@ -253,9 +253,11 @@ def handed_graphs_used(seen: list):
     """Inside the block, each time a log density graph is taken to be jaxified
     (:func:`pymc_accel.backends.run_logp.run_graph`: :func:`~pymc_accel.jaxified_logp` takes
     its graph there, and a run handed none builds one there) ``seen`` gets whether the graph
-    was handed over (False: the run built it). Opening
-    :func:`~pymc_accel.backends.run_logp.jax_runs_use` with a graph is not counted: only a
-    run that jaxifies it is.
+    was handed over (False: the run built it), and each time ``pm.sample`` is handed a copy of
+    it in place of building the model's log density
+    (:func:`pymc_accel.backends.pm_sample_logp.copy_of`: a numba run's two builds) it gets
+    True. Opening :func:`~pymc_accel.backends.run_logp.jax_runs_use` with a graph is not
+    counted: only a run that jaxifies it is.
 
     Parameters
     ----------
@@ -267,24 +269,35 @@ def handed_graphs_used(seen: list):
     list
         ``seen``.
     """
-    from pymc_accel.backends import run_logp
+    from pymc_accel.backends import pm_sample_logp, run_logp
 
-    real = run_logp.run_graph
+    real, real_copy = run_logp.run_graph, pm_sample_logp.copy_of
 
     def noting(model, graph=None):
         seen.append(graph is not None)
         return real(model, graph)
 
-    run_logp.run_graph = noting
+    def noting_copy(graph):
+        seen.append(True)
+        return real_copy(graph)
+
+    run_logp.run_graph, pm_sample_logp.copy_of = noting, noting_copy
     try:
         yield seen
     finally:
-        run_logp.run_graph = real
+        run_logp.run_graph, pm_sample_logp.copy_of = real, real_copy
 
 
 def used_a_handed_graph(seen: list) -> bool:
-    """Whether a run, watched by :func:`handed_graphs_used`, jaxified a handed graph only."""
+    """Whether a run, watched by :func:`handed_graphs_used`, used a handed graph only."""
     return bool(seen) and all(seen)
+
+
+def handed_builds(seen: list) -> int:
+    """How many builds of the log density a run, watched by :func:`handed_graphs_used`, was
+    spared: each use of a handed graph, where it used handed graphs only (a JAX run's one
+    jaxified graph; ``pm.sample``'s two builds in a numba run)."""
+    return len(seen) if used_a_handed_graph(seen) else 0
 
 
 def log_density_seconds(factory, repeats: int = 3) -> float:
@@ -658,9 +671,12 @@ def default_run(factory, args, rows):
     out["ess"] = min_bulk_ess(idata)
     own = out["selection_seconds"] + out["check_seconds"] + out["record_seconds"]
     out["overhead"] = own / out["wall"]
-    # the run jaxified the selection's log density: a run of the sampler named alone builds it
-    # first, so the selection's net seconds are its own less that build, over that longer run
-    out["saved_seconds"] = log_density_seconds(factory) if used_a_handed_graph(used) else 0.0
+    # the run jaxified the selection's log density, or pm.sample took copies of it: a run of
+    # the sampler named alone builds it each time, so the selection's net seconds are its own
+    # less those builds, over that longer run (each timed as the profile builds it, without
+    # PyTensor's stack traces: pm.sample's own builds take longer)
+    builds = handed_builds(used)
+    out["saved_seconds"] = log_density_seconds(factory) * builds if builds else 0.0
     out["net_overhead"] = (own - out["saved_seconds"]) / (out["wall"] + out["saved_seconds"])
     out["overhead_repeat"] = ((out["repeat_selection_seconds"] + out["check_repeat_seconds"]
                                + out["record_seconds"]) / out["wall"])

@@ -179,6 +179,25 @@ def test_a_run_that_built_its_own_graph_is_not_counted_as_handed_one():
     assert not bench_regret.used_a_handed_graph(seen)
 
 
+def test_a_numba_runs_pm_sample_builds_spared_are_counted_each():
+    """pm.sample builds the model's log density twice; handed the selection's, it builds it
+    neither time, and the net overhead takes both builds off."""
+    from pymc_accel.backends.pm_sample_logp import pm_sample_uses
+    from pymc_accel.profile import log_density_graph
+    from tests.backends.test_pm_sample_logp import _regression
+
+    model = _regression()
+    graph, _ = log_density_graph(model)
+    with bench_regret.handed_graphs_used([]) as seen, pm_sample_uses(model, graph):
+        model.logp()
+        model.logp()
+        model.logp(sum=False)  # not a build pm.sample was spared
+    assert seen == [True, True] and bench_regret.handed_builds(seen) == 2
+    with bench_regret.handed_graphs_used([]) as seen:  # no graph handed over
+        model.logp()
+    assert bench_regret.handed_builds(seen) == 0
+
+
 def test_pooled_regret_weighs_each_seed_by_its_run():
     # a: one lucky short run among slow ones; b: steady. Median of ratios favours a, pooled b.
     a = bench_regret._summarise("a", [
