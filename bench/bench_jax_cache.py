@@ -52,12 +52,14 @@ print(json.dumps({{"wall": wall, "compile": sum(compiled), "programs": len(compi
 """
 
 
-def run_child(model: str, cache_dir: str, jax_cache: str) -> dict:
-    """One new process's timed run (see the module docstring)."""
+def run_child(model: str, cache_dir: str, jax_cache: str, extra_env: dict | None = None) -> dict:
+    """One new process's timed run (see the module docstring), with ``extra_env`` set."""
     env = {k: v for k, v in os.environ.items()
-           if k != "JAX_COMPILATION_CACHE_DIR" and not k.startswith("JAX_PERSISTENT")}
+           if k not in ("JAX_COMPILATION_CACHE_DIR", "JAX_COMPILATION_CACHE_MAX_SIZE")
+           and not k.startswith("JAX_PERSISTENT")}
     env.update(PYMC_ACCEL_CACHE_DIR=cache_dir, PYMC_ACCEL_JAX_CACHE=jax_cache,
-               PYMC_ACCEL_HISTORY="off", JAX_PLATFORMS=env.get("JAX_PLATFORMS", "cpu"))
+               PYMC_ACCEL_HISTORY="off", JAX_PLATFORMS=env.get("JAX_PLATFORMS", "cpu"),
+               **(extra_env or {}))
     code = CHILD.format(bench=str(Path(__file__).parent), model=model)
     out = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], env=env,
                          capture_output=True, text=True, timeout=900)

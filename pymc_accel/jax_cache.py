@@ -14,9 +14,19 @@ the same program: a run of another model, other data, other draws or another
 a JAX sampler runs, unless the user has set JAX's ``jax_compilation_cache_dir`` (their cache
 then serves) or ``PYMC_ACCEL_JAX_CACHE=off``. It caches every program (JAX's default keeps only
 those that took a second to compile: a sampler's 40 small ones took 1.6 s together) and keeps
-the directory to :data:`MAX_BYTES`, the least recently used out first.
+the directory to :data:`MAX_BYTES` (:func:`prune`).
 
-JAX's own mechanism; written here is only the choice of directory and sizes.
+Not with JAX's own size limit (``jax_compilation_cache_max_size``), which pymc-accel set until
+2026-11-30: on every program it writes, JAX then reads the size and last-use stamp of every
+entry in the directory to find what to drop. A NumPyro run writes dozens of programs (PyMC
+evaluates the jaxified log density op by op at the initial points), and with the 1,133
+programs a few days of runs had left on the 2-core machine, each write took about 70 ms: 4.0 s
+of a 10.5 s run of seed_small (docs/benchmarks.md, "JAX's compile cache: a size limit that read
+the whole directory on every write"). Without a limit JAX writes a program and nothing else.
+:func:`enable` instead prunes the directory itself, at most once a day (:data:`PRUNE_EVERY`),
+oldest programs out first: one pass over the directory's entries, 5-15 ms for 2,267 files.
+
+JAX's own mechanism; written here are the choice of directory and sizes, and the pruning.
 """
 
 from __future__ import annotations
@@ -27,9 +37,15 @@ from pymc_accel.switches import switched_on
 
 #: The switch that keeps pymc-accel from setting up JAX's cache.
 SWITCH = "PYMC_ACCEL_JAX_CACHE"
-#: Largest size of the cache directory pymc-accel sets up (JAX drops least recently used
-#: executables beyond it).
+#: Largest size of the cache directory pymc-accel sets up (:func:`prune` drops the oldest
+#: programs beyond it).
 MAX_BYTES = 2 * 2**30
+
+#: Seconds between two prunings of the directory (:func:`prune`): a day.
+PRUNE_EVERY = 24 * 3600.0
+
+#: The file whose modification time says when the directory was last pruned.
+_PRUNED_STAMP = ".pymc-accel-pruned"
 
 _ours: Path | None = None  # the directory enable() set, if it set one
 
@@ -75,18 +91,84 @@ def enable() -> Path | None:
             return None  # a read-only home: compile as before
         jax.config.update("jax_compilation_cache_dir", str(path))
         jax.config.update("jax_persistent_cache_min_compile_time_secs", 0.0)
-        if jax.config.jax_compilation_cache_max_size == -1 and _has_filelock():
-            # JAX's size limit locks the directory with filelock (PyTensor requires it), and
-            # fails the first compile without it
-            jax.config.update("jax_compilation_cache_max_size", MAX_BYTES)
+        # JAX's own size limit, where the user set one (JAX_COMPILATION_CACHE_MAX_SIZE), keeps
+        # the directory instead: it reads every entry on each write (see the module docstring)
+        if jax.config.jax_compilation_cache_max_size == -1:
+            prune_if_due(path)
         _ours = path
     return _ours
 
 
-def _has_filelock() -> bool:
-    import importlib.util
+def prune_if_due(path: Path, max_bytes: int = MAX_BYTES, every: float = PRUNE_EVERY) -> int:
+    """:func:`prune` ``path`` when it was last pruned ``every`` seconds ago or more (or never).
 
-    return importlib.util.find_spec("filelock") is not None
+    Returns
+    -------
+    int
+        Bytes deleted (0 when not due).
+    """
+    import time
+
+    stamp = path / _PRUNED_STAMP
+    try:
+        if time.time() - stamp.stat().st_mtime < every:
+            return 0
+    except OSError:  # never pruned
+        pass
+    deleted = prune(path, max_bytes)
+    try:
+        stamp.touch()
+    except OSError:
+        pass
+    return deleted
+
+
+def prune(path: Path, max_bytes: int = MAX_BYTES) -> int:
+    """Delete JAX's cached programs in ``path``, oldest written first, until the rest take at
+    most ``max_bytes``; and the last-use stamps JAX's size limit wrote (``*-atime``), which
+    nothing reads without it. Never raises: a file another process deleted, or one that cannot
+    be deleted, is passed over.
+
+    Parameters
+    ----------
+    path : Path
+        The cache directory.
+    max_bytes : int, default :data:`MAX_BYTES`
+
+    Returns
+    -------
+    int
+        Bytes deleted.
+    """
+    import os
+
+    programs, total, deleted = [], 0, 0
+    try:
+        with os.scandir(path) as entries:
+            for entry in entries:
+                try:
+                    if entry.name.endswith("-atime"):
+                        deleted += entry.stat().st_size
+                        os.remove(entry.path)
+                    elif entry.name.endswith("-cache") and entry.is_file():
+                        st = entry.stat()
+                        programs.append((st.st_mtime, st.st_size, entry.path))
+                        total += st.st_size
+                except OSError:
+                    continue
+    except OSError:
+        return deleted
+    programs.sort()  # oldest first
+    for _, size, name in programs:
+        if total <= max_bytes:
+            break
+        try:
+            os.remove(name)
+        except OSError:
+            continue
+        total -= size
+        deleted += size
+    return deleted
 
 
 def in_use() -> bool:

@@ -42,8 +42,48 @@ def test_enable_points_jax_at_the_pymc_accel_cache_and_keeps_every_program(tmp_p
     got = _run(SETTINGS, tmp_path)
     assert got["path"] == got["again"] == got["dir"] == str(tmp_path / "jax-compile")
     assert got["min_seconds"] == 0.0
-    assert got["max_size"] > 0
+    # no size limit of JAX's: it read every entry of the directory on each program it wrote
+    # (70 ms a write with 1,133 programs); enable() prunes the directory itself
+    assert got["max_size"] == -1
     assert got["in_use"]
+
+
+def test_a_size_limit_the_user_set_is_left_to_jax(tmp_path):
+    got = _run(SETTINGS, tmp_path, JAX_COMPILATION_CACHE_MAX_SIZE=str(2**20))
+    assert got["dir"] == str(tmp_path / "jax-compile") and got["max_size"] == 2**20
+    assert not (tmp_path / "jax-compile" / ".pymc-accel-pruned").exists()  # JAX's to keep
+
+
+def _programs(path, sizes_by_age):
+    """Cache files as JAX writes them, the first the oldest, with the last-use stamps JAX's
+    size limit wrote beside them."""
+    path.mkdir(parents=True, exist_ok=True)
+    for age, size in enumerate(sizes_by_age):
+        program = path / f"jit_f-{age:064x}-cache"
+        program.write_bytes(b"x" * size)
+        os.utime(program, (1_000_000 + age, 1_000_000 + age))
+        (path / f"jit_f-{age:064x}-atime").write_bytes(b"\0" * 8)
+
+
+def test_prune_drops_the_oldest_programs_beyond_the_size_and_every_stamp(tmp_path):
+    from pymc_accel.jax_cache import prune
+
+    _programs(tmp_path, [400, 300, 200, 100])
+    assert prune(tmp_path, max_bytes=350) == 700 + 4 * 8  # the two oldest, and the stamps
+    left = sorted(p.name for p in tmp_path.iterdir())
+    assert left == [f"jit_f-{2:064x}-cache", f"jit_f-{3:064x}-cache"]
+    assert prune(tmp_path, max_bytes=350) == 0
+    assert prune(tmp_path / "missing") == 0  # never raises
+
+
+def test_the_directory_is_pruned_at_most_once_a_day(tmp_path):
+    from pymc_accel.jax_cache import prune_if_due
+
+    _programs(tmp_path, [100, 100])
+    assert prune_if_due(tmp_path, max_bytes=100) == 100 + 2 * 8  # due: never pruned
+    _programs(tmp_path, [100, 100, 100])
+    assert prune_if_due(tmp_path, max_bytes=100) == 0  # pruned a moment ago
+    assert prune_if_due(tmp_path, max_bytes=100, every=0.0) > 0
 
 
 def test_a_cache_directory_of_the_users_own_is_left_as_it_is(tmp_path):
