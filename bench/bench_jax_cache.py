@@ -36,6 +36,7 @@ import jax.monitoring
 import numpy as np
 import pymc_accel
 from zoo import zoo
+{setup}
 
 compiled = []
 jax.monitoring.register_event_duration_secs_listener(
@@ -52,15 +53,17 @@ print(json.dumps({{"wall": wall, "compile": sum(compiled), "programs": len(compi
 """
 
 
-def run_child(model: str, cache_dir: str, jax_cache: str, extra_env: dict | None = None) -> dict:
-    """One new process's timed run (see the module docstring), with ``extra_env`` set."""
+def run_child(model: str, cache_dir: str, jax_cache: str, extra_env: dict | None = None,
+              setup: str = "") -> dict:
+    """One new process's timed run (see the module docstring), with ``extra_env`` set and
+    ``setup`` run after the imports."""
     env = {k: v for k, v in os.environ.items()
            if k not in ("JAX_COMPILATION_CACHE_DIR", "JAX_COMPILATION_CACHE_MAX_SIZE")
            and not k.startswith("JAX_PERSISTENT")}
     env.update(PYMC_ACCEL_CACHE_DIR=cache_dir, PYMC_ACCEL_JAX_CACHE=jax_cache,
                PYMC_ACCEL_HISTORY="off", JAX_PLATFORMS=env.get("JAX_PLATFORMS", "cpu"),
                **(extra_env or {}))
-    code = CHILD.format(bench=str(Path(__file__).parent), model=model)
+    code = CHILD.format(bench=str(Path(__file__).parent), model=model, setup=setup)
     out = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], env=env,
                          capture_output=True, text=True, timeout=900)
     if out.returncode:

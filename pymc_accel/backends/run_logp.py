@@ -37,6 +37,16 @@ from pymc_accel.backends.swaps import swapped
 from pymc_accel.graph_building import quietly
 from pymc_accel.profile import LogpGraph, log_density_graph
 
+#: Whether :func:`jaxified_logp` compiles the log density as one XLA program (``jax.jit``).
+#: PyMC's ``get_jaxified_logp`` does not, and ``sample_jax_nuts`` evaluates it at each chain's
+#: initial point outside any compiled program, so JAX compiled every op of the log density as
+#: a program of its own: 80-odd on seed_small, 1.4 s of a 6.6 s NumPyro run in a new process.
+#: Compiled whole, the run took 4.3-4.9 s where 7.0-7.4 s, with the same draws (inside the
+#: sampler's own compiled program the log density is inlined either way;
+#: ``bench/bench_jit_logp.py``, docs/benchmarks.md, "The log density compiled
+#: whole for the initial points"). A benchmark sets it False to time PyMC's way.
+JIT_LOGP = True
+
 # each thread's open blocks: id(model) -> [model, graph or None, blocks]. Thread-local, since
 # sample_jax_nuts asks for the log density in the thread that runs it, and another thread's run
 # of the same model may hold other data.
@@ -121,6 +131,10 @@ def jaxified_logp(model: Any, graph: LogpGraph | None = None, *,
 
         logp = transposed_tall_products([logp])[0][0]
     fn = get_jaxified_graph(inputs=inputs, outputs=[logp])
+    if JIT_LOGP:
+        import jax
+
+        fn = jax.jit(fn)
 
     def logp_fn(x: Any) -> Any:
         return fn(*x)[0]

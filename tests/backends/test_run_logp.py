@@ -202,3 +202,28 @@ def test_a_run_on_numba_is_not_handed_the_graph(monkeypatch):
                       random_seed=1, progressbar=False, quiet=True,
                       compute_convergence_checks=False)
     assert handed == [None]
+
+
+def test_the_log_density_is_compiled_as_one_program(monkeypatch):
+    """PyMC's sample_jax_nuts evaluates the log density at each chain's initial point outside
+    any compiled program: op by op, JAX compiled 80-odd programs for seed_small (23 here).
+    Compiled whole, a first evaluation compiles the log density as one program (with the
+    inputs' conversions, three), and gives the same value."""
+    import jax
+    import jax.monitoring
+
+    compiles = []
+    jax.monitoring.register_event_duration_secs_listener(
+        lambda name, seconds, **_: compiles.append(name)
+        if name.endswith("backend_compile_duration") else None)
+    model = _schools()
+    point = [jax.numpy.asarray(x) for x in _points(model, 1)[0]]
+    values = {}
+    for whole in (False, True):
+        monkeypatch.setattr(run_logp, "JIT_LOGP", whole)
+        jax.clear_caches()
+        compiles.clear()
+        values[whole] = float(jaxified_logp(model, negative_logp=False)(point))
+        values[whole, "programs"] = len(compiles)
+    assert values[True, "programs"] <= 3 < 10 <= values[False, "programs"]
+    assert values[True] == pytest.approx(values[False], rel=1e-12)
