@@ -26,8 +26,10 @@ sampling seconds at the leapfrogs per draw those runs took.
 fits ``a + b kernels`` to the median fixed seconds by least squares. ``--jax-cache on`` runs
 with JAX's compile cache on disk in a new directory, so each model's first run (kept in the
 line as ``first_run``) compiles its programs and the repeats load them; ``off`` (the default)
-compiles every run. ``--primer NAME`` runs one model first, unreported, so that the first
-model timed does not pay the process's first use.
+compiles every run; ``--fit`` then also fits the first run's fixed seconds beyond a repeat's.
+``--primer NAME`` runs one model first, unreported, so that the first model timed does not pay
+the process's first use. ``--pymcs-initial-points`` evaluates the log density at the initial
+points op by op, as PyMC does and pymc-accel did before 2026-11-30 (``run_logp.JIT_LOGP``).
 
     JAX_PLATFORMS=cpu python bench/fit_numpyro_fixed.py \\
         --models eight_schools,glm_linear,glm_poisson,funnel,pk_scan,seed_small,seed_mid \\
@@ -133,6 +135,13 @@ def measure(name: str, repeats: int, per_leapfrog: dict[str, float],
     return line
 
 
+def _least_squares(xs: list[float], ys: list[float]) -> tuple[float, float]:
+    """``(a, b)`` of ``y = a + b x`` by least squares."""
+    mx, my = sum(xs) / len(xs), sum(ys) / len(ys)
+    b = sum((x - mx) * (y - my) for x, y in zip(xs, ys)) / sum((x - mx) ** 2 for x in xs)
+    return my - b * mx, b
+
+
 def fit(paths: list[str]) -> tuple[float, float]:
     """Least squares of ``fixed_median = a + b kernels``; prints each model's fit and what was
     modelled when it was measured, and returns ``(a, b)``."""
@@ -143,6 +152,12 @@ def fit(paths: list[str]) -> tuple[float, float]:
     b = sum((x - mx) * (y - my) for x, y in zip(xs, ys)) / sum((x - mx) ** 2 for x in xs)
     a = my - b * mx
     print(f"fixed = {a:.3f} s + {b * 1e3:.2f} ms x kernels ({n} models)")
+    firsts = [x for x in lines if x.get("first_run")]
+    if len(firsts) > 1:  # --jax-cache on: a model's first run, beyond a repeat that loads
+        fa, fb = _least_squares([float(x["kernels"]) for x in firsts],
+                                [x["first_run"]["fixed"] - x["fixed_median"] for x in firsts])
+        print(f"first run, beyond that = {fa:.3f} s + {fb * 1e3:.2f} ms x kernels "
+              f"({len(firsts)} models)")
     for x in lines:
         fitted = a + b * x["kernels"]
         print(f"  {x['model']:14s} kernels {x['kernels']:4d}: fixed {x['fixed_median']:.2f} s "
@@ -182,12 +197,19 @@ def main(argv=None) -> None:
                         "first run compiles and its repeats load from it); off: none")
     p.add_argument("--primer", default="",
                    help="a model to run once first, unreported (the process's first use)")
+    p.add_argument("--pymcs-initial-points", action="store_true",
+                   help="evaluate the log density at the initial points as PyMC does, op by "
+                        "op (run_logp.JIT_LOGP off): the runs before 2026-11-30")
     args = p.parse_args(argv)
     if args.fit:
         fit(args.fit)
         return
     os.environ["PYMC_ACCEL_HISTORY"] = "off"
     os.environ["PYMC_ACCEL_JAX_CACHE"] = args.jax_cache
+    if args.pymcs_initial_points:
+        from pymc_accel.backends import run_logp
+
+        run_logp.JIT_LOGP = False
     if args.jax_cache == "on":
         import tempfile
 
