@@ -363,10 +363,20 @@ JAX_CPU_SAMPLER_FLOAT32_FLOPS_FACTOR = 1.3
 # census's transcendental flops instead (c512e26), the powers of a Normal likelihood counted as
 # transcendental, and groups_503 flipped to NumPyro's float32 at 1.97-2.24.
 JAX_CPU_SAMPLER_FLOAT32_TRANSCENDENTAL_FACTOR = 2.5
+# NumPyro's fixed seconds: a run whose programs are cached, and a model's first run beyond that
+# (docs/benchmarks.md, "JAX's compile cache on disk"; fitted 2026-11-26, 0.41 s + 1.43 ms and
+# 1.82 s + 5.0 ms a kernel). The first run's was scaled on 2026-11-30 when the log density
+# became one compiled program (run_logp.JIT_LOGP): PyMC evaluated it op by op at the initial
+# points, each op a program XLA compiled. Fitted side by side in one hour on the same 14 models
+# (bench/fit_numpyro_fixed.py --jax-cache on, with and without --pymcs-initial-points;
+# docs/results/fit-numpyro-fixed-cpu-2026-11-30-*.jsonl), a first run beyond a repeat went from
+# 1.503 s + 2.48 ms a kernel to 1.313 s + 1.14 ms; those ratios (0.874, 0.46) scale the figures
+# here. A repeat in the process, whose op programs JAX holds in memory, barely moved (0.280 s +
+# 1.02 ms against 0.296 s + 0.90 ms) and is left as fitted.
 JAX_CPU_SAMPLER_CACHED_SECONDS = 0.41
 JAX_CPU_SAMPLER_CACHED_PER_KERNEL = 0.00143
-JAX_CPU_SAMPLER_COLD_SECONDS = 1.82
-JAX_CPU_SAMPLER_COLD_PER_KERNEL = 0.0050
+JAX_CPU_SAMPLER_COLD_SECONDS = 1.59
+JAX_CPU_SAMPLER_COLD_PER_KERNEL = 0.0023
 JAX_CPU_SAMPLER = Runtime("jax-cpu-sampler", 1.5, 2.0, 2e-6, 2e-8,
                           JAX_CPU_SAMPLER_CACHED_SECONDS, JAX_CPU_SAMPLER_CACHED_PER_KERNEL,
                           cold_seconds=JAX_CPU_SAMPLER_COLD_SECONDS,

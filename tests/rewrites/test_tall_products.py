@@ -27,7 +27,17 @@ def _regression(rows: int = 400, columns: int = 3, seed: int = 0):
 
 
 def _constant_shapes(fn, point) -> set[tuple[int, ...]]:
-    return {tuple(np.shape(c)) for c in jax.make_jaxpr(fn)(point).consts}
+    """Shapes of the constants ``fn`` closes over, in its program and the programs it calls
+    (the log density is one compiled program, ``run_logp.JIT_LOGP``)."""
+    def consts(closed) -> list:
+        found = list(closed.consts)
+        for eqn in closed.jaxpr.eqns:
+            for param in eqn.params.values():
+                if hasattr(param, "consts") and hasattr(param, "jaxpr"):  # a ClosedJaxpr
+                    found += consts(param)
+        return found
+
+    return {tuple(np.shape(c)) for c in consts(jax.make_jaxpr(fn)(point))}
 
 
 def test_a_regressions_product_holds_its_matrix_transposed_with_the_same_density():
