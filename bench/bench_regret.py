@@ -901,6 +901,9 @@ def markdown(results) -> str:
         if "overhead" in d:
             own = d["selection_seconds"] + d.get("check_seconds", 0.0) + d.get("record_seconds", 0.0)
             dflt = f"{d['overhead']:.1%} ({own:.2f} s / {d['wall']:.0f} s)"
+            if d.get("saved_seconds"):  # the log density builds the run was spared
+                dflt += (f", net of the log density the run was handed "
+                         f"({d['saved_seconds'] * 1e3:.0f} ms) {d['net_overhead']:.1%}")
             if "overhead_stored" in d:
                 dflt += f"; new process {d['overhead_stored']:.1%}"
             if "overhead_repeat" in d:
