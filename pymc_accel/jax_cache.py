@@ -19,12 +19,13 @@ the directory to :data:`MAX_BYTES` (:func:`prune`).
 Not with JAX's own size limit (``jax_compilation_cache_max_size``), which pymc-accel set until
 2026-11-30: on every program it writes, JAX then reads the size and last-use stamp of every
 entry in the directory to find what to drop. A NumPyro run writes dozens of programs (PyMC
-evaluates the jaxified log density op by op at the initial points), and with the 1,133
-programs a few days of runs had left on the 2-core machine, each write took about 70 ms: 4.0 s
-of a 10.5 s run of seed_small (docs/benchmarks.md, "JAX's compile cache: a size limit that read
-the whole directory on every write"). Without a limit JAX writes a program and nothing else.
-:func:`enable` instead prunes the directory itself, at most once a day (:data:`PRUNE_EVERY`),
-oldest programs out first: one pass over the directory's entries, 5-15 ms for 2,267 files.
+evaluated the jaxified log density op by op at the initial points). With 1,133 programs in
+the directory, as a few days of runs had left on the 2-core machine, NumPyro's runs at
+``pm.sample``'s defaults in a new process took 1.25-1.39x as long as without the limit, and
+without it as long as with an empty cache (``bench/bench_jax_cache_size.py``;
+docs/benchmarks.md, "What a run builds and compiles again"). Without a limit JAX writes a
+program and nothing else. :func:`enable` instead prunes the directory itself, at most once a day
+(:data:`PRUNE_EVERY`), oldest programs out first, in one pass over the directory's entries.
 
 JAX's own mechanism; written here are the choice of directory and sizes, and the pruning.
 """

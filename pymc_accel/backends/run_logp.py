@@ -40,11 +40,12 @@ from pymc_accel.profile import LogpGraph, log_density_graph
 #: Whether :func:`jaxified_logp` compiles the log density as one XLA program (``jax.jit``).
 #: PyMC's ``get_jaxified_logp`` does not, and ``sample_jax_nuts`` evaluates it at each chain's
 #: initial point outside any compiled program, so JAX compiled every op of the log density as
-#: a program of its own: 80-odd on seed_small, 1.4 s of a 6.6 s NumPyro run in a new process.
-#: Compiled whole, the run took 4.3-4.9 s where 7.0-7.4 s, with the same draws (inside the
-#: sampler's own compiled program the log density is inlined either way;
-#: ``bench/bench_jit_logp.py``, docs/benchmarks.md, "The log density compiled
-#: whole for the initial points"). A benchmark sets it False to time PyMC's way.
+#: a program of its own: seed_small's NumPyro run compiled 95 programs, 38 with the log density
+#: compiled whole, and took 7.84 s in a new process where 6.54 s (an empty compile cache; 2.40
+#: s and 2.06 s with the run's programs cached), with the same draws: inside the sampler's own
+#: compiled program the log density is inlined either way (``bench/bench_jit_logp.py``;
+#: docs/benchmarks.md, "What a run builds and compiles again"). A benchmark sets it False to
+#: time PyMC's way.
 JIT_LOGP = True
 
 # each thread's open blocks: id(model) -> [model, graph or None, blocks]. Thread-local, since

@@ -90,9 +90,10 @@ def test_rewriting_the_copy_leaves_the_profiles_graph_as_it_was():
 def test_a_numba_run_builds_no_log_density_and_draws_what_pm_sample_draws(monkeypatch,
                                                                            driver):
     """pm.sample built the model's log density twice (assign_step_methods, the sampler's
-    function): 27-41 ms each on censored_6, against a 57 ms first selection. The selection's
-    profile builds it once, and the run's pm.sample takes copies of it; the draws are
-    pm.sample's own, bit for bit."""
+    function): 47 ms for the two on censored_6, against a 55 ms first selection
+    (docs/results/regret-cpu-1000-2026-11-30-handed-numba.md). The selection's profile builds
+    it once, and the run's pm.sample takes copies of it; the draws are pm.sample's own, bit for
+    bit."""
     from pymc_accel.selection import forget_profiles
 
     monkeypatch.setenv("PYMC_ACCEL_PROFILE_CACHE", "off")
