@@ -71,6 +71,48 @@ def run_child(model: str, cache_dir: str, jax_cache: str, extra_env: dict | None
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
+def parser(doc: str, models: str, rounds: int) -> argparse.ArgumentParser:
+    """The arguments the JAX-cache benchmarks share: ``--models``, ``--rounds``, ``--out``,
+    ``--markdown``."""
+    p = argparse.ArgumentParser(description=doc.splitlines()[0])
+    p.add_argument("--models", default=models)
+    p.add_argument("--rounds", type=int, default=rounds)
+    p.add_argument("--out")
+    p.add_argument("--markdown")
+    return p
+
+
+def record(results: dict, name: str, arm: str, run: dict) -> None:
+    """Add one child's run to ``results`` under its model and arm, and print it."""
+    results["models"][name][arm].append(run)
+    print(name, arm, {k: v for k, v in run.items() if k != "error"} or run["error"], flush=True)
+
+
+def machine() -> str:
+    """The machine line of a result file."""
+    return (f"{platform.machine()}, {os.cpu_count()} cores, "
+            f"Python {platform.python_version()}")
+
+
+def results_header(script: str, argv) -> dict:
+    """A result file's command and machine."""
+    return {"command": f"python bench/{script} " + " ".join(
+                argv if argv is not None else sys.argv[1:]),
+            "machine": machine()}
+
+
+def arm_medians(runs: dict, arms, keys=("wall", "compile")) -> dict | None:
+    """Each arm's medians of ``keys`` over its runs that finished; ``None`` where an arm has
+    none."""
+    med = {}
+    for arm in arms:
+        ok = [r for r in runs[arm] if "wall" in r]
+        if not ok:
+            return None
+        med[arm] = tuple(statistics.median(r[k] for r in ok) for k in keys)
+    return med
+
+
 def markdown(results: dict) -> str:
     """The medians as a Markdown table with the command and machine."""
     lines = [f"Command: `{results['command']}`", "", f"Machine: {results['machine']}", "",
@@ -78,12 +120,8 @@ def markdown(results: dict) -> str:
              "cache warm: wall (compile) | warm ÷ off | same draws |",
              "|---|---|---|---|---|---|"]
     for name, runs in results["models"].items():
-        med = {}
-        for state in ("off", "empty", "warm"):
-            ok = [r for r in runs[state] if "wall" in r]
-            med[state] = ((statistics.median(r["wall"] for r in ok),
-                           statistics.median(r["compile"] for r in ok)) if ok else None)
-        if None in med.values():
+        med = arm_medians(runs, ("off", "empty", "warm"))
+        if med is None:
             lines.append(f"| {name} | failed | | | | |")
             continue
         same = all(len({r["draws_digest"] for r in (runs["off"][i], runs["empty"][i],
@@ -96,19 +134,11 @@ def markdown(results: dict) -> str:
 
 
 def main(argv=None) -> dict:
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--models", default=QUICK)
-    p.add_argument("--rounds", type=int, default=1)
-    p.add_argument("--out")
-    p.add_argument("--markdown")
-    args = p.parse_args(argv)
+    args = parser(__doc__, QUICK, 1).parse_args(argv)
     from bench_regret import write_outputs
 
     names = args.models.split(",")
-    results = {"command": "python bench/bench_jax_cache.py " + " ".join(
-                   argv if argv is not None else sys.argv[1:]),
-               "machine": f"{platform.machine()}, {os.cpu_count()} cores, "
-                          f"Python {platform.python_version()}",
+    results = {**results_header("bench_jax_cache.py", argv),
                "models": {n: {"off": [], "empty": [], "warm": []} for n in names}}
     for _ in range(args.rounds):
         for name in names:
@@ -116,10 +146,7 @@ def main(argv=None) -> dict:
                     tempfile.TemporaryDirectory() as on_dir:
                 for state, directory, switch in (("off", off_dir, "off"), ("empty", on_dir, "on"),
                                                  ("warm", on_dir, "on")):
-                    run = run_child(name, directory, switch)
-                    results["models"][name][state].append(run)
-                    print(name, state, {k: v for k, v in run.items() if k != "error"}
-                          or run["error"], flush=True)
+                    record(results, name, state, run_child(name, directory, switch))
             if args.out:  # each model's runs as they finish
                 Path(args.out).write_text(json.dumps(results, indent=1))
     write_outputs(results, markdown(results), args.out, args.markdown)

@@ -19,11 +19,8 @@ table gives medians and the draws' digests (the same program must give the same 
 
 from __future__ import annotations
 
-import argparse
 import os
-import platform
 import shutil
-import statistics
 import sys
 import tempfile
 from pathlib import Path
@@ -50,13 +47,11 @@ def markdown(results: dict) -> str:
              "| model | " + " | ".join(f"{a}: wall (XLA compile)" for a in ARMS)
              + " | limit ÷ no limit | same draws |",
              "|---|" + "---|" * (len(ARMS) + 2)]
+    from bench_jax_cache import arm_medians
+
     for name, runs in results["models"].items():
-        med = {}
-        for arm in ARMS:
-            ok = [r for r in runs[arm] if "wall" in r]
-            med[arm] = ((statistics.median(r["wall"] for r in ok),
-                         statistics.median(r["compile"] for r in ok)) if ok else None)
-        if None in med.values():
+        med = arm_medians(runs, ARMS)
+        if med is None:
             lines.append(f"| {name} | failed |" + " |" * (len(ARMS) + 1))
             continue
         digests = {r["draws_digest"] for arm in ARMS for r in runs[arm]}
@@ -68,24 +63,18 @@ def markdown(results: dict) -> str:
 
 
 def main(argv=None) -> dict:
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--models", default="eight_schools,glm_linear,seed_small")
+    from bench_jax_cache import parser, record, results_header, run_child
+
+    p = parser(__doc__, "eight_schools,glm_linear,seed_small", 2)
     p.add_argument("--filled", type=int, default=1133)
     p.add_argument("--filler-bytes", type=int, default=12_000)
-    p.add_argument("--rounds", type=int, default=2)
-    p.add_argument("--out")
-    p.add_argument("--markdown")
     args = p.parse_args(argv)
-    from bench_jax_cache import run_child
     from bench_regret import write_outputs
 
     from pymc_accel.jax_cache import MAX_BYTES
 
     names = args.models.split(",")
-    results = {"command": "python bench/bench_jax_cache_size.py " + " ".join(
-                   argv if argv is not None else sys.argv[1:]),
-               "machine": f"{platform.machine()}, {os.cpu_count()} cores, "
-                          f"Python {platform.python_version()}",
+    results = {**results_header("bench_jax_cache_size.py", argv),
                "filled": args.filled, "filler_bytes": args.filler_bytes,
                "models": {n: {a: [] for a in ARMS} for n in names}}
     with tempfile.TemporaryDirectory() as filled_dir:
@@ -100,9 +89,7 @@ def main(argv=None) -> dict:
                         extra = ({"JAX_COMPILATION_CACHE_MAX_SIZE": str(MAX_BYTES)}
                                  if arm == ARMS[1] else {})
                         run = run_child(name, cache_dir, "on", extra)
-                    results["models"][name][arm].append(run)
-                    print(name, arm, {k: v for k, v in run.items() if k != "error"}
-                          or run["error"], flush=True)
+                    record(results, name, arm, run)
     write_outputs(results, markdown(results), args.out, args.markdown)
     return results
 

@@ -16,10 +16,6 @@ and the draws' digests (the two ways must give the same draws).
 
 from __future__ import annotations
 
-import argparse
-import os
-import platform
-import statistics
 import sys
 import tempfile
 from pathlib import Path
@@ -37,14 +33,11 @@ def markdown(results: dict) -> str:
              "| model | " + " | ".join(f"{a}: wall (XLA compile, programs)" for a in ARMS)
              + " | PyMC's ÷ whole, empty / warm | same draws |",
              "|---|" + "---|" * (len(ARMS) + 2)]
+    from bench_jax_cache import arm_medians
+
     for name, runs in results["models"].items():
-        med = {}
-        for arm in ARMS:
-            ok = [r for r in runs[arm] if "wall" in r]
-            med[arm] = ((statistics.median(r["wall"] for r in ok),
-                         statistics.median(r["compile"] for r in ok),
-                         statistics.median(r["programs"] for r in ok)) if ok else None)
-        if None in med.values():
+        med = arm_medians(runs, ARMS, ("wall", "compile", "programs"))
+        if med is None:
             lines.append(f"| {name} | failed |" + " |" * (len(ARMS) + 1))
             continue
         digests = {r["draws_digest"] for arm in ARMS for r in runs[arm]}
@@ -57,30 +50,21 @@ def markdown(results: dict) -> str:
 
 
 def main(argv=None) -> dict:
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--models", default="eight_schools,glm_linear,glm_poisson,seed_small")
-    p.add_argument("--rounds", type=int, default=2)
-    p.add_argument("--out")
-    p.add_argument("--markdown")
-    args = p.parse_args(argv)
-    from bench_jax_cache import run_child
+    from bench_jax_cache import parser, record, results_header, run_child
+
+    args = parser(__doc__, "eight_schools,glm_linear,glm_poisson,seed_small", 2).parse_args(argv)
     from bench_regret import write_outputs
 
     names = args.models.split(",")
-    results = {"command": "python bench/bench_jit_logp.py " + " ".join(
-                   argv if argv is not None else sys.argv[1:]),
-               "machine": f"{platform.machine()}, {os.cpu_count()} cores, "
-                          f"Python {platform.python_version()}",
+    results = {**results_header("bench_jit_logp.py", argv),
                "models": {n: {a: [] for a in ARMS} for n in names}}
     for _ in range(args.rounds):
         for name in names:
             for setup, (empty, warm) in ((PYMCS_WAY, ARMS[:2]), ("", ARMS[2:])):
                 with tempfile.TemporaryDirectory() as cache_dir:
                     for arm in (empty, warm):
-                        run = run_child(name, cache_dir, "on", setup=setup)
-                        results["models"][name][arm].append(run)
-                        print(name, arm, {k: v for k, v in run.items() if k != "error"}
-                              or run["error"], flush=True)
+                        record(results, name, arm,
+                               run_child(name, cache_dir, "on", setup=setup))
     write_outputs(results, markdown(results), args.out, args.markdown)
     return results
 

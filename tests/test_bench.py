@@ -233,22 +233,31 @@ def test_history_step_selects_the_second_run_with_what_the_first_observed(tmp_pa
     assert history.compiled_here.__name__ == "compiled_here"
 
 
-def test_history_step_runs_a_tried_runner_up_and_selects_a_third_time(tmp_path, monkeypatch):
-    """Where the second selection tries a close call's runner-up, the step runs it and selects
-    again: the third run's choice, on both samplers' observed effective draws."""
+def _history_step(reg, tmp_path, monkeypatch) -> dict:
+    """The benchmark's history step on a conjugate normal with ``reg``'s backends, in a cache
+    of its own, as the benchmark runs it (the history off outside the step); the step's
+    record, checked for an error."""
     from pymc_accel.backend import SampleRequest
     from pymc_accel.models import conjugate_normal
     from pymc_accel.testing.suite import process_registry
-    from tests.test_selection import _two_nuts
 
     monkeypatch.setenv("PYMC_ACCEL_CACHE_DIR", str(tmp_path))
     monkeypatch.setenv("PYMC_ACCEL_HISTORY", "off")
-    reg, leader, rival = _two_nuts(leader_rho=0.6, rival_fixed=11.0)
     args = bench_regret._parse(["--quick", "--draws", "500", "--tune", "500"])
     with process_registry(reg):
         out = bench_regret.with_history(lambda: conjugate_normal().model, args,
                                         SampleRequest(cores=2))
     assert "error" not in out, out
+    return out
+
+
+def test_history_step_runs_a_tried_runner_up_and_selects_a_third_time(tmp_path, monkeypatch):
+    """Where the second selection tries a close call's runner-up, the step runs it and selects
+    again: the third run's choice, on both samplers' observed effective draws."""
+    from tests.test_selection import _two_nuts
+
+    reg, leader, rival = _two_nuts(leader_rho=0.6, rival_fixed=11.0)
+    out = _history_step(reg, tmp_path, monkeypatch)
     assert out["first_run"] == "leader[cpu,float64]"
     assert out["chosen"] == "rival[cpu,float64]" and out["chosen_by"].endswith("runner-up once")
     assert out["third"] == "rival[cpu,float64]" and out["third_chosen_by"] == "cost model"
@@ -261,19 +270,10 @@ def test_history_step_runs_a_sampler_the_second_selection_moves_to_and_selects_a
     the model (no trial: it now leads on the estimates), the step runs it too and selects a
     third time, as a user's third run would. Before, the second's choice was reported as every
     later run's (censored_6 and weibull_5, 2026-11-30)."""
-    from pymc_accel.backend import SampleRequest
-    from pymc_accel.models import conjugate_normal
-    from pymc_accel.testing.suite import process_registry
     from tests.test_selection import _leader_and_rival_that_overtakes_it
 
-    monkeypatch.setenv("PYMC_ACCEL_CACHE_DIR", str(tmp_path))
-    monkeypatch.setenv("PYMC_ACCEL_HISTORY", "off")
     reg, leader, rival = _leader_and_rival_that_overtakes_it()
-    args = bench_regret._parse(["--quick", "--draws", "500", "--tune", "500"])
-    with process_registry(reg):
-        out = bench_regret.with_history(lambda: conjugate_normal().model, args,
-                                        SampleRequest(cores=2))
-    assert "error" not in out, out
+    out = _history_step(reg, tmp_path, monkeypatch)
     assert out["first_run"] == "leader[cpu,float64]"
     assert out["chosen"] == "rival[cpu,float64]" and out["chosen_by"] == "cost model", out
     assert (leader.runs, rival.runs) == (1, 1) and out["tried_wall"] > 0
