@@ -751,7 +751,7 @@ def _sampler(candidate: Candidate) -> tuple:
 
 
 def _close_call_notes(scored: list[_Scored], chosen: _Scored, measured: bool,
-                      profile: ModelProfile | None = None) -> list[str]:
+                      profile: ModelProfile) -> list[str]:
     """A note when another backend or driver is estimated within :data:`CLOSE_CALL` of the
     chosen one (a float32 twin of the same sampler is not a rival: its own rule decides it):
     the estimates cannot tell such candidates apart, and measured mode can time both. In
@@ -776,8 +776,7 @@ def _close_call_notes(scored: list[_Scored], chosen: _Scored, measured: bool,
         if modelled:
             line += f"; {', '.join(modelled)} could not be measured within the budget"
         return [line]
-    if (profile is not None and history.enabled()
-            and not history.ran(profile, chosen.candidate)
+    if (history.enabled() and not history.ran(profile, chosen.candidate)
             and history.effective_draws_recorded(profile, best.candidate)):
         line += (f"; {best.candidate.label} has run this model and recorded its effective "
                  f"draws, {chosen.candidate.label} has not, and its effective draws are "

@@ -6,11 +6,10 @@ gradient, and the sampler's function builds it again (PyMC's ``ValueGradFunction
 ``compile_pymc_model``). On censored_6, weibull_5 and poisson_groups_303 the two builds, timed
 as the profile builds them, came to 33-49 ms, where the whole first selection took 55-59 ms
 (docs/results/regret-cpu-1000-2026-11-30-handed-numba.md). The selection's profile has just
-built that graph
-(:func:`pymc_accel.profile.log_density_graph`); where the model has no dims or data containers
-to freeze, it built it on the model itself, from the same ``model.logp()``, so a copy of it is
-the graph ``pm.sample`` would build. :func:`pm_sample_uses` hands such a copy to each of those
-calls, and the run skips building it.
+built that graph (:func:`pymc_accel.profile.log_density_graph`); where the model has no dims or
+data containers to freeze, it built it on the model itself, from the same ``model.logp()``, so a
+copy of it is the graph ``pm.sample`` would build. :func:`pm_sample_uses` hands such a copy to
+each of those calls, and the run skips building it.
 
 A copy (``clone_replace``): PyMC's and nutpie's rewrites before the gradient replace nodes in
 the graph they are given, and the profile's graph is kept (for a later selection of the model,
