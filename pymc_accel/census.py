@@ -393,10 +393,6 @@ def _account(node: Any, census: OpCensus) -> None:
         _nbytes(node, census)  # the stacked outputs count towards the largest array
         census.largest_array_bytes = max(census.largest_array_bytes, sub.largest_array_bytes)
         return
-    inner = getattr(op, "fgraph", None)
-    if inner is not None:  # an op defined by a graph (PyTensor's logsumexp and softmax): its work
-        _add_inner(census, census_of(list(inner.inputs), list(inner.outputs)))
-        return
     core = _core_name(op)
     rank = max((getattr(v.type, "ndim", 0) for v in (*node.inputs, *node.outputs)), default=0)
     if _is_dense_linalg(core):
@@ -426,34 +422,6 @@ def _account(node: Any, census: OpCensus) -> None:
         census.add("other", float(_size(node.outputs[0], census)), _nbytes(node, census), rank)
 
 
-def _add_inner(census: OpCensus, sub: OpCensus) -> None:
-    """Add the census of an op's inner graph (an ``OpFromGraph``: PyTensor writes
-    ``logsumexp``, ``softmax`` and ``log_softmax`` as such ops, and their derivatives too) to
-    ``census``, as if its nodes were the outer graph's. Counted as one op of the category
-    "other" until 2026-11-30: a Poisson mixture's log-sum-exp over its components, an
-    exponential and a logarithm a row, went uncounted, and NumPyro's float32 gain on it with
-    them (docs/benchmarks.md, "A fifth set of families")."""
-    census.flops += sub.flops
-    census.bytes += sub.bytes
-    census.kernels += sub.kernels
-    for category in CATEGORIES:
-        census.flops_by_category[category] += sub.flops_by_category[category]
-        census.bytes_by_category[category] += sub.bytes_by_category[category]
-        census.kernels_by_category[category] += sub.kernels_by_category[category]
-    for rank, count in sub.compiled_kernels_by_rank.items():
-        census.compiled_kernels_by_rank[rank] += count
-    census.dense_linalg_ops.extend(sub.dense_linalg_ops)
-    census.dense_linalg_operands.extend(sub.dense_linalg_operands)
-    census.largest_dense_operand = max(census.largest_dense_operand, sub.largest_dense_operand)
-    census.largest_array_bytes = max(census.largest_array_bytes, sub.largest_array_bytes)
-    census.scans.extend(sub.scans)
-    census.unknown_shapes += sub.unknown_shapes
-    census.transcendentals += sub.transcendentals
-    census.transcendental_flops += sub.transcendental_flops
-    for function, count in sub.transcendentals_by_function.items():
-        census.count_function(function, count)
-
-
 def census_of(inputs: list[Any], outputs: list[Any]) -> OpCensus:
     """Count the work of evaluating ``outputs`` from ``inputs`` once.
 
@@ -467,29 +435,81 @@ def census_of(inputs: list[Any], outputs: list[Any]) -> OpCensus:
     OpCensus
     """
     census = OpCensus()
-    varying = set(inputs)  # what depends on the inputs: the rest is folded before it runs
-    merged: dict[Any, Any] = {}  # a repeated computation's outputs -> the first one's
-    computed: dict[tuple, Any] = {}
-    for node in io_toposort(inputs, outputs):
-        _account(node, census)
-        args = tuple(merged.get(v, v) for v in node.inputs)
-        if any(v in varying for v in args):
-            varying.update(node.outputs)
-        if type(node.op).__name__ != "Elemwise":
-            continue
-        try:
-            first = computed.setdefault((node.op, args), node)
-        except TypeError:  # an op that cannot be hashed: not merged
-            first = node
-        if first is not node:
-            merged.update(zip(node.outputs, first.outputs))
-        elif varying.intersection(node.outputs):
-            size = _size(node.outputs[0], census)
-            functions = _compiled_functions(node, args)
-            census.transcendentals += size * _exp_equivalents(functions)
-            for function, count in functions.items():
-                census.count_function(function, size * count)
+    _Walk(census, inputs).nodes(io_toposort(inputs, outputs))
     return census
+
+
+class _Walk:
+    """One census's walk over a graph's nodes, with what it has seen: the values that depend on
+    the graph's inputs (the rest is folded before it runs), and the nodes whose op and inputs
+    repeat an earlier node's (merged into it, as PyTensor's merge rewrite and XLA's common
+    subexpressions merge them: their transcendental functions are counted once).
+
+    An op defined by a graph (an ``OpFromGraph``: PyTensor writes ``logsumexp``, ``softmax`` and
+    ``log_softmax`` as such ops, and their derivatives too) is walked within this walk, as the
+    backends inline it: its nodes counted as the outer graph's and merged with them. The
+    derivative of ``logsumexp`` recomputes the forward's exponentials, which the compiled
+    program computes once. Until 2026-11-30 (morning) such an op was counted as one op of the
+    category "other", and a Poisson mixture's log-sum-exp went uncounted; until that evening
+    its inner graph was counted in a walk of its own, and those exponentials twice
+    (docs/benchmarks.md, "The census merges a derivative's exponentials with its forward's").
+
+    A value is known by its identity: an outer graph's variable is its own; a variable of an
+    inner graph is known by its use (every use of an op shares its inner graph's variables)
+    and itself, or by the identity of the value it repeats.
+    """
+
+    def __init__(self, census: OpCensus, inputs: list[Any]) -> None:
+        self.census = census
+        self.varying = set(inputs)  # identities of the values that depend on the inputs
+        self.computed: dict[tuple, tuple] = {}  # (op, inputs' identities) -> outputs'
+        self.held: dict[Any, Any] = {}  # identity -> a variable holding the value
+        self.outer: dict[Any, Any] = {}  # the outer graph's merged variables -> identity
+
+    def nodes(self, nodes: list[Any], scope: dict | None = None, use: Any = None) -> None:
+        """Count ``nodes``, in an order where each node's inputs come first: the outer graph's
+        (``scope`` None) or an inner graph's, with ``scope`` mapping its variables to
+        identities and ``use`` telling this use of it from the others."""
+        census = self.census
+        if scope is None:
+            scope = self.outer
+        for node in nodes:
+            inner = getattr(node.op, "fgraph", None)
+            if inner is not None and type(node.op).__name__ != "Scan":
+                self._inline(node, inner, scope)
+                continue
+            _account(node, census)
+            args = tuple(scope.get(v, v) for v in node.inputs)
+            key: tuple | None = (node.op, args)
+            try:
+                first = self.computed.get(key)
+            except TypeError:  # an op that cannot be hashed: not merged
+                first, key = None, None
+            if first is not None:
+                scope.update(zip(node.outputs, first))
+                continue
+            ids = tuple(node.outputs) if use is None else tuple((use, v) for v in node.outputs)
+            if use is not None:
+                scope.update(zip(node.outputs, ids))
+                self.held.update(zip(ids, node.outputs))
+            if key is not None:
+                self.computed[key] = ids
+            if not any(a in self.varying for a in args):
+                continue
+            self.varying.update(ids)
+            if type(node.op).__name__ == "Elemwise":
+                size = _size(node.outputs[0], census)
+                functions = _compiled_functions(node, tuple(self.held.get(a, a) for a in args))
+                census.transcendentals += size * _exp_equivalents(functions)
+                for function, count in functions.items():
+                    census.count_function(function, size * count)
+
+    def _inline(self, node: Any, inner: Any, scope: dict) -> None:
+        """Walk ``node``'s inner graph with its inputs standing for ``node``'s."""
+        local = {v: scope.get(o, o) for v, o in zip(inner.inputs, node.inputs)}
+        self.nodes(io_toposort(list(inner.inputs), list(inner.outputs)), local, object())
+        for out, v in zip(node.outputs, inner.outputs):
+            scope[out] = local.get(v, v)
 
 
 def _scalar_name(var: Any) -> str:
