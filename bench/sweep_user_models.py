@@ -295,12 +295,159 @@ def hsgp(pm):
     return m
 
 
+# A sixth set, added 2026-11-30 (evening): families whose log densities call special functions
+# (Bessel, erfc, beta and gamma functions), ops written in Python (an interpolated density),
+# sequential ones (stochastic differential equations, GARCH) and matrix-variate ones, where a
+# JAX or numba conversion, or float32, might fail.
+
+def rice(pm):
+    """A Rice likelihood: its log density calls the scaled Bessel function ``i0e``."""
+    y = np.abs(_rng().normal(2.0, 1.0, 200))
+    with pm.Model() as m:
+        pm.Rice("y", nu=pm.HalfNormal("nu", 3), sigma=pm.HalfNormal("sigma"), observed=y)
+    return m
+
+
+def ex_gaussian(pm):
+    """An exponentially modified Gaussian (response times): ``erfc`` of the parameters."""
+    rng = _rng()
+    y = rng.normal(0.5, 0.1, 300) + rng.exponential(0.3, 300)
+    with pm.Model() as m:
+        pm.ExGaussian("y", mu=pm.Normal("mu", 0.5, 1), sigma=pm.HalfNormal("sigma", 1),
+                      nu=pm.HalfNormal("nu", 1), observed=y)
+    return m
+
+
+def wald(pm):
+    """An inverse Gaussian (Wald) likelihood."""
+    y = _rng().wald(1.5, 3.0, 300)
+    with pm.Model() as m:
+        pm.Wald("y", mu=pm.HalfNormal("mu", 3), lam=pm.HalfNormal("lam", 5), observed=y)
+    return m
+
+
+def kumaraswamy(pm):
+    """A Kumaraswamy likelihood on (0, 1)."""
+    y = np.clip(_rng().beta(2, 5, 300), 1e-3, 1 - 1e-3)
+    with pm.Model() as m:
+        pm.Kumaraswamy("y", a=pm.HalfNormal("a", 3), b=pm.HalfNormal("b", 3), observed=y)
+    return m
+
+
+def skew_student_t(pm):
+    """A skewed Student-t likelihood (Jones and Faddy): log-beta terms."""
+    y = _rng().standard_t(5, 300) + 0.5
+    with pm.Model() as m:
+        pm.SkewStudentT("y", a=pm.HalfNormal("a", 5) + 1, b=pm.HalfNormal("b", 5) + 1,
+                        mu=pm.Normal("mu"), sigma=pm.HalfNormal("sigma"), observed=y)
+    return m
+
+
+def asymmetric_laplace(pm):
+    """A quantile regression's asymmetric Laplace likelihood (the 0.9 quantile)."""
+    rng = _rng()
+    x = rng.normal(size=200)
+    y = 1 + 2 * x + rng.normal(size=200)
+    with pm.Model() as m:
+        mu = pm.Normal("a") + pm.Normal("b") * x
+        pm.AsymmetricLaplace("y", mu=mu, b=pm.HalfNormal("s"), q=0.9, observed=y)
+    return m
+
+
+def beta_binomial(pm):
+    """A beta-binomial likelihood over counts: log-beta functions of the free parameters."""
+    rng = _rng()
+    n = rng.integers(10, 30, 100)
+    y = rng.binomial(n, rng.beta(2, 3, 100))
+    with pm.Model() as m:
+        pm.BetaBinomial("y", alpha=pm.HalfNormal("alpha", 5), beta=pm.HalfNormal("beta", 5),
+                        n=n, observed=y)
+    return m
+
+
+def dirichlet_multinomial(pm):
+    """Overdispersed category counts (``pm.DirichletMultinomial``)."""
+    rng = _rng()
+    y = np.stack([rng.multinomial(20, rng.dirichlet([2, 3, 5])) for _ in range(50)])
+    with pm.Model() as m:
+        pm.DirichletMultinomial("y", n=20, a=pm.HalfNormal("a", 5, shape=3), observed=y)
+    return m
+
+
+def hurdle_poisson(pm):
+    """A hurdle Poisson: zeros from a Bernoulli, positives from a truncated Poisson."""
+    rng = _rng()
+    y = np.where(rng.uniform(size=300) < 0.4, 0, rng.poisson(3.0, 300))
+    with pm.Model() as m:
+        pm.HurdlePoisson("y", psi=pm.Beta("psi", 1, 1), mu=pm.HalfNormal("mu", 5), observed=y)
+    return m
+
+
+def interpolated_prior(pm):
+    """A prior given as a density on a grid (``pm.Interpolated``): its log density is an op
+    written in Python (a spline), with no JAX conversion."""
+    grid = np.linspace(-4, 4, 100)
+    with pm.Model() as m:
+        a = pm.Interpolated("a", grid, np.exp(-grid**2 / 2))
+        pm.Normal("y", a, 1, observed=_rng().normal(0.5, 1, 50))
+    return m
+
+
+def euler_maruyama(pm):
+    """A stochastic differential equation, discretised (``pm.EulerMaruyama``: a Scan)."""
+    rng = _rng()
+    x = np.cumsum(rng.normal(0, 0.1, 60))
+
+    def drift_diffusion(x, theta):
+        return -theta * x, 0.1
+
+    with pm.Model() as m:
+        theta = pm.HalfNormal("theta", 1)
+        pm.EulerMaruyama("x", dt=0.1, sde_fn=drift_diffusion, sde_pars=(theta,),
+                         init_dist=pm.Normal.dist(0, 1), steps=59, observed=x)
+    return m
+
+
+def garch11(pm):
+    """A GARCH(1, 1) volatility model (``pm.GARCH11``: a Scan over the series)."""
+    y = _rng().normal(0, 1, 100)
+    with pm.Model() as m:
+        pm.GARCH11("y", omega=pm.HalfNormal("omega", 1), alpha_1=pm.Beta("alpha_1", 1, 3),
+                   beta_1=pm.Beta("beta_1", 1, 3), initial_vol=1.0, observed=y, shape=100)
+    return m
+
+
+def matrix_normal(pm):
+    """A matrix-variate normal with Kronecker-structured covariances (``pm.MatrixNormal``)."""
+    rng = _rng()
+    y = rng.normal(size=(10, 3))
+    with pm.Model() as m:
+        mu = pm.Normal("mu", 0, 1, shape=(10, 3))
+        pm.MatrixNormal("y", mu=mu, rowcov=np.eye(10), colcov=np.eye(3) * 2.0, observed=y)
+    return m
+
+
+def mv_student_t(pm):
+    """A multivariate Student-t likelihood with a Cholesky factor from an LKJ prior."""
+    rng = _rng()
+    y = rng.standard_t(5, size=(100, 3))
+    with pm.Model() as m:
+        chol, _, _ = pm.LKJCholeskyCov("chol", n=3, eta=2.0,
+                                        sd_dist=pm.HalfNormal.dist(1.0, shape=3))
+        pm.MvStudentT("y", nu=5, mu=pm.Normal("mu", 0, 1, shape=3), chol=chol,
+                      observed=y)
+    return m
+
+
 MODELS = [missing_observations, normal_mixture, censored, truncated, zero_sum_with_coords,
           random_walk, autoregressive, potential_and_deterministic, custom_dist, lkj_mvnormal,
           flat_prior, discrete_free_variable, binomial_regression, large_offset, multinomial,
           scan_recurrence, student_t_free_nu, zero_inflated, black_box_op,
           black_box_op_without_gradient, simulator, named_model,
-          deterministic_with_dims, many_scalars, pandas_data, gp_marginal, hsgp]
+          deterministic_with_dims, many_scalars, pandas_data, gp_marginal, hsgp,
+          rice, ex_gaussian, wald, kumaraswamy, skew_student_t, asymmetric_laplace,
+          beta_binomial, dirichlet_multinomial, hurdle_poisson, interpolated_prior,
+          euler_maruyama, garch11, matrix_normal, mv_student_t]
 
 
 # ---- arguments and situations -------------------------------------------------------------

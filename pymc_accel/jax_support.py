@@ -9,9 +9,10 @@ could choose one. The numba backend runs such an op in numba's object mode, and 
 PyMC's NUTS sample the model.
 
 The ops of PyTensor, PyMC and pymc-accel are taken to convert (PyTensor's JAX linker covers
-those a PyMC log density holds); an op from any other module is looked up in ``jax_funcify``'s
-registry, which imports JAX, so only a model with such an op pays for it. Written by hand:
-PyTensor offers no check short of converting the graph.
+those a PyMC log density holds), but for a few of PyMC's (:data:`PYMC_OPS_WITHOUT_JAX`); an op
+from any other module, or one of those, is looked up in ``jax_funcify``'s registry, which
+imports JAX, so only a model with such an op pays for it. Written by hand: PyTensor offers no
+check short of converting the graph.
 """
 
 from __future__ import annotations
@@ -20,8 +21,22 @@ import importlib
 from collections.abc import Iterable, Iterator
 from typing import Any
 
-#: Modules whose ops are taken to have a JAX conversion.
+#: Modules whose ops are taken to have a JAX conversion, but for :data:`PYMC_OPS_WITHOUT_JAX`.
 _CONVERTED_MODULES = ("pytensor.", "pymc.", "pymc_accel.")
+#: PyMC's ops that a log density can hold and that have no JAX conversion, by qualified name:
+#: ``pm.Interpolated``'s spline, ``pm.PolyaGamma``'s density, ``pm.math.batched_diag`` and
+#: ``pm.ode.DifferentialEquation`` (SciPy's solver). They are looked up in ``jax_funcify``'s
+#: registry as a user's op is (a user may register one). Until 2026-11-30 every op of PyMC's
+#: was taken to convert, and ``nuts_sampler="numpyro"`` on a model with ``pm.Interpolated``
+#: failed inside PyTensor's JAX linker (``bench/sweep_user_models.py``'s
+#: ``interpolated_prior``). ``tests/test_jax_support.py`` lists PyMC's op classes without a
+#: conversion, so a PyMC release that adds one fails there until it is added here.
+PYMC_OPS_WITHOUT_JAX = frozenset({
+    "pymc.distributions.dist_math.SplineWrapper",
+    "pymc.distributions.continuous._PolyaGammaLogDistFunc",
+    "pymc.math.BatchedDiag",
+    "pymc.ode.ode.DifferentialEquation",
+})
 
 
 def _inner_ops(op: Any) -> Iterator[Any]:
@@ -99,8 +114,9 @@ def jax_findings(outputs: Iterable[Any]) -> tuple[list[str], list[str]]:
             cls = type(op)
             if cls.__name__ in NAN_JAX_GRADIENT_OPS:
                 nan_prone.add(cls.__name__)
-            if not cls.__module__.startswith(_CONVERTED_MODULES):
-                foreign[_qualified_name(cls)] = cls
+            name = _qualified_name(cls)
+            if not cls.__module__.startswith(_CONVERTED_MODULES) or name in PYMC_OPS_WITHOUT_JAX:
+                foreign[name] = cls
     without = sorted(name for name, cls in foreign.items() if not _converts(cls))
     return without, sorted(nan_prone)
 

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pytensor.scalar as ps
 import pytensor.tensor as pt
+import pytest
 from pytensor.compile.builders import OpFromGraph
 from pytensor.tensor.elemwise import Elemwise
 
@@ -161,3 +163,68 @@ def test_censored_and_truncated_variables_are_found_and_auto_leaves_jax_out():
     refused = [r for r in report.rows if r.label.startswith("numpyro[cpu")]
     assert refused and all(r.status == "refused" and "censored or truncated variables (t)"
                            in r.reason for r in refused)
+
+
+def _interpolated_model():
+    import pymc as pm
+
+    grid = np.linspace(-4, 4, 50)
+    with pm.Model() as model:
+        a = pm.Interpolated("a", grid, np.exp(-grid**2 / 2))
+        pm.Normal("y", a, 1, observed=np.array([0.2, 0.9, -0.1]))
+    return model
+
+
+def test_pymcs_interpolated_density_is_found_without_a_conversion():
+    """``pm.Interpolated``'s spline is an op of PyMC's with no JAX conversion. Taken to convert,
+    as every op of PyMC's was, ``nuts_sampler="numpyro"`` failed inside PyTensor's JAX
+    linker; now the JAX candidates are refused with the fix named."""
+    import pymc_accel
+    from pymc_accel.errors import NoCandidateError
+
+    model = _interpolated_model()
+    assert ops_without_jax([model.logp()]) == ["pymc.distributions.dist_math.SplineWrapper"]
+    with pytest.raises(NoCandidateError, match=r"no JAX conversion \(SplineWrapper\)"):
+        pymc_accel.sample(model=model, nuts_sampler="numpyro", draws=10, tune=10, chains=1,
+                          progressbar=False)
+
+
+#: PyMC's ops that never reach a log density: the intermediate forms of its log-probability
+#: rewrites (valued and mixture variables, a point mass), a minibatch's random variable, and the
+#: markers of its model graphs (random variables are left out by class).
+_NOT_IN_A_LOG_DENSITY = ("pymc.model.fgraph.", "pymc.model.transform.", "pymc.logprob.abstract.",
+                         "pymc.logprob.transform_value.TransformedValue",
+                         "pymc.logprob.mixture.MixtureRV", "pymc.logprob.utils.DiracDelta",
+                         "pymc.variational.minibatch_rv.MinibatchRandomVariable")
+
+
+def test_every_op_of_pymcs_without_a_jax_conversion_is_listed():
+    """The list of PyMC's ops without a conversion is written by hand; a PyMC release that
+    adds one fails here until the list has it."""
+    import importlib
+    import inspect
+    import pkgutil
+
+    import pymc
+    import pymc.sampling.jax  # noqa: F401  PyMC's own conversions, registered on import
+    from pytensor.graph.op import Op
+    from pytensor.tensor.random.op import RandomVariable
+
+    from pymc_accel.jax_support import PYMC_OPS_WITHOUT_JAX, _converts
+
+    missing = set()
+    for info in pkgutil.walk_packages(pymc.__path__, "pymc."):
+        try:
+            module = importlib.import_module(info.name)
+        except Exception:  # an optional dependency missing: its ops cannot be in a model here
+            continue
+        for _, cls in inspect.getmembers(module, inspect.isclass):
+            name = f"{cls.__module__}.{cls.__qualname__}"
+            if (not issubclass(cls, Op) or not cls.__module__.startswith("pymc.")
+                    or issubclass(cls, RandomVariable) or "Measurable" in cls.__name__
+                    or name.startswith(_NOT_IN_A_LOG_DENSITY)):
+                continue
+            if not _converts(cls):
+                missing.add(name)
+    assert missing <= PYMC_OPS_WITHOUT_JAX, sorted(missing - PYMC_OPS_WITHOUT_JAX)
+    assert "pymc.distributions.dist_math.SplineWrapper" in missing  # the walk reaches them
