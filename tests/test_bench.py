@@ -1620,3 +1620,30 @@ def test_xla_tuning_bench_times_each_setting_in_processes_of_its_own(tmp_path):
     for row in result["rows"]:
         assert row["tuned"] > 0 and row["default"] > 0
     assert "| eight_schools | float64 | two_devices |" in (tmp_path / "t.md").read_text()
+
+
+def test_float32_posterior_comparison_tells_a_shifted_posterior_from_the_same_one():
+    """``bench/compare_float32_posteriors.py`` judges the float32 guard by posteriors: the same
+    draws agree, draws shifted by many standard errors differ, and the sd ratio is read."""
+    import arviz as az
+    import numpy as np
+
+    import compare_float32_posteriors as cmp
+
+    rng = np.random.default_rng(0)
+    draws = rng.normal(size=(4, 500, 3))
+    base = az.from_dict({"posterior": {"a": draws, "b": draws[..., 0]}})
+    same = az.from_dict({"posterior": {"a": draws.astype("float32"), "b": draws[..., 0]}})
+    shifted = az.from_dict({"posterior": {"a": draws + [0.0, 0.5, 0.0],
+                                          "b": 2.0 * draws[..., 0]}})
+    agree = cmp.compare(base, same)
+    assert agree["z"] < 1e-3 and agree["sd_ratio"] == pytest.approx((1.0, 1.0), rel=1e-5)
+    differ = cmp.compare(base, shifted)
+    assert differ["z"] > cmp.Z_LIMIT and differ["where"] == "a"
+    assert differ["sd_ratio"] == pytest.approx((1.0, 2.0), rel=1e-6)
+    constant = np.ones((4, 500))  # a correlation matrix's diagonal: 1 up to float32's ulp
+    diagonal = cmp.compare(az.from_dict({"posterior": {"c": constant}}),
+                           az.from_dict({"posterior": {"c": constant * np.float32(1 - 6e-8)
+                                                       + rng.normal(0, 1e-8, (4, 500))}}))
+    assert diagonal["z"] == 0.0
+    assert callable(cmp.model_factory("rice")) and callable(cmp.model_factory("eight_schools"))
