@@ -439,6 +439,130 @@ def mv_student_t(pm):
     return m
 
 
+# A seventh set, added 2026-11-30 (evening): ways of writing a model the sets above do not:
+# integer indices held in pm.Data, a distribution given by its random graph (CustomDist's
+# dist=), discrete likelihoods truncated or censored, mixtures of multivariate components,
+# bounds that depend on another variable, a large simplex, a precision matrix.
+
+def indexed_groups(pm):
+    """Varying intercepts through an integer index held in ``pm.Data``, with dims."""
+    rng = _rng()
+    group = rng.integers(0, 8, 200)
+    y = rng.normal(0.3 * group, 1.0)
+    with pm.Model(coords={"group": range(8), "obs": range(200)}) as m:
+        idx = pm.Data("group_idx", group, dims="obs")
+        mu = pm.Normal("mu", 0, 2)
+        tau = pm.HalfNormal("tau", 1)
+        z = pm.Normal("z", 0, 1, dims="group")
+        pm.Normal("y", mu + tau * z[idx], pm.HalfNormal("sigma"), observed=y, dims="obs")
+    return m
+
+
+def custom_dist_from_graph(pm):
+    """A distribution given by its random graph (``pm.CustomDist(dist=...)``): PyMC derives
+    its log density (here a log-normal written as the exponential of a normal)."""
+    y = np.exp(_rng().normal(0.5, 0.4, 100))
+
+    def dist(mu, sigma, size):
+        return pm.math.exp(pm.Normal.dist(mu, sigma, size=size))
+
+    with pm.Model() as m:
+        pm.CustomDist("y", pm.Normal("mu"), pm.HalfNormal("sigma"), dist=dist, observed=y)
+    return m
+
+
+def truncated_poisson(pm):
+    """Counts that cannot be zero: a Poisson truncated below at 1."""
+    y = _rng().poisson(2.5, 400)
+    with pm.Model() as m:
+        pm.Truncated("y", pm.Poisson.dist(pm.HalfNormal("mu", 5)), lower=1, observed=y[y >= 1])
+    return m
+
+
+def censored_poisson(pm):
+    """Counts recorded up to a cap of 6 (``pm.Censored`` of a discrete distribution)."""
+    y = np.minimum(_rng().poisson(4.0, 300), 6)
+    with pm.Model() as m:
+        pm.Censored("y", pm.Poisson.dist(pm.HalfNormal("mu", 5)), lower=None, upper=6,
+                    observed=y)
+    return m
+
+
+def zero_inflated_negative_binomial(pm):
+    """Overdispersed counts with extra zeros."""
+    rng = _rng()
+    y = np.where(rng.uniform(size=300) < 0.3, 0, rng.negative_binomial(3, 0.4, 300))
+    with pm.Model() as m:
+        pm.ZeroInflatedNegativeBinomial("y", psi=pm.Beta("psi", 2, 2),
+                                        mu=pm.HalfNormal("mu", 10),
+                                        alpha=pm.HalfNormal("alpha", 5), observed=y)
+    return m
+
+
+def mvnormal_mixture(pm):
+    """A mixture of two bivariate normals (``pm.Mixture`` of multivariate components)."""
+    rng = _rng()
+    y = np.concatenate([rng.normal(-2, 1, (100, 2)), rng.normal(2, 1, (100, 2))])
+    with pm.Model() as m:
+        w = pm.Dirichlet("w", np.ones(2))
+        mu = pm.Normal("mu", np.array([[-1.0, -1.0], [1.0, 1.0]]), 3, shape=(2, 2))
+        pm.Mixture("y", w, [pm.MvNormal.dist(mu[0], np.eye(2)),
+                            pm.MvNormal.dist(mu[1], np.eye(2))], observed=y)
+    return m
+
+
+def categorical_logits(pm):
+    """A categorical likelihood on logits (``logit_p``), the first category's fixed at zero."""
+    rng = _rng()
+    x = rng.normal(size=300)
+    y = rng.integers(0, 3, 300)
+    with pm.Model() as m:
+        b = pm.Normal("b", 0, 1, shape=2)
+        logits = pm.math.stack([pm.math.zeros_like(x), b[0] * x, b[1] * x], axis=1)
+        pm.Categorical("y", logit_p=logits, observed=y)
+    return m
+
+
+def bounds_from_another_variable(pm):
+    """A uniform prior whose bounds are another free variable: its interval transform
+    depends on that variable."""
+    with pm.Model() as m:
+        a = pm.Normal("a", 0, 1)
+        b = pm.Uniform("b", lower=a, upper=a + 5)
+        pm.Normal("y", b, 1, observed=_rng().normal(1.5, 1, 50))
+    return m
+
+
+def large_simplex(pm):
+    """A 50-category simplex (``pm.Dirichlet``: the simplex transform) under a multinomial."""
+    rng = _rng()
+    counts = rng.multinomial(2000, rng.dirichlet(np.ones(50)))
+    with pm.Model() as m:
+        p = pm.Dirichlet("p", np.ones(50))
+        pm.Multinomial("y", n=2000, p=p, observed=counts)
+    return m
+
+
+def mvnormal_precision(pm):
+    """A multivariate normal given its precision matrix (``tau=``)."""
+    y = _rng().normal(size=(100, 4))
+    with pm.Model() as m:
+        mu = pm.Normal("mu", 0, 1, shape=4)
+        pm.MvNormal("y", mu=mu, tau=np.eye(4) * 1.5, observed=y)
+    return m
+
+
+def logsumexp_potential(pm):
+    """A two-component mixture written by hand: a ``pm.Potential`` of a log-sum-exp."""
+    rng = _rng()
+    y = np.concatenate([rng.normal(-2, 1, 100), rng.normal(2, 1, 100)])
+    with pm.Model() as m:
+        mu = pm.Normal("mu", [-1, 1], 3, shape=2,
+                       transform=pm.distributions.transforms.ordered)
+        comp = pm.logp(pm.Normal.dist(mu, 1), y[:, None]) + np.log(0.5)
+        pm.Potential("mix", pm.math.logsumexp(comp, axis=1).sum())
+    return m
+
 MODELS = [missing_observations, normal_mixture, censored, truncated, zero_sum_with_coords,
           random_walk, autoregressive, potential_and_deterministic, custom_dist, lkj_mvnormal,
           flat_prior, discrete_free_variable, binomial_regression, large_offset, multinomial,
@@ -447,7 +571,11 @@ MODELS = [missing_observations, normal_mixture, censored, truncated, zero_sum_wi
           deterministic_with_dims, many_scalars, pandas_data, gp_marginal, hsgp,
           rice, ex_gaussian, wald, kumaraswamy, skew_student_t, asymmetric_laplace,
           beta_binomial, dirichlet_multinomial, hurdle_poisson, interpolated_prior,
-          euler_maruyama, garch11, matrix_normal, mv_student_t]
+          euler_maruyama, garch11, matrix_normal, mv_student_t,
+          indexed_groups, custom_dist_from_graph, truncated_poisson, censored_poisson,
+          zero_inflated_negative_binomial, mvnormal_mixture, categorical_logits,
+          bounds_from_another_variable, large_simplex, mvnormal_precision,
+          logsumexp_potential]
 
 
 # ---- arguments and situations -------------------------------------------------------------
