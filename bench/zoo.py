@@ -571,6 +571,88 @@ def student_t_heavy(n: int = 1000, p: int = 3) -> pm.Model:
     return model
 
 
+# A sixth set, added 2026-11-30 (evening) from the user sweep's sixth and seventh sets, larger:
+# a Scan over a volatility series, log-beta and log-gamma likelihoods, a mixture of
+# multivariate normals, a Bessel-function likelihood, and group indices held in pm.Data.
+
+
+def garch_series(steps: int = 300) -> pm.Model:
+    """A GARCH(1, 1) volatility model (``pm.GARCH11``: a Scan over the series)."""
+    rng = np.random.default_rng(27)
+    vol, y = 0.5, np.empty(steps)
+    for t in range(steps):
+        y[t] = rng.normal(0, np.sqrt(vol))
+        vol = 0.1 + 0.2 * y[t] ** 2 + 0.7 * vol
+    with pm.Model() as model:
+        pm.GARCH11("y", omega=pm.HalfNormal("omega", 1), alpha_1=pm.Beta("alpha_1", 2, 5),
+                   beta_1=pm.Beta("beta_1", 5, 2), initial_vol=0.5, observed=y, shape=steps)
+    return model
+
+
+def skew_t_regression(n: int = 1000, p: int = 3) -> pm.Model:
+    """A regression with skewed Student-t errors (Jones and Faddy: log-beta terms)."""
+    rng = np.random.default_rng(28)
+    x = rng.normal(size=(n, p))
+    y = 0.5 + x @ rng.normal(0, 1, p) + rng.gamma(2.0, 0.5, n) - 1.0
+    with pm.Model() as model:
+        b = pm.Normal("b", 0, 1, shape=p)
+        pm.SkewStudentT("y", a=pm.Gamma("a", 4, 1), b=pm.Gamma("b_tail", 4, 1),
+                        mu=pm.Normal("c", 0, 2) + x @ b, sigma=pm.HalfNormal("sigma"),
+                        observed=y)
+    return model
+
+
+def zero_inflated_negative_binomial(n: int = 2000, p: int = 4) -> pm.Model:
+    """Overdispersed counts with extra zeros, log-linear in four covariates (log-gamma terms)."""
+    rng = np.random.default_rng(29)
+    x = rng.normal(size=(n, p))
+    mu = np.exp(1.0 + x @ rng.normal(0, 0.4, p))
+    y = np.where(rng.uniform(size=n) < 0.25, 0, rng.negative_binomial(3, 3 / (3 + mu)))
+    with pm.Model() as model:
+        b = pm.Normal("b", 0, 1, shape=p)
+        pm.ZeroInflatedNegativeBinomial("y", psi=pm.Beta("psi", 2, 2),
+                                        mu=pm.math.exp(pm.Normal("a", 0, 2) + x @ b),
+                                        alpha=pm.HalfNormal("alpha", 5), observed=y)
+    return model
+
+
+def mvnormal_mixture(n: int = 600) -> pm.Model:
+    """A mixture of two bivariate normals with free means and weights (a log-sum-exp over
+    multivariate components)."""
+    rng = np.random.default_rng(30)
+    y = np.where(rng.uniform(size=(n, 1)) < 0.4, rng.normal(-2, 1, (n, 2)),
+                 rng.normal(2, 1, (n, 2)))
+    with pm.Model() as model:
+        w = pm.Dirichlet("w", np.ones(2))
+        mu = pm.Normal("mu", 0, 3, shape=(2, 2), initval=np.array([[-1.0, -1.0], [1.0, 1.0]]))
+        pm.Mixture("y", w, [pm.MvNormal.dist(mu[0], np.eye(2)),
+                            pm.MvNormal.dist(mu[1], np.eye(2))], observed=y)
+    return model
+
+
+def rice_amplitudes(n: int = 2000) -> pm.Model:
+    """Noisy amplitudes (``pm.Rice``: the scaled Bessel function ``i0e`` per observation)."""
+    rng = np.random.default_rng(31)
+    y = np.hypot(2.0 + rng.normal(0, 1, n), rng.normal(0, 1, n))
+    with pm.Model() as model:
+        pm.Rice("y", nu=pm.HalfNormal("nu", 3), sigma=pm.HalfNormal("sigma"), observed=y)
+    return model
+
+
+def data_indexed_groups(n: int = 3000, groups: int = 30) -> pm.Model:
+    """Non-centred varying intercepts through an integer index held in ``pm.Data``, with
+    coords and dims (frozen before the profile)."""
+    rng = np.random.default_rng(32)
+    group = rng.integers(0, groups, n)
+    y = rng.normal(0.5 + rng.normal(0, 0.7, groups)[group], 1.0)
+    with pm.Model(coords={"group": range(groups), "obs": range(n)}) as model:
+        idx = pm.Data("group_idx", group, dims="obs")
+        z = pm.Normal("z", 0, 1, dims="group")
+        mu = pm.Normal("mu", 0, 2) + pm.HalfNormal("tau", 1) * z[idx]
+        pm.Normal("y", mu, pm.HalfNormal("sigma"), observed=y, dims="obs")
+    return model
+
+
 def held_out() -> dict[str, Callable[[], pm.Model]]:
     """Name -> factory of models that no trajectory or regret figure was fitted on, with 7 to
     503 free dimensions: out-of-sample checks of the cost model (``bench/fit_trajectories.py``,
@@ -609,6 +691,13 @@ def held_out() -> dict[str, Callable[[], pm.Model]]:
         "skewnormal_6": skew_normal_regression,
         "poisson_mix_3": poisson_mixture,
         "heavy_t_5": student_t_heavy,
+        # a sixth set (2026-11-30, evening), from the user sweep
+        "garch_3": garch_series,
+        "skewt_7": skew_t_regression,
+        "zinb_7": zero_inflated_negative_binomial,
+        "mvnmix_5": mvnormal_mixture,
+        "rice_2": rice_amplitudes,
+        "data_groups_33": data_indexed_groups,
     }
 
 
