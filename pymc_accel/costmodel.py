@@ -830,8 +830,10 @@ def gradient_compile_seconds(profile: ModelProfile, runtime: Runtime,
     (:func:`cold_compile_seconds`, or what the run history leaves of it)."""
     if runtime.name.startswith("numba"):
         return (NUMBA_GRADIENT_COMPILE_SECONDS
-                + NUMBA_GRADIENT_COMPILE_PER_KERNEL * profile.census.kernels + cold_seconds)
-    return JAX_GRADIENT_COMPILE_SECONDS + JAX_GRADIENT_COMPILE_PER_KERNEL * profile.census.kernels
+                + NUMBA_GRADIENT_COMPILE_PER_KERNEL * profile.census.compiled_kernels
+                + cold_seconds)
+    return (JAX_GRADIENT_COMPILE_SECONDS
+            + JAX_GRADIENT_COMPILE_PER_KERNEL * profile.census.compiled_kernels)
 
 
 def _gpu_launch_seconds(machine: MachineFigures | None) -> tuple[float, Any]:
@@ -1101,7 +1103,7 @@ def compile_seconds(profile: ModelProfile, runtime: Runtime) -> Figure:
         seconds = runtime.compile_seconds + sum(
             w * ranks.get(r, 0) for w, r in zip(runtime.compile_seconds_by_rank, RANKS))
         return Figure(seconds, "modelled", f"{runtime.name}: fixed + compile by the kernels' loop ranks")
-    seconds = runtime.compile_seconds + runtime.compile_seconds_per_kernel * c.kernels
+    seconds = runtime.compile_seconds + runtime.compile_seconds_per_kernel * c.compiled_kernels
     return Figure(seconds, "modelled", f"{runtime.name}: fixed + per-kernel compile")
 
 
@@ -1109,11 +1111,11 @@ def gpu_cold_compile_seconds(profile: ModelProfile) -> Figure:
     """Modelled seconds of the first compile of NumPyro's sampler for a GPU
     (:data:`GPU_COLD_SECONDS`, :data:`GPU_COLD_SECONDS_PER_KERNEL`): XLA's GPU compile of the
     whole sampler, about five to twelve times its CPU compile on the leased H200."""
-    seconds = GPU_COLD_SECONDS + GPU_COLD_SECONDS_PER_KERNEL * profile.census.kernels
+    seconds = GPU_COLD_SECONDS + GPU_COLD_SECONDS_PER_KERNEL * profile.census.compiled_kernels
     return Figure(seconds, "modelled",
                   "not yet in the compile cache: XLA compiles the sampler for the GPU "
                   f"({GPU_COLD_SECONDS:.1f} s + {GPU_COLD_SECONDS_PER_KERNEL * 1e3:.0f} ms x "
-                  f"{profile.census.kernels} kernels)")
+                  f"{profile.census.compiled_kernels} kernels)")
 
 
 def cold_compile_seconds(profile: ModelProfile, runtime: Runtime,
@@ -1137,7 +1139,8 @@ def cold_compile_seconds(profile: ModelProfile, runtime: Runtime,
                       "not yet in the compile cache: the model has not run on this machine with "
                       f"this backend, which has compiled {models_compiled_here} others (loops "
                       "priced by rank)")
-    seconds = runtime.cold_seconds + runtime.cold_seconds_per_kernel * profile.census.kernels
+    seconds = (runtime.cold_seconds
+               + runtime.cold_seconds_per_kernel * profile.census.compiled_kernels)
     if seconds <= 0:
         return Figure(0.0, "modelled", f"{runtime.name}: no compile cache on disk")
     return Figure(seconds, "modelled",

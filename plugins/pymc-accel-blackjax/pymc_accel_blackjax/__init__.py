@@ -173,7 +173,7 @@ FIXED_FACTOR = {"float32": 1.26, "float64": 1.65}
 FIRST_USE_SECONDS = 1.15
 
 
-#: Seconds a kernel of the model's log density and gradient (``profile.census.kernels``) adds
+#: Seconds a kernel of the model's log density and gradient (``census.compiled_kernels``) adds
 #: to a MCLMC run beyond NumPyro's fixed seconds, at the pace of the machine pymc-accel's fixed
 #: seconds were fitted on (the selection scales it to this machine's, as it does every fixed
 #: figure). A run traces the log density's value and gradient about 17 times (BlackJAX's three
@@ -249,7 +249,7 @@ class BlackJaxMclmcBackend(JaxNutsBackend):
         base = super().estimate(candidate, profile, machine)
         # effective draws per gradient of NumPyro's NUTS, whose estimate this is
         per_gradient = base.relative_efficiency.value / max(base.gradients_per_draw.value, 1.0)
-        trace = TRACE_PER_KERNEL * profile.census.kernels
+        trace = TRACE_PER_KERNEL * profile.census.compiled_kernels  # a Scan's step traced once
         note = "MCLMC's tuning stages and sampling loop"
         if candidate.option("chains_vectorized"):
             trace *= 1.0 + VMAP_TRACE_SHARE

@@ -105,7 +105,8 @@ class NutpieJaxBackend(JaxNutsBackend):
             relative_efficiency=base.relative_efficiency,
             trajectory_scale=base.trajectory_scale,
             fixed_seconds=Figure(
-                FIXED_SECONDS + FIXED_SECONDS_PER_KERNEL * profile.census.kernels, "modelled",
+                FIXED_SECONDS + FIXED_SECONDS_PER_KERNEL * profile.census.compiled_kernels,
+                "modelled",
                 "one jitted value-and-grad, plus nutpie's start-up"),
             chain_parallelism=base.chain_parallelism if candidate.device == "cpu" else 1,
             memory_bytes=base.memory_bytes,
