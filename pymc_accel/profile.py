@@ -129,6 +129,9 @@ class ModelProfile:
             "gradient flops": f"{c.flops:.3g}",
             "gradient bytes": f"{c.bytes:.3g}",
             "kernels": c.kernels,
+            # a Scan's step launched once a step, compiled once (what compile figures count)
+            **({"compiled kernels": c.compiled_kernels}
+               if c.compiled_kernels != c.kernels else {}),
             "compiled loops": _loops_line(c),
             "dense linear algebra": (
                 f"{c.dense_linalg_share:.0%} of flops, largest operand {c.largest_dense_operand}"

@@ -326,6 +326,8 @@ def test_a_scans_steps_add_launches_but_no_compiled_code():
     assert long.census.kernels > short.census.kernels + 150
     assert long.census.compiled_kernels == short.census.compiled_kernels
     assert short.census.compiled_kernels < short.census.kernels
+    assert long.summary()["compiled kernels"] == long.census.compiled_kernels  # in explain()
+    assert "compiled kernels" not in profile_model(eight_schools()).summary()  # no Scan
     figures = [
         lambda p: costmodel.compile_seconds(p, costmodel.JAX_CPU_SAMPLER).value,
         lambda p: costmodel.cold_compile_seconds(p, costmodel.JAX_CPU_SAMPLER).value,
