@@ -3,12 +3,13 @@
 The guard (:func:`pymc_accel.precision.check_float32`) passes float32 where the log density and
 its gradient agree with float64 at a few points. What a user needs is the same posterior. For
 each model this runs the check, then NumPyro in both precisions (float32 named, so the check
-does not stand in the way; the same seeds and chains), and compares each free variable's
-posterior mean between the two in units of their Monte Carlo standard errors (ArviZ's
-``mcse``), and their standard deviations as a ratio. A check that passes float32 on a model
-whose float32 means lie many standard errors from float64's is a miss of its first line; the
-second, the re-run in float64 of an automatically chosen float32 run that diverged heavily
-(:func:`pymc_accel.precision.divergence_fraction`), is read from the float32 run's draws.
+does not stand in the way; the same seeds and chains), and compares each posterior variable's
+mean (free variables and deterministics) between the two in units of their Monte Carlo standard
+errors (ArviZ's ``mcse``), and their standard deviations as a ratio. A check that passes float32
+on a model whose float32 means lie many standard errors from float64's is a miss of its first
+line; the second, the re-run in float64 of an automatically chosen float32 run that diverged
+heavily (:func:`pymc_accel.precision.divergence_fraction`), is read from the float32 run's
+draws.
 
 Models: the user sweep's (``bench/sweep_user_models.py``, by function name) and the zoo's (by
 its names), defaulting to the sweep's sixth set, whose log densities call special functions.
@@ -61,7 +62,7 @@ def model_factory(name: str):
 
 
 def compare(idata64, idata32) -> dict:
-    """The largest |difference of means| / (combined MCSE) over the free variables' elements,
+    """The largest |difference of means| / (combined MCSE) over the posterior's elements,
     where it is, and the range of the float32 / float64 standard deviation ratios."""
     import arviz as az
     import numpy as np
