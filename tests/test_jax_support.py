@@ -210,7 +210,7 @@ def test_every_op_of_pymcs_without_a_jax_conversion_is_listed():
     from pytensor.graph.op import Op
     from pytensor.tensor.random.op import RandomVariable
 
-    from pymc_accel.jax_support import PYMC_OPS_WITHOUT_JAX, _converts
+    from pymc_accel.jax_support import PYMC_OPS_WITHOUT_JAX, _converts, _qualified_name
 
     missing = set()
     for info in pkgutil.walk_packages(pymc.__path__, "pymc."):
@@ -219,7 +219,7 @@ def test_every_op_of_pymcs_without_a_jax_conversion_is_listed():
         except Exception:  # an optional dependency missing: its ops cannot be in a model here
             continue
         for _, cls in inspect.getmembers(module, inspect.isclass):
-            name = f"{cls.__module__}.{cls.__qualname__}"
+            name = _qualified_name(cls)
             if (not issubclass(cls, Op) or not cls.__module__.startswith("pymc.")
                     or issubclass(cls, RandomVariable) or "Measurable" in cls.__name__
                     or name.startswith(_NOT_IN_A_LOG_DENSITY)):
