@@ -146,12 +146,8 @@ def fit(paths: list[str]) -> tuple[float, float]:
     """Least squares of ``fixed_median = a + b kernels``; prints each model's fit and what was
     modelled when it was measured, and returns ``(a, b)``."""
     lines = [json.loads(x) for p in paths for x in Path(p).read_text().splitlines() if x.strip()]
-    xs = [float(x["kernels"]) for x in lines]
-    ys = [x["fixed_median"] for x in lines]
-    n, mx, my = len(xs), sum(xs) / len(xs), sum(ys) / len(ys)
-    b = sum((x - mx) * (y - my) for x, y in zip(xs, ys)) / sum((x - mx) ** 2 for x in xs)
-    a = my - b * mx
-    print(f"fixed = {a:.3f} s + {b * 1e3:.2f} ms x kernels ({n} models)")
+    a, b = _least_squares([float(x["kernels"]) for x in lines], [x["fixed_median"] for x in lines])
+    print(f"fixed = {a:.3f} s + {b * 1e3:.2f} ms x kernels ({len(lines)} models)")
     firsts = [x for x in lines if x.get("first_run")]
     if len(firsts) > 1:  # --jax-cache on: a model's first run, beyond a repeat that loads
         fa, fb = _least_squares([float(x["kernels"]) for x in firsts],
