@@ -7,7 +7,9 @@ Taken from the regret runs (``bench_regret.py`` JSON: each GPU row's cold run ag
 runs) and from ``fit_numpyro_fixed.py`` lines of a GPU candidate (its ``first_run`` against
 its repeats), each set against the kernels of the model's profile as the GPU candidate's
 estimate counts them (affine scans rewritten to parallel prefixes), and fitted as
-``a + b kernels`` by least squares:
+``a + b kernels`` by least squares. Each run is also set against the cost model's figure as it
+stands (``costmodel.gpu_cold_compile_seconds``'s constants), so a lease's runs test it out of
+sample:
 
     python bench/fit_gpu_cold_compile.py docs/results/regret-gpu-h200-*.json \\
         docs/results/fit-numpyro-fixed-h200-host-gpu-2026-11-27.jsonl
@@ -22,14 +24,17 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
 
+from pymc_accel.costmodel import GPU_COLD_SECONDS, GPU_COLD_SECONDS_PER_KERNEL  # noqa: E402
+
 
 def gpu_kernels(name: str) -> int:
-    """The model's kernels as a GPU candidate's estimate counts them."""
+    """The model's compiled kernels as a GPU candidate's first compile is priced by them."""
     from fit_numpyro_tuning import _factory
     from pymc_accel.profile import profile_model
     from pymc_accel.rewrites.apply import with_parallel_scans
 
-    return with_parallel_scans(profile_model(_factory(name)()), "gpu").census.kernels
+    census = with_parallel_scans(profile_model(_factory(name)()), "gpu").census
+    return census.compiled_kernels
 
 
 def first_compiles(path: str) -> list[tuple[str, str, float]]:
@@ -67,11 +72,14 @@ def main(argv=None) -> None:
     kernels = {m: gpu_kernels(m) for m in {r[0] for r in rows}}
     a, b = fit([(kernels[m], s) for m, _, s, _ in rows])
     print(f"first GPU compile = {a:.2f} s + {b * 1e3:.1f} ms x kernels ({len(rows)} runs, "
-          f"{len(kernels)} models)")
+          f"{len(kernels)} models); the cost model's: {GPU_COLD_SECONDS:.2f} s + "
+          f"{GPU_COLD_SECONDS_PER_KERNEL * 1e3:.1f} ms x kernels")
     for m, c, s, p in sorted(rows, key=lambda r: kernels[r[0]]):
         fitted = a + b * kernels[m]
+        priced = GPU_COLD_SECONDS + GPU_COLD_SECONDS_PER_KERNEL * kernels[m]
         print(f"  {m:14s} {kernels[m]:4d} kernels  {c:46s} {s:5.1f} s  fit {fitted:5.1f} "
-              f"({fitted / s:.2f}x)  {Path(p).name}")
+              f"({fitted / s:.2f}x)  cost model {priced:5.1f} ({priced / s:.2f}x)  "
+              f"{Path(p).name}")
 
 
 if __name__ == "__main__":
