@@ -31,12 +31,20 @@
 #   REGRET_GPU_MODELS=seed_mid REGRET_GPU_PART=2 REGRET_GPU_LIMIT=250 \
 #       bash bench/gpu_session.sh host_threads regret_gpu   # 341 s (host_threads 88 s; seed_mid's
 #                                   # six candidates, cut before its history and measure=True rows)
+#   The fifth H200 lease (2026-11-30, 20:21-20:59) ran, 742 s held over two machines (the
+#   first went back while idle between the first and second calls):
+#   REGRET_GPU_MODELS=seed_mid,glm_poisson REGRET_GPU_LIMIT=510 \
+#       bash bench/gpu_session.sh check regret_gpu     # 422 s (check 23 s; both models whole,
+#                                   # seed_mid's measure=True rows included: about 4.5 and 2 min)
+#   REGRET_GPU_MODELS=eight_schools REGRET_GPU_PART=2 REGRET_GPU_LIMIT=220 \
+#       bash bench/gpu_session.sh tests regret_gpu     # 133 s on a fresh machine (tests 60 s)
+#   REGRET_GPU_MODELS=funnel REGRET_GPU_PART=3 REGRET_GPU_LIMIT=150 \
+#       bash bench/gpu_session.sh regret_gpu           # 73 s on the warm machine
 #   The next lease's plan (timeout_s 590, then a second call at once on the warm machine):
-#   REGRET_GPU_MODELS=glm_poisson,funnel,pk_scan REGRET_GPU_LIMIT=480 \
-#       bash bench/gpu_session.sh check regret_gpu
-#   REGRET_GPU_MODELS=seed_mid REGRET_GPU_PART=2 REGRET_GPU_LIMIT=300 bash bench/gpu_session.sh regret_gpu
-#   (glm_poisson and the funnel, which no lease has run with chain_map's fix, and pk_scan again;
-#   then seed_mid whole, for measured mode's GPU leapfrog priced with the sampler's loop iterations)
+#   REGRET_GPU_MODELS=pk_scan,glm_linear REGRET_GPU_LIMIT=500 bash bench/gpu_session.sh check regret_gpu
+#   REGRET_GPU_MODELS=gp_200 REGRET_GPU_PART=2 REGRET_GPU_LIMIT=260 bash bench/gpu_session.sh regret_gpu
+#   (pk_scan, whose Scan is priced by compiled kernels since 296445b, and glm_linear with today's
+#   code; then as much of gp_200 as fits, which no lease has finished; seed_large after it)
 #
 # Steps: check, launch_probe (bench/gpu_launch_probe.py), host_threads (NumPyro's CPU leapfrog
 # with and without XLA's multi-threaded Eigen), tests (pytest -m gpu), deer (bench/bench_deer.py), scan (bench/bench_scan.py),
