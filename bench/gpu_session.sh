@@ -41,12 +41,16 @@
 #   REGRET_GPU_MODELS=funnel REGRET_GPU_PART=3 REGRET_GPU_LIMIT=150 \
 #       bash bench/gpu_session.sh regret_gpu           # 73 s on the warm machine
 #   The next lease's plan (timeout_s 590, then a second call at once on the warm machine):
-#   REGRET_GPU_MODELS=pk_scan,glm_linear REGRET_GPU_LIMIT=500 bash bench/gpu_session.sh check regret_gpu
+#   REGRET_GPU_MODELS=pk_scan,glm_linear REGRET_GPU_LIMIT=460 \
+#       bash bench/gpu_session.sh check calibration_spread regret_gpu
 #   REGRET_GPU_MODELS=gp_200 REGRET_GPU_PART=2 REGRET_GPU_LIMIT=260 bash bench/gpu_session.sh regret_gpu
-#   (pk_scan, whose Scan is priced by compiled kernels since 296445b, and glm_linear with today's
+#   (the GPU calibration's spread between rounds, ~30 s: the fifth lease's three calibrations
+#   gave loop iterations of 6.0-10.1 us; pk_scan, whose Scan is priced by compiled kernels
+#   since 296445b, and glm_linear with today's
 #   code; then as much of gp_200 as fits, which no lease has finished; seed_large after it)
 #
-# Steps: check, launch_probe (bench/gpu_launch_probe.py), host_threads (NumPyro's CPU leapfrog
+# Steps: check, calibration_spread (bench/gpu_calibration_spread.py), launch_probe
+# (bench/gpu_launch_probe.py), host_threads (NumPyro's CPU leapfrog
 # with and without XLA's multi-threaded Eigen), tests (pytest -m gpu), deer (bench/bench_deer.py), scan (bench/bench_scan.py),
 # seed_full, seed_full4 (bench/bench_seed_full.py, 1 and 4 chains), regret (bench/bench_regret.py
 # --quick), numpyro_fixed (bench/fit_numpyro_fixed.py on the host's CPU and on the GPU),
@@ -116,6 +120,10 @@ for name, d in f.accelerators.items():
           round(d.call_seconds * 1e6, 1), 'us; GB/s', {k: round(v / 1e9) for k, v in d.bandwidth.items()},
           'elementwise GFLOP/s', {k: round(v / 1e9) for k, v in d.flops.items()},
           'matmul GFLOP/s', {k: round(v / 1e9) for k, v in d.matmul_flops.items()})" ;;
+    calibration_spread)  # the GPU's calibrated loop iteration and call, timed in rounds: min
+      # against median of many timings (bench/gpu_calibration_spread.py)
+      run calibration_spread 120 bash -c "python3 bench/gpu_calibration_spread.py \
+          > $OUT/gpu-calibration-spread.jsonl" ;;
     launch_probe)  # a kernel's cost inside a loop iteration against the iteration's own; its
       # JSON lines are the log (bench/gpu_launch_probe.py)
       run launch_probe 90 python3 bench/gpu_launch_probe.py ;;
