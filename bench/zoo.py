@@ -653,6 +653,87 @@ def data_indexed_groups(n: int = 3000, groups: int = 30) -> pm.Model:
     return model
 
 
+# A seventh set (2026-11-30, night): models applied work writes often that no set above has:
+# shrinkage, a local-level time series, sum-to-zero effects, a spline basis, grouped binomials.
+
+
+def horseshoe_regression(n: int = 200, p: int = 25) -> pm.Model:
+    """A sparse regression under a horseshoe prior (global and local half-Cauchy scales,
+    non-centred): five of ``p`` coefficients are not zero."""
+    rng = np.random.default_rng(33)
+    x = rng.normal(size=(n, p))
+    beta = np.zeros(p)
+    beta[:5] = rng.normal(0, 2, 5)
+    y = 1.0 + x @ beta + rng.normal(0, 1, n)
+    with pm.Model() as model:
+        tau = pm.HalfCauchy("tau", 0.1)
+        lam = pm.HalfCauchy("lam", 1.0, shape=p)
+        z = pm.Normal("z", 0, 1, shape=p)
+        b = pm.Deterministic("b", z * lam * tau)
+        pm.Normal("y", pm.Normal("a", 0, 5) + x @ b, pm.HalfNormal("sigma", 2), observed=y)
+    return model
+
+
+def local_level(steps: int = 200) -> pm.Model:
+    """A local-level time series: a latent Gaussian random walk (``pm.GaussianRandomWalk``,
+    centred) seen through observation noise."""
+    rng = np.random.default_rng(34)
+    level = np.cumsum(rng.normal(0, 0.3, steps))
+    y = level + rng.normal(0, 0.5, steps)
+    with pm.Model() as model:
+        walk = pm.GaussianRandomWalk("level", sigma=pm.HalfNormal("step", 1.0),
+                                     init_dist=pm.Normal.dist(0, 2), steps=steps - 1)
+        pm.Normal("y", walk, pm.HalfNormal("noise", 1.0), observed=y)
+    return model
+
+
+def zero_sum_crossed(n: int = 2000, rows: int = 20, cols: int = 20) -> pm.Model:
+    """Two crossed factors as sum-to-zero effects (``pm.ZeroSumNormal`` with dims) on a normal
+    outcome."""
+    rng = np.random.default_rng(35)
+    r, c = rng.integers(0, rows, n), rng.integers(0, cols, n)
+    re, ce = rng.normal(0, 0.5, rows), rng.normal(0, 0.8, cols)
+    y = 2.0 + (re - re.mean())[r] + (ce - ce.mean())[c] + rng.normal(0, 1, n)
+    with pm.Model(coords={"row": range(rows), "col": range(cols)}) as model:
+        a = pm.ZeroSumNormal("row_effect", sigma=pm.HalfNormal("row_sd", 1), dims="row")
+        b = pm.ZeroSumNormal("col_effect", sigma=pm.HalfNormal("col_sd", 1), dims="col")
+        pm.Normal("y", pm.Normal("mu", 0, 5) + a[r] + b[c], pm.HalfNormal("sigma", 2),
+                  observed=y)
+    return model
+
+
+def spline_regression(n: int = 1000, knots: int = 16) -> pm.Model:
+    """A cubic B-spline regression: a dense ``n`` x ``knots + 3`` basis (scipy's design
+    matrix) times normal coefficients."""
+    from scipy.interpolate import BSpline
+
+    rng = np.random.default_rng(36)
+    x = np.sort(rng.uniform(0, 10, n))
+    inner = np.linspace(0, 10, knots)
+    t = np.r_[[0.0] * 3, inner, [10.0] * 3]
+    basis = BSpline.design_matrix(x, t, 3).toarray()
+    y = np.sin(x) + 0.3 * x + rng.normal(0, 0.4, n)
+    with pm.Model() as model:
+        w = pm.Normal("w", 0, 2, shape=basis.shape[1])
+        pm.Normal("y", pm.Normal("a", 0, 5) + pm.math.dot(basis, w), pm.HalfNormal("sigma"),
+                  observed=y)
+    return model
+
+
+def binomial_groups(groups: int = 70) -> pm.Model:
+    """Successes out of trials per group (the rats or baseball data's form): logits drawn from
+    a normal population, non-centred, under a binomial likelihood."""
+    rng = np.random.default_rng(37)
+    trials = rng.integers(10, 60, groups)
+    p = 1 / (1 + np.exp(-rng.normal(-1.0, 0.6, groups)))
+    hits = rng.binomial(trials, p)
+    with pm.Model() as model:
+        z = pm.Normal("z", 0, 1, shape=groups)
+        logit = pm.Normal("mu", 0, 2) + pm.HalfNormal("tau", 1) * z
+        pm.Binomial("y", n=trials, logit_p=logit, observed=hits)
+    return model
+
+
 def held_out() -> dict[str, Callable[[], pm.Model]]:
     """Name -> factory of models that no trajectory or regret figure was fitted on, with 7 to
     503 free dimensions: out-of-sample checks of the cost model (``bench/fit_trajectories.py``,
@@ -698,6 +779,13 @@ def held_out() -> dict[str, Callable[[], pm.Model]]:
         "mvnmix_5": mvnormal_mixture,
         "rice_2": rice_amplitudes,
         "data_groups_33": data_indexed_groups,
+        # a seventh set (2026-11-30, night): shrinkage, a local level, sum-to-zero effects, a
+        # spline basis, grouped binomials
+        "horseshoe_53": horseshoe_regression,
+        "level_202": local_level,
+        "zsn_42": zero_sum_crossed,
+        "spline_20": spline_regression,
+        "binomial_72": binomial_groups,
     }
 
 
