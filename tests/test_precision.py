@@ -95,6 +95,23 @@ def _tail_underflow_model():
     return model
 
 
+def test_a_parameter_check_with_a_float64_tolerance_passes_through_in_float32_as_in_jax():
+    """A ZeroSumNormal's log density asserts its value's mean is zero within 1e-9, a tolerance
+    PyMC picks for float64 when it builds the graph. float32 rounding misses it by about 1e-8;
+    the JAX runs never evaluate the assertion (it passes its value through), so the check's
+    float32 copy does not either. The check raised ParameterValueError, and selection fell
+    back to float64 for every model with such an effect."""
+    rng = np.random.default_rng(3)
+    group = rng.integers(0, 8, 200)
+    with pm.Model(coords={"group": range(8)}) as model:
+        effect = pm.ZeroSumNormal("effect", sigma=pm.HalfNormal("sd", 1), dims="group")
+        pm.Normal("y", pm.Normal("mu", 0, 5) + effect[group], 1.0,
+                  observed=rng.normal(size=200))
+    check = check_float32(model)
+    assert check.safe, check.summary()
+    assert check.logp_rel_error < LOGP_RTOL
+
+
 def test_float32_not_finite_at_some_starts_only_is_caught_by_the_finiteness_points():
     model = _tail_underflow_model()
     assert check_float32(model, finiteness_points=0).safe  # what the check saw until 2026-11-30
