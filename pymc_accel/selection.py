@@ -502,6 +502,8 @@ def select(
     if per_chain:  # the float32 check starts from one point: the first chain's
         initvals = initvals[0] if initvals else None
     kept_check = _KeptCheck(model, initvals)  # a float32 check of this model and data, if any
+    if logp_graph is not None and logp_graph.initial_point is not None and not initvals:
+        kept_check.start_from(logp_graph.initial_point)  # the profile evaluated it already
     check_charge = functools.cache(lambda: _float32_check_charge(profile))  # the same for all
 
     # what a JAX sampler's program holds besides the data (the run history's cached-program check)
@@ -1130,6 +1132,10 @@ class _KeptCheck:
 
             self._start = initial_point(self.model, self.initvals)
         return self._start
+
+    def start_from(self, point: dict) -> None:
+        """Take ``point`` as the initial point without ``initvals``, evaluated already."""
+        self._start = point
 
     def keep(self, check: PrecisionCheck) -> PrecisionCheck:
         """Keep a check just run for the next selection of this model; return it."""

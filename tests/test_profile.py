@@ -153,7 +153,7 @@ def test_free_shapes_come_from_the_frozen_graph_without_an_initial_point(monkeyp
 def test_free_shapes_the_frozen_graph_leaves_unknown_are_evaluated_not_compiled(monkeypatch):
     """A ZeroSumNormal with dims keeps a value variable of unknown length in the frozen copy:
     its shape comes from PyMC's initial point expression, evaluated without compiling PyMC's
-    initial-point function (40 ms of a 170 ms selection)."""
+    initial-point function (about 18 ms of a 160 ms selection)."""
     import numpy as np
     import pymc as pm
 

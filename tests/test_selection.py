@@ -848,3 +848,40 @@ def test_measured_mode_evaluates_no_scale_spread_its_budget_has_no_room_for(spre
     report = select(_two_scales(0.01), registry=reg, devices=CPU_ONLY, machine=PACE_ONE,
                     chains=2, measure=True, measure_budget=tight)
     assert spreads_counted == [] and "scale spread" not in report.profile
+
+
+def test_the_initial_point_the_profile_evaluated_is_the_selections_start(monkeypatch):
+    """A ZeroSumNormal with dims has its initial point evaluated by the profile (for its free
+    shapes); the scale spread and the float32 check start from that point, not from a second
+    evaluation of it."""
+    import pymc as pm
+
+    import pymc_accel.graph_building as graph_building
+    import pymc_accel.profile as profile_module
+    import pymc_accel.selection as selection
+
+    evaluated = []
+    original = graph_building.initial_point
+
+    def counted(model, initvals=None, seed=0):
+        evaluated.append(initvals)
+        return original(model, initvals, seed)
+
+    monkeypatch.setattr(graph_building, "initial_point", counted)
+    monkeypatch.setattr(profile_module, "initial_point", counted)
+    started = []
+    with_spread = selection._with_scale_spread
+
+    def spread_from_start(scored, profile, model, logp_graph, kept, *args, **kwargs):
+        started.append(kept.start_point())  # what the spread and the check start from
+        return with_spread(scored, profile, model, logp_graph, kept, *args, **kwargs)
+
+    monkeypatch.setattr(selection, "_with_scale_spread", spread_from_start)
+    rng = np.random.default_rng(5)
+    with pm.Model(coords={"group": range(6)}) as model:
+        z = pm.ZeroSumNormal("z", sigma=pm.HalfNormal("s"), dims="group")
+        pm.Normal("y", z[rng.integers(0, 6, 30)], 1.0, observed=rng.normal(size=30))
+    selection.forget_profiles()
+    select(model, devices=Devices(cpu_cores=2, jax_installed=True, note="test"))
+    assert started and len(evaluated) == 1
+    assert started[0]["z_zerosum__"].shape == (5,)
