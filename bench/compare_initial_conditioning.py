@@ -5,12 +5,13 @@ families").
 ``costmodel.nuts_gradients_per_draw`` prices nutpie's leapfrogs per draw by the dimension
 alone (``3.4 d^(1/4)``). A posterior whose variables are correlated needs longer trees than its
 dimension says, since a diagonal mass matrix cannot undo a correlation: the B-spline regression
-``spline_20`` ran nutpie at 25.6 leapfrogs a draw against 7.2 priced, NumPyro at 107. Here
+``spline_20`` ran nutpie at 25 leapfrogs a draw against 7.2 priced, NumPyro at 109. Here
 each model's Hessian of ``-log p`` at its initial point is taken by central differences of
 PyMC's gradient (unconstrained space, Jacobian included), scaled to unit diagonal (what a
 diagonal mass matrix can do), and its condition number (largest eigenvalue over the smallest
-in magnitude) set beside the leapfrogs per draw the regret runs recorded (median of the warm
-runs, by adaptation: nutpie's, PyMC's, Stan's in NumPyro's float64) and the dimension's law.
+in magnitude) set beside the leapfrogs per draw the regret runs recorded (each file's median
+over its runs, the median over files, by adaptation: nutpie's, PyMC's, Stan's in NumPyro's
+float64) and the dimension's law.
 One JSON line per model with at most ``--max-dim`` free dimensions:
 
     python bench/compare_initial_conditioning.py docs/results/regret-cpu-1000-2026-11-30-*.json
@@ -31,20 +32,19 @@ sys.path.insert(0, str(Path(__file__).parent))
 
 
 def observed_leapfrogs(paths: list[str]) -> dict[str, dict[str, list[float]]]:
-    """model -> adaptation -> warm runs' leapfrogs per draw, from regret result files."""
+    """model -> adaptation -> each result file's median leapfrogs per draw
+    (:func:`fit_trajectory_efficiency.medians`), from regret result files."""
+    from fit_trajectory_efficiency import medians
+
     out: dict[str, dict[str, list[float]]] = {}
     for path in paths:
-        for m in json.loads(Path(path).read_text()).get("models", []):
-            for row in m["rows"]:
-                c = row["candidate"]
-                adaptation = ("nutpie" if "driver=nutpie" in c else "pymc" if "driver=pymc" in c
-                              else "stan" if c.startswith("numpyro[cpu,float64") else None)
-                if adaptation is None:
-                    continue
-                for run in row["runs"][1:]:
-                    if run.get("leapfrogs_per_draw"):
-                        out.setdefault(m["model"], {}).setdefault(adaptation, []).append(
-                            run["leapfrogs_per_draw"])
+        for record in json.loads(Path(path).read_text()).get("models", []):
+            for candidate, (trees, _) in medians(record).items():
+                adaptation = ("nutpie" if "driver=nutpie" in candidate
+                              else "pymc" if "driver=pymc" in candidate
+                              else "stan" if candidate.startswith("numpyro[cpu,float64") else None)
+                if adaptation is not None:
+                    out.setdefault(record["model"], {}).setdefault(adaptation, []).append(trees)
     return out
 
 
