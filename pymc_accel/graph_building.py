@@ -352,19 +352,30 @@ def _elemwise_thunk(node: Any, storage: dict[Any, list], computed: dict[Any, lis
     node's time on those checks and wrappers: the float32 check's eight evaluations of
     seed_small took about half as long without them (docs/benchmarks.md, "The checks'
     elementwise nodes evaluated without PyTensor's wrappers"). ``None`` for any other node
-    (PyTensor's own thunk)."""
+    (PyTensor's own thunk).
+
+    As ``perform``, the function computes in the output's dtype where ``prepare_node`` gives
+    the node a signature (``node.tag.sig``: a float output of integer inputs), not in the
+    dtype NumPy would pick: ``reciprocal`` of the integer 2 is 0 in NumPy's integer
+    arithmetic, and ``exp`` or ``log`` of an int8 is computed in float16. The signature is set
+    by ``prepare_node``, so it is read after it: read before, a node seen for the first time
+    had none, and an ``Exponential(2)`` prior's initial value, ``log(1 / 2)``, came out as
+    ``log(0)``."""
     from pytensor.tensor.elemwise import Elemwise
 
     op = node.op
     spec = getattr(op, "nfunc_spec", None)
     if (not isinstance(op, Elemwise) or spec is None or op.inplace_pattern
             or len(node.outputs) != 1 or spec[1] != len(node.inputs) or spec[2] != 1
-            or len(node.inputs) + 1 > 32 or hasattr(node.tag, "sig")):
+            or len(node.inputs) + 1 > 32):
         return None
     op.prepare_node(node, None, None, "py")  # imports the function, as make_thunk does
     function = op.nfunc
     if function is None:
         return None
+    sig = getattr(node.tag, "sig", None)
+    if sig is not None:  # computed in the output's dtype, as Elemwise.perform passes it
+        function = functools.partial(function, sig=sig)
     ins = [storage[v] for v in node.inputs]
     out, done = storage[node.outputs[0]], computed[node.outputs[0]]
     dtype = np.dtype(node.outputs[0].type.dtype)

@@ -110,6 +110,40 @@ def test_initial_point_is_pymcs(initvals, seed):
         assert got[name].dtype == want[name].dtype
 
 
+def test_initial_point_of_integer_parameters_is_pymcs():
+    """An ``Exponential(2)`` prior starts at log(1 / 2): the evaluator computed the reciprocal
+    of the int8 constant 2 in NumPy's integer arithmetic, 0, and the start was log(0) = -inf
+    (the start check then refused the model for DEER-MALA, and the selection lost its scale
+    spread)."""
+    import pymc as pm
+    from pymc.initial_point import make_initial_point_fn
+
+    with pm.Model() as model:
+        pm.Exponential("rate_two", 2)
+        pm.Gamma("shape_four", 4, 2)
+        pm.InverseGamma("inverse", 3, 2)
+        pm.Normal("y", 0.0, 1.0, observed=[0.5])
+    got = graph_building.initial_point(model)
+    want = make_initial_point_fn(model=model, jitter_rvs=set())(0)
+    for name in want:
+        np.testing.assert_allclose(got[name], want[name], rtol=1e-12)
+    assert np.isclose(got["rate_two_log__"], np.log(0.5))
+
+
+@pytest.mark.parametrize("op", [pt.reciprocal, pt.exp, pt.log, pt.sqrt])
+def test_evaluator_computes_a_float_of_integers_in_the_outputs_dtype(op):
+    """As ``Elemwise.perform`` does, through the signature ``prepare_node`` gives the node:
+    NumPy computes ``reciprocal`` of an integer in integers (1 // 3 = 0) and ``exp`` or ``log``
+    of an int8 in float16."""
+    x = pt.constant(np.array([3, 7], dtype="int8"))
+    out = op(x)
+    want = pytensor.function([], out, mode=Mode(linker="py", optimizer=None))()
+    got = graph_building.Evaluator([], [op(x)])()[0]  # a node no function has prepared
+    assert got.dtype == out.dtype
+    np.testing.assert_array_equal(got, want)
+    np.testing.assert_allclose(got, op(np.array([3.0, 7.0])).eval(), rtol=1e-6)
+
+
 def test_initial_point_falls_back_to_pymcs_function(monkeypatch):
     import pymc.pytensorf
 

@@ -200,6 +200,19 @@ def test_a_parameter_check_failing_at_the_start_is_a_non_finite_start():
         check_initial_point(model)
 
 
+def test_the_start_check_passes_priors_with_integer_rates():
+    """``Exponential(2)`` and ``Gamma(4, 2)`` start inside their support; the check found
+    log(0) at their starts (the reciprocal of the integer 2 computed as 0) and refused the
+    model for every sampler that does not check its own start (DEER-MALA)."""
+    from pymc_accel.integration import check_initial_point
+
+    with pm.Model() as model:
+        sigma = pm.Exponential("sigma", 2)
+        pm.Gamma("ell", 4, 2)
+        pm.Normal("y", 0.0, sigma, observed=[0.1, -0.3])
+    check_initial_point(model)
+
+
 def test_nuts_and_nuts_sampler_kwargs_together_are_refused_as_pm_sample_refuses_them():
     """The second dict reached the backend as an option named nuts_sampler_kwargs."""
     with pytest.raises(ValueError, match="Cannot pass both `nuts_sampler_kwargs` and `nuts=`"):
