@@ -360,22 +360,36 @@ def _elemwise_thunk(node: Any, storage: dict[Any, list], computed: dict[Any, lis
     arithmetic, and ``exp`` or ``log`` of an int8 is computed in float16. The signature is set
     by ``prepare_node``, so it is read after it: read before, a node seen for the first time
     had none, and an ``Exponential(2)`` prior's initial value, ``log(1 / 2)``, came out as
-    ``log(0)``."""
+    ``log(0)``.
+
+    A sum or product of more than two inputs (PyMC's log density of a model is one ``Add`` of
+    its terms) has no NumPy function of all its inputs: ``perform`` calls the scalar op's
+    Python ``impl`` element by element, and refuses more than 31 inputs (a model of 60 scalar
+    variables could not be evaluated, so it had no scale spread). Here it is NumPy's ``add`` or
+    ``multiply`` applied from the left, the order of the scalar ``impl``'s own loop."""
+    import pytensor.scalar as ps
     from pytensor.tensor.elemwise import Elemwise
 
     op = node.op
+    if not isinstance(op, Elemwise) or op.inplace_pattern or len(node.outputs) != 1:
+        return None
     spec = getattr(op, "nfunc_spec", None)
-    if (not isinstance(op, Elemwise) or spec is None or op.inplace_pattern
-            or len(node.outputs) != 1 or spec[1] != len(node.inputs) or spec[2] != 1
-            or len(node.inputs) + 1 > 32):
-        return None
-    op.prepare_node(node, None, None, "py")  # imports the function, as make_thunk does
-    function = op.nfunc
-    if function is None:
-        return None
-    sig = getattr(node.tag, "sig", None)
-    if sig is not None:  # computed in the output's dtype, as Elemwise.perform passes it
-        function = functools.partial(function, sig=sig)
+    if type(op.scalar_op) in (ps.Add, ps.Mul) and len(node.inputs) > 2:
+        ufunc = np.add if type(op.scalar_op) is ps.Add else np.multiply
+
+        def function(*args: Any) -> Any:
+            return functools.reduce(ufunc, args)
+    else:
+        if (spec is None or spec[1] != len(node.inputs) or spec[2] != 1
+                or len(node.inputs) + 1 > 32):
+            return None
+        op.prepare_node(node, None, None, "py")  # imports the function, as make_thunk does
+        function = op.nfunc
+        if function is None:
+            return None
+        sig = getattr(node.tag, "sig", None)
+        if sig is not None:  # computed in the output's dtype, as Elemwise.perform passes it
+            function = functools.partial(function, sig=sig)
     ins = [storage[v] for v in node.inputs]
     out, done = storage[node.outputs[0]], computed[node.outputs[0]]
     dtype = np.dtype(node.outputs[0].type.dtype)

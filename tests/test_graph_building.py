@@ -144,6 +144,28 @@ def test_evaluator_computes_a_float_of_integers_in_the_outputs_dtype(op):
     np.testing.assert_allclose(got, op(np.array([3.0, 7.0])).eval(), rtol=1e-6)
 
 
+@pytest.mark.parametrize("op", [pt.add, pt.mul])
+@pytest.mark.parametrize("n", [3, 40])
+def test_evaluator_computes_a_sum_or_product_of_many_inputs(op, n):
+    """PyMC's log density of a model with 60 scalar variables is one ``Add`` of 61 terms,
+    which ``Elemwise.perform`` refuses (over 32 operands): the model had no scale spread."""
+    rng = np.random.default_rng(0)
+    xs = [pt.vector(f"x{i}", shape=(None,)) for i in range(n)]
+    values = [rng.uniform(0.9, 1.1, size=4) for _ in range(n)]
+    out = op(*xs)
+    assert len(out.owner.inputs) == n
+    got = graph_building.Evaluator(xs, [out])(*values)[0]
+    want = values[0]
+    for v in values[1:]:
+        want = want + v if op is pt.add else want * v
+    np.testing.assert_array_equal(got, want)
+    if n < 32:  # PyTensor's own Python evaluation, element by element
+        fn = pytensor.function(xs, out, mode=Mode(linker="py", optimizer=None))
+        np.testing.assert_array_equal(got, fn(*values))
+    with pytest.raises(ValueError):  # runtime broadcasting refused, as PyTensor refuses it
+        graph_building.Evaluator(xs, [out])(*values[:-1], rng.uniform(size=1))
+
+
 def test_initial_point_falls_back_to_pymcs_function(monkeypatch):
     import pymc.pytensorf
 
