@@ -33,6 +33,8 @@ EIGHTH_SET = ("car_spatial,icar_spatial,stick_breaking_mixture,gp_latent,mv_rand
               "linear_solve_likelihood,extreme_value_families,half_student_t_hierarchy")
 #: The reference: nutpie on the numba-compiled log density
 REFERENCE = "numba:driver=nutpie"
+#: R-hat beyond which a sampler's chains are taken not to have mixed (ArviZ's own warning level)
+RHAT_LIMIT = 1.01
 
 
 def _parse(argv):
@@ -54,6 +56,19 @@ def sampler_arguments(spec: str) -> dict:
     """``pymc_accel.sample``'s arguments for a sampler written as ``name:option=value:...``."""
     name, *options = spec.split(":")
     return {"nuts_sampler": name, **dict(o.split("=", 1) for o in options)}
+
+
+def convergence(idata) -> tuple[float, float]:
+    """The largest R-hat and the smallest bulk ESS over the posterior's elements (ArviZ's):
+    a sampler whose chains have not mixed has a posterior that differs and says so; one that
+    differs with R-hat near 1 is silently wrong."""
+    import arviz as az
+    import numpy as np
+
+    post = idata.posterior.to_dataset()
+    rhat = az.rhat(post).to_array().values
+    ess = az.ess(post, method="bulk").to_array().values
+    return float(np.nanmax(rhat)), float(np.nanmin(ess))
 
 
 def _run(make, spec: str, args) -> object:
@@ -86,13 +101,16 @@ def main(argv=None) -> str:
             if isinstance(reference, str) or isinstance(other, str):
                 failed = "; ".join(f"{s}: {r}" for s, r in ((args.reference, reference),
                                                             (spec, other)) if isinstance(r, str))
-                row = f"| {name} | {spec} | — | — | — | run failed: {failed} |"
+                row = f"| {name} | {spec} | — | — | — | — | run failed: {failed} |"
             else:
                 c = compare(reference, other)
                 shares = [divergence_fraction(r)[0] for r in (reference, other)]
+                rhat, ess = convergence(other)
+                verdict = "agree" if c["z"] <= Z_LIMIT else (
+                    "differ, not converged" if rhat > RHAT_LIMIT else "**differ**")
                 row = (f"| {name} | {spec} | {c['z']:.1f} ({c['where']}) | "
                        f"{c['sd_ratio'][0]:.2f}–{c['sd_ratio'][1]:.2f} | {shares[0]:.0%} / "
-                       f"{shares[1]:.0%} | {'**differ**' if c['z'] > Z_LIMIT else 'agree'} |")
+                       f"{shares[1]:.0%} | {rhat:.3f} / {ess:.0f} | {verdict} |")
             print(row, flush=True)
             rows.append(row)
     command = " ".join(argv if argv is not None else sys.argv[1:])
@@ -102,10 +120,13 @@ def main(argv=None) -> str:
         f"{args.chains} chains x {args.tune} tune + {args.draws} draws, seed {args.seed}; "
         f"reference {args.reference})", "",
         "| model | sampler | largest |mean difference| / MCSE against the reference (where) | "
-        "sd ratio, sampler / reference | divergent draws, reference / sampler | posteriors |",
-        "|---|---|---|---|---|---|", *rows, "",
+        "sd ratio, sampler / reference | divergent draws, reference / sampler | the sampler's "
+        "largest R-hat / smallest bulk ESS | posteriors |",
+        "|---|---|---|---|---|---|---|", *rows, "",
         f"Means differ where some element's |difference| exceeds {Z_LIMIT:g} combined Monte "
-        "Carlo standard errors (elements constant in the reference left out).",
+        "Carlo standard errors (elements constant in the reference left out); \"not "
+        f"converged\": the sampler's largest R-hat is over {RHAT_LIMIT:g}, which ArviZ and "
+        "PyMC warn of.",
     ]
     text = "\n".join(lines)
     if args.markdown:

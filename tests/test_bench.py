@@ -1647,3 +1647,64 @@ def test_float32_posterior_comparison_tells_a_shifted_posterior_from_the_same_on
                                                        + rng.normal(0, 1e-8, (4, 500))}}))
     assert diagonal["z"] == 0.0
     assert callable(cmp.model_factory("rice")) and callable(cmp.model_factory("eight_schools"))
+
+
+def test_backend_posterior_comparison_reads_a_samplers_options_and_names_every_model():
+    """``bench/compare_backend_posteriors.py`` runs ``name:option=value`` as
+    ``pymc_accel.sample``'s arguments, and its default set is the sweep's."""
+    import compare_backend_posteriors as cmp
+
+    assert cmp.sampler_arguments("numba:driver=pymc") == {"nuts_sampler": "numba",
+                                                          "driver": "pymc"}
+    assert cmp.sampler_arguments("numpyro") == {"nuts_sampler": "numpyro"}
+    import compare_float32_posteriors
+
+    for name in cmp.EIGHTH_SET.split(","):
+        assert callable(compare_float32_posteriors.model_factory(name))
+
+
+def test_evaluator_comparison_finds_the_integer_reciprocal_and_a_start_that_is_not_pymcs(
+        monkeypatch):
+    """``bench/compare_evaluator.py`` reports a model whose evaluator start differs from
+    PyMC's (the integer-reciprocal bug) and a log density that differs from the function's."""
+    import numpy as np
+    import pymc as pm
+
+    import compare_evaluator
+    from pymc_accel import graph_building
+
+    with pm.Model() as model:
+        sigma = pm.Exponential("sigma", 2)
+        pm.Normal("y", 0.0, sigma, observed=[0.3, -0.1])
+    worst, same_start, error = compare_evaluator.compare(model)
+    assert worst < compare_evaluator.TOLERANCE and same_start and not error
+
+    real = graph_building.Evaluator
+
+    class Off(real):  # an evaluator one part in a thousand off, and a start off PyMC's
+        def __call__(self, *values):
+            return [np.asarray(v) * (1 + 1e-3) if np.size(v) else v
+                    for v in real.__call__(self, *values)]
+
+    monkeypatch.setattr(graph_building, "Evaluator", Off)
+    worst, same_start, error = compare_evaluator.compare(model)
+    assert worst > compare_evaluator.TOLERANCE and not same_start
+    assert "seed_large" not in compare_evaluator.models()
+
+
+def test_backend_posterior_comparison_tells_unmixed_chains_from_a_wrong_posterior():
+    """A posterior that differs with chains that never mixed is a sampler that says so
+    (R-hat); one with R-hat near 1 is silently wrong: the table keeps them apart."""
+    import arviz as az
+    import numpy as np
+
+    import compare_backend_posteriors as cmp
+
+    rng = np.random.default_rng(0)
+    mixed = az.from_dict({"posterior": {"a": rng.normal(size=(4, 500))}})
+    unmixed = az.from_dict({"posterior": {"a": rng.normal(size=(4, 500))
+                                          + np.arange(4)[:, None]}})
+    rhat, ess = cmp.convergence(mixed)
+    assert rhat < cmp.RHAT_LIMIT and ess > 1000
+    rhat, ess = cmp.convergence(unmixed)
+    assert rhat > cmp.RHAT_LIMIT and ess < 100
