@@ -221,6 +221,31 @@ def test_the_check_leaves_out_the_rewrites_the_backends_leave_out():
     assert (as_written, safe, during) == ("0", "True", "0")
 
 
+def test_the_check_as_compiled_differentiates_a_model_with_an_integer_power():
+    """The backends' ``specialize`` writes ``x**6`` as one fused ``Composite`` of squarings,
+    whose gradient PyTensor does not implement: the check as compiled raised
+    ``NotImplementedError`` on such a model (skewnormal_6 of the held-out set), so ``auto`` used
+    float64 unchecked and ``check_float32`` raised it to the user."""
+    with pm.Model() as model:
+        x = pm.Normal("x", 0.5, 1.0)
+        pm.Potential("sixth", -(x**6))
+        pm.Normal("y", x**3, 1.0, observed=[0.2, 0.4])
+    check = check_float32(model, as_written_first=False)
+    assert check.safe, check.problem
+    assert check.graph == AS_COMPILED
+    assert check.per_point[0]["logp64"] == pytest.approx(model.compile_logp()({"x": 0.5}))
+
+
+def test_a_model_without_a_gradient_gets_pymc_accels_error_from_the_check():
+    """``check_float32`` is public: on a log density with an op that has no gradient it raised
+    PyTensor's ``NotImplementedError`` from ``pytensor.grad``."""
+    from pymc_accel.errors import UnsupportedArgumentError
+    from tests.models import blackbox_model
+
+    with pytest.raises(UnsupportedArgumentError, match="has no gradient.*nuts_sampler="):
+        check_float32(blackbox_model(gradient=False))
+
+
 def test_float32_is_checked_on_the_simplified_log_density_the_backends_compute():
     """log(exp(800 + b)): every backend simplifies it to 800 + b; evaluated as written it
     overflows to inf in float64 too (the stabilizing rewrites alone left it so)."""
