@@ -101,16 +101,21 @@ def main(argv=None) -> str:
             if isinstance(reference, str) or isinstance(other, str):
                 failed = "; ".join(f"{s}: {r}" for s, r in ((args.reference, reference),
                                                             (spec, other)) if isinstance(r, str))
-                row = f"| {name} | {spec} | — | — | — | — | run failed: {failed} |"
+                row = f"| {name} | {spec} | — | — | — | — | — | run failed: {failed} |"
             else:
                 c = compare(reference, other)
                 shares = [divergence_fraction(r)[0] for r in (reference, other)]
                 rhat, ess = convergence(other)
+                reference_rhat = convergence(reference)[0]
                 verdict = "agree" if c["z"] <= Z_LIMIT else (
-                    "differ, not converged" if rhat > RHAT_LIMIT else "**differ**")
+                    "differ, not converged" if max(rhat, reference_rhat) > RHAT_LIMIT
+                    else "**differ**")
+                if c["z"] <= Z_LIMIT and max(rhat, reference_rhat) > RHAT_LIMIT:
+                    verdict += " (not converged: says little)"
                 row = (f"| {name} | {spec} | {c['z']:.1f} ({c['where']}) | "
                        f"{c['sd_ratio'][0]:.2f}–{c['sd_ratio'][1]:.2f} | {shares[0]:.0%} / "
-                       f"{shares[1]:.0%} | {rhat:.3f} / {ess:.0f} | {verdict} |")
+                       f"{shares[1]:.0%} | {rhat:.3f} / {ess:.0f} | {reference_rhat:.3f} | "
+                       f"{verdict} |")
             print(row, flush=True)
             rows.append(row)
     command = " ".join(argv if argv is not None else sys.argv[1:])
@@ -121,12 +126,13 @@ def main(argv=None) -> str:
         f"reference {args.reference})", "",
         "| model | sampler | largest |mean difference| / MCSE against the reference (where) | "
         "sd ratio, sampler / reference | divergent draws, reference / sampler | the sampler's "
-        "largest R-hat / smallest bulk ESS | posteriors |",
-        "|---|---|---|---|---|---|---|", *rows, "",
+        "largest R-hat / smallest bulk ESS | the reference's largest R-hat | posteriors |",
+        "|---|---|---|---|---|---|---|---|", *rows, "",
         f"Means differ where some element's |difference| exceeds {Z_LIMIT:g} combined Monte "
         "Carlo standard errors (elements constant in the reference left out); \"not "
-        f"converged\": the sampler's largest R-hat is over {RHAT_LIMIT:g}, which ArviZ and "
-        "PyMC warn of.",
+        f"converged\": the sampler's or the reference's largest R-hat is over {RHAT_LIMIT:g}, "
+        "which ArviZ and PyMC warn of (a posterior with symmetric modes, a mixture's labels, "
+        "leaves every sampler there, and the comparison says little).",
     ]
     text = "\n".join(lines)
     if args.markdown:
