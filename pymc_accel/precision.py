@@ -464,6 +464,9 @@ def check_float32(
     """
     import pymc as pm
     import pytensor
+    from pytensor.gradient import NullTypeGradError
+
+    from pymc_accel.errors import UnsupportedArgumentError
 
     start = time.perf_counter()
     model = pm.modelcontext(model)
@@ -505,12 +508,8 @@ def check_float32(
     # float32 that the samplers compute finitely (the seed blog's model at full size did).
     # Stabilize before differentiating, as the JAX backends do (they differentiate the rewritten
     # logp): the gradient of log(1 - sigmoid(x)) taken first is 0/0 in float32 at large x.
-    # the profile's graph is kept whole (clone)
-    logp = as_backends_rewrite(logp, clone=logp_graph is not None, differentiable=True)
-    from pytensor.gradient import NullTypeGradError
-
-    from pymc_accel.errors import UnsupportedArgumentError
-
+    logp = as_backends_rewrite(logp, clone=logp_graph is not None,  # the profile's kept whole
+                               differentiable=True)
     try:
         grads = pytensor.grad(logp, value_vars)
     except (NotImplementedError, NullTypeGradError) as exc:  # an op with no gradient
