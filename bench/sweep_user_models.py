@@ -566,8 +566,8 @@ def logsumexp_potential(pm):
 
 
 def car_spatial(pm):
-    """A conditional autoregressive (CAR) spatial effect on a ring of 30 areas: its log
-    density holds the adjacency matrix as a sparse one (PyTensor's sparse ops)."""
+    """A conditional autoregressive (CAR) spatial effect on a ring of 30 areas, its adjacency
+    given as a dense matrix, under a Poisson likelihood."""
     n = 30
     w = np.zeros((n, n))
     for i in range(n):
