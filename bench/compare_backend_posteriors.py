@@ -96,6 +96,9 @@ def main(argv=None) -> str:
     for name in args.models.split(","):
         make = model_factory(name)
         reference = _run(make, args.reference, args)
+        if not isinstance(reference, str):  # read once for all the samplers compared to it
+            reference_rhat = convergence(reference)[0]
+            reference_divergent = divergence_fraction(reference)[0]
         for spec in args.samplers.split(","):
             other = _run(make, spec, args)
             if isinstance(reference, str) or isinstance(other, str):
@@ -104,18 +107,16 @@ def main(argv=None) -> str:
                 row = f"| {name} | {spec} | — | — | — | — | — | run failed: {failed} |"
             else:
                 c = compare(reference, other)
-                shares = [divergence_fraction(r)[0] for r in (reference, other)]
                 rhat, ess = convergence(other)
-                reference_rhat = convergence(reference)[0]
-                verdict = "agree" if c["z"] <= Z_LIMIT else (
-                    "differ, not converged" if max(rhat, reference_rhat) > RHAT_LIMIT
-                    else "**differ**")
-                if c["z"] <= Z_LIMIT and max(rhat, reference_rhat) > RHAT_LIMIT:
-                    verdict += " (not converged: says little)"
+                mixed = max(rhat, reference_rhat) <= RHAT_LIMIT
+                if c["z"] <= Z_LIMIT:
+                    verdict = "agree" if mixed else "agree (not converged: says little)"
+                else:
+                    verdict = "**differ**" if mixed else "differ, not converged"
                 row = (f"| {name} | {spec} | {c['z']:.1f} ({c['where']}) | "
-                       f"{c['sd_ratio'][0]:.2f}–{c['sd_ratio'][1]:.2f} | {shares[0]:.0%} / "
-                       f"{shares[1]:.0%} | {rhat:.3f} / {ess:.0f} | {reference_rhat:.3f} | "
-                       f"{verdict} |")
+                       f"{c['sd_ratio'][0]:.2f}–{c['sd_ratio'][1]:.2f} | "
+                       f"{reference_divergent:.0%} / {divergence_fraction(other)[0]:.0%} | "
+                       f"{rhat:.3f} / {ess:.0f} | {reference_rhat:.3f} | {verdict} |")
             print(row, flush=True)
             rows.append(row)
     command = " ".join(argv if argv is not None else sys.argv[1:])
