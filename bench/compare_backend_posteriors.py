@@ -100,7 +100,8 @@ def main(argv=None) -> str:
             reference_rhat = convergence(reference)[0]
             reference_divergent = divergence_fraction(reference)[0]
         for spec in args.samplers.split(","):
-            other = _run(make, spec, args)
+            # nothing to compare with where the reference could not run: not run either
+            other = _run(make, spec, args) if not isinstance(reference, str) else None
             if isinstance(reference, str) or isinstance(other, str):
                 failed = "; ".join(f"{s}: {r}" for s, r in ((args.reference, reference),
                                                             (spec, other)) if isinstance(r, str))
