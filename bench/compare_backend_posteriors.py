@@ -53,9 +53,11 @@ def _parse(argv):
 
 
 def sampler_arguments(spec: str) -> dict:
-    """``pymc_accel.sample``'s arguments for a sampler written as ``name:option=value:...``."""
-    name, *options = spec.split(":")
-    return {"nuts_sampler": name, **dict(o.split("=", 1) for o in options)}
+    """``pymc_accel.sample``'s arguments for a sampler written as ``name:option=value:...``
+    (colons: the list of samplers is comma-separated), as the user sweep reads its own."""
+    import sweep_user_models
+
+    return sweep_user_models.sampler_arguments(spec, separator=":")
 
 
 def convergence(idata) -> tuple[float, float]:

@@ -939,6 +939,13 @@ ARGUMENTS = {
 }
 
 
+def sampler_arguments(spec: str, separator: str = ",") -> dict:
+    """``pymc_accel.sample``'s arguments for a sampler written as ``name,option=value,...``
+    (``--sampler numba,driver=nutpie``), or with another ``separator``."""
+    name, *options = spec.split(separator)
+    return {"nuts_sampler": name, **dict(o.split("=", 1) for o in options)}
+
+
 def _pymc_start_is_finite(model) -> bool:
     """Whether PyMC's own compiled log density is finite at PyMC's own initial point: where it
     is, pymc-accel's start check refusing the model is a defect of the check, not of the
@@ -1007,8 +1014,7 @@ def main(argv=None) -> int:
     p.add_argument("--one", help=argparse.SUPPRESS)  # a worker: run this case, print its line
     args = p.parse_args(argv)
     if args.sampler:
-        name, *options = args.sampler.split(",")
-        SAMPLER.update(nuts_sampler=name, **dict(o.split("=", 1) for o in options))
+        SAMPLER.update(sampler_arguments(args.sampler))
     if args.one:
         print(run_case(args.one), flush=True)
         return 0
