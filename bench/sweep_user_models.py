@@ -738,6 +738,183 @@ def half_student_t_hierarchy(pm):
     return m
 
 
+
+def censored_gamma(pm):
+    """Waiting times recorded up to a cap of 4 (``pm.Censored`` of a gamma): the log survival
+    is the regularized upper incomplete gamma, whose gradient in the shape is a series loop
+    (PyTensor's ``ScalarLoop``)."""
+    y = np.minimum(_rng().gamma(2.0, 1.0, 80), 4.0)
+    with pm.Model() as m:
+        alpha = pm.Gamma("alpha", 2, 1)
+        beta = pm.Gamma("beta", 2, 2)
+        pm.Censored("y", pm.Gamma.dist(alpha, beta), lower=None, upper=4.0, observed=y)
+    return m
+
+
+def censored_student_t(pm):
+    """A heavy-tailed regression censored below at -1.5 (``pm.Censored`` of a Student-t): its
+    log-CDF is an incomplete beta function of the free degrees of freedom."""
+    rng = _rng()
+    x = rng.normal(size=60)
+    y = np.maximum(0.5 * x + rng.standard_t(4, 60), -1.5)
+    with pm.Model() as m:
+        nu = pm.Gamma("nu", 4, 0.5)
+        mu = pm.Normal("b", 0, 2) * x
+        pm.Censored("y", pm.StudentT.dist(nu, mu=mu, sigma=1), lower=-1.5, upper=None, observed=y)
+    return m
+
+
+def truncated_gamma(pm):
+    """Sizes observed only between 0.5 and 8 (``pm.Truncated`` of a gamma): the normalizing
+    constant is a difference of incomplete gamma functions."""
+    y = _rng().gamma(3.0, 1.0, 200)
+    y = y[(y > 0.5) & (y < 8.0)][:100]
+    with pm.Model() as m:
+        alpha = pm.Gamma("alpha", 2, 0.5)
+        beta = pm.Gamma("beta", 2, 2)
+        pm.Truncated("y", pm.Gamma.dist(alpha, beta), lower=0.5, upper=8.0, observed=y)
+    return m
+
+
+def lazy_ifelse(pm):
+    """A likelihood scale chosen by a data flag through PyTensor's lazy ``ifelse`` (only the
+    branch taken is computed)."""
+    from pytensor.conditional.op import ifelse
+
+    y = _rng().normal(1.0, 2.0, 40)
+    with pm.Model() as m:
+        robust = pm.Data("robust", 1)
+        mu = pm.Normal("mu", 0, 5)
+        s = pm.HalfNormal("s", 3)
+        scale = ifelse(pm.math.gt(robust, 0), 2.0 * s, s)
+        pm.Normal("y", mu, scale, observed=y)
+    return m
+
+
+def sparse_design(pm):
+    """A regression on a sparse design matrix (SciPy CSR, one-hot groups plus a covariate)
+    through ``pytensor.sparse.structured_dot``."""
+    import pytensor.sparse as psparse
+    import scipy.sparse as sp
+
+    rng = _rng()
+    n, k = 120, 6
+    g = rng.integers(0, k - 1, n)
+    dense = np.zeros((n, k))
+    dense[np.arange(n), g] = 1.0
+    dense[:, -1] = rng.normal(size=n)
+    x = sp.csr_matrix(dense)
+    y = dense @ np.array([0.5, -0.3, 1.0, 0.0, 0.2, 0.8]) + rng.normal(0, 0.5, n)
+    with pm.Model() as m:
+        beta = pm.Normal("beta", 0, 2, shape=k)
+        mu = psparse.structured_dot(psparse.as_sparse_variable(x), beta[:, None])[:, 0]
+        pm.Normal("y", mu, pm.HalfNormal("s"), observed=y)
+    return m
+
+
+def hand_written_mvnormal(pm):
+    """A multivariate normal log density written by hand: ``slogdet`` and ``solve`` of a
+    covariance built from a free correlation and two free scales, summed over 50 pairs."""
+    import pytensor.tensor as pt
+
+    rng = _rng()
+    y = rng.multivariate_normal([0.0, 0.0], [[1.0, 0.6], [0.6, 2.0]], 50)
+    with pm.Model() as m:
+        rho = pm.Uniform("rho", -1, 1)
+        sd = pm.HalfNormal("sd", 2, shape=2)
+        cov = pt.stack([pt.stack([sd[0] ** 2, rho * sd[0] * sd[1]]),
+                        pt.stack([rho * sd[0] * sd[1], sd[1] ** 2])])
+        _, logdet = pt.linalg.slogdet(cov)
+        quad = (y.T * pt.linalg.solve(cov, y.T)).sum()
+        pm.Potential("mvn", -0.5 * (50 * logdet + quad))
+    return m
+
+
+def trimmed_likelihood(pm):
+    """A trimmed-residual likelihood: the 54 smallest of 60 squared residuals, found by
+    ``pt.sort`` (whose gradient scatters back through the sort's order)."""
+    import pytensor.tensor as pt
+
+    rng = _rng()
+    x = rng.normal(size=60)
+    y = 1.0 + 2.0 * x + rng.normal(0, 0.5, 60)
+    y[:6] += 8.0
+    with pm.Model() as m:
+        a, b = pm.Normal("a", 0, 5), pm.Normal("b", 0, 5)
+        s = pm.HalfNormal("s", 2)
+        r2 = pt.sort(((y - a - b * x) / s) ** 2)[:54]
+        pm.Potential("trimmed", -0.5 * r2.sum() - 54 * pt.log(s))
+    return m
+
+
+def student_t_process(pm):
+    """A latent Student-t process (``pm.gp.TP``, free degrees of freedom) under a normal
+    likelihood."""
+    x = np.linspace(0, 5, 25)[:, None]
+    y = np.sin(x[:, 0]) + _rng().normal(0, 0.3, 25)
+    with pm.Model() as m:
+        ell = pm.Gamma("ell", 4, 2)
+        tp = pm.gp.TP(scale_func=pm.gp.cov.ExpQuad(1, ls=ell), nu=pm.Gamma("nu", 4, 0.5))
+        f = tp.prior("f", X=x)
+        pm.Normal("y", f, 0.3, observed=y)
+    return m
+
+
+def sparse_gp(pm):
+    """A sparse GP regression (``pm.gp.MarginalApprox``, FITC) with 10 inducing points under
+    150 observations."""
+    x = np.linspace(0, 10, 150)[:, None]
+    y = np.sin(x[:, 0]) + _rng().normal(0, 0.3, 150)
+    with pm.Model() as m:
+        ell = pm.Gamma("ell", 4, 2)
+        eta = pm.HalfNormal("eta", 2)
+        gp = pm.gp.MarginalApprox(cov_func=eta ** 2 * pm.gp.cov.Matern52(1, ls=ell),
+                                  approx="FITC")
+        gp.marginal_likelihood("y", X=x, Xu=np.linspace(0, 10, 10)[:, None], y=y,
+                               sigma=pm.HalfNormal("sigma", 1))
+    return m
+
+
+def kronecker_normal(pm):
+    """A 12 x 8 grid of observations whose covariance is the Kronecker product of two
+    squared-exponential kernels (``pm.KroneckerNormal``: eigendecompositions, no dense
+    Cholesky of the whole)."""
+    x1 = np.linspace(0, 3, 12)[:, None]
+    x2 = np.linspace(0, 2, 8)[:, None]
+    y = (np.sin(x1) * np.cos(x2.T)).ravel() + _rng().normal(0, 0.2, 96)
+    with pm.Model() as m:
+        ls1 = pm.Gamma("ls1", 4, 4)
+        ls2 = pm.Gamma("ls2", 4, 4)
+        covs = [pm.gp.cov.ExpQuad(1, ls=ls1)(x1), pm.gp.cov.ExpQuad(1, ls=ls2)(x2)]
+        pm.KroneckerNormal("y", mu=np.zeros(96), covs=covs, sigma=pm.HalfNormal("sigma", 1),
+                           observed=y)
+    return m
+
+
+def lkj_correlation(pm):
+    """A 3 x 3 correlation matrix with an LKJ prior (``pm.LKJCorr``), under a multivariate
+    normal with fixed scales."""
+    rng = _rng()
+    corr = np.array([[1.0, 0.5, 0.2], [0.5, 1.0, -0.3], [0.2, -0.3, 1.0]])
+    y = rng.multivariate_normal(np.zeros(3), corr, 80)
+    with pm.Model() as m:
+        c = pm.LKJCorr("corr", n=3, eta=2.0)
+        pm.MvNormal("y", np.zeros(3), cov=c, observed=y)
+    return m
+
+
+def hurdle_gamma(pm):
+    """Rainfall-like amounts: zeros from a Bernoulli, positives from a gamma
+    (``pm.HurdleGamma``)."""
+    rng = _rng()
+    y = np.where(rng.random(100) < 0.3, 0.0, rng.gamma(2.0, 1.5, 100))
+    with pm.Model() as m:
+        psi = pm.Beta("psi", 2, 2)
+        pm.HurdleGamma("y", psi=psi, alpha=pm.Gamma("alpha", 2, 1), beta=pm.Gamma("beta", 2, 2),
+                       observed=y)
+    return m
+
+
 MODELS = [missing_observations, normal_mixture, censored, truncated, zero_sum_with_coords,
           random_walk, autoregressive, potential_and_deterministic, custom_dist, lkj_mvnormal,
           flat_prior, discrete_free_variable, binomial_regression, large_offset, multinomial,
@@ -753,7 +930,9 @@ MODELS = [missing_observations, normal_mixture, censored, truncated, zero_sum_wi
           logsumexp_potential, car_spatial, icar_spatial, stick_breaking_mixture, gp_latent,
           mv_random_walk, ode_logistic_growth, einsum_regression, sorted_cumsum,
           piecewise_searchsorted, linear_solve_likelihood, extreme_value_families,
-          half_student_t_hierarchy]
+          half_student_t_hierarchy, censored_gamma, censored_student_t, truncated_gamma,
+          lazy_ifelse, sparse_design, hand_written_mvnormal, trimmed_likelihood,
+          student_t_process, sparse_gp, kronecker_normal, lkj_correlation, hurdle_gamma]
 
 
 # ---- arguments and situations -------------------------------------------------------------
