@@ -101,12 +101,57 @@ def ops_without_jax(outputs: Iterable[Any]) -> list[str]:
 def jax_findings(outputs: Iterable[Any]) -> tuple[list[str], list[str]]:
     """:func:`ops_without_jax`, and the ops of :data:`NAN_JAX_GRADIENT_OPS` the graph holds
     (their class names, sorted), from one walk of the graph."""
+    without, nan_prone, _ = jax_findings_with_derivatives(outputs)
+    return without, nan_prone
+
+
+#: Scalar ops whose JAX conversion has no derivative with respect to some inputs, by class
+#: name: the positions of those inputs, and what the op is in a PyMC model. JAX's
+#: ``betainc`` raises "Betainc gradient with respect to a and b not supported" when it is
+#: differentiated in ``a`` or ``b``: a censored Student-t with free degrees of freedom (its
+#: log-CDF) failed inside JAX under every JAX sampler (``bench/sweep_user_models.py``'s
+#: ``censored_student_t``, 2026-12-01). Checked against JAX's other special functions that
+#: PyTensor converts (gammainc, gammaincc, hyp2f1, zeta, polygamma, i0e, i1e, betaln, xlogy):
+#: each differentiates in every floating input.
+NO_JAX_DERIVATIVE_INPUTS = {
+    "BetaInc": ((0, 1), "the regularized incomplete beta function, as in a Student-t's, a "
+                        "beta's or a negative binomial's CDF"),
+}
+
+
+def _reads_a_parameter(var: Any) -> bool:
+    """Whether ``var`` depends on a root that is neither a constant nor a shared variable: a
+    value variable (or another input the caller differentiates in), not data."""
+    from pytensor.compile.sharedvalue import SharedVariable
+    from pytensor.graph.basic import Constant
+    from pytensor.graph.traversal import ancestors
+
+    return any(v.owner is None and not isinstance(v, (Constant, SharedVariable))
+               for v in ancestors([var]))
+
+
+def jax_findings_with_derivatives(
+        outputs: Iterable[Any]) -> tuple[list[str], list[str], list[str]]:
+    """:func:`jax_findings`, and the ops of :data:`NO_JAX_DERIVATIVE_INPUTS` whose inputs
+    without a JAX derivative read a parameter (their class names, sorted), from one walk.
+
+    The op is looked for where the log density applies it elementwise, as PyMC writes it; one
+    inside an inner graph (a Scan's step) is not looked at, and JAX's own error stays."""
     from pytensor.graph.traversal import apply_ancestors
+    from pytensor.tensor.elemwise import Elemwise
 
     foreign: dict[str, type] = {}
     nan_prone: set[str] = set()
+    underivable: set[str] = set()
     seen: set[int] = set()
     for node in apply_ancestors(list(outputs)):
+        if isinstance(node.op, Elemwise):
+            name = type(node.op.scalar_op).__name__
+            positions = NO_JAX_DERIVATIVE_INPUTS.get(name, ((), ""))[0]
+            if name not in underivable and any(
+                    i < len(node.inputs) and _reads_a_parameter(node.inputs[i])
+                    for i in positions):
+                underivable.add(name)
         if id(node.op) in seen:
             continue
         seen.add(id(node.op))
@@ -118,7 +163,7 @@ def jax_findings(outputs: Iterable[Any]) -> tuple[list[str], list[str]]:
             if not cls.__module__.startswith(_CONVERTED_MODULES) or name in PYMC_OPS_WITHOUT_JAX:
                 foreign[name] = cls
     without = sorted(name for name, cls in foreign.items() if not _converts(cls))
-    return without, sorted(nan_prone)
+    return without, sorted(nan_prone), sorted(underivable)
 
 
 #: PyMC's random variables whose log density is a switch between the density and its log-CDF or
@@ -168,6 +213,17 @@ def still_without_jax(names: Iterable[str]) -> list[str]:
             pass
         left.append(name)
     return left
+
+
+def no_derivative_reason(names: list[str]) -> str:
+    """The refusal of a JAX candidate for a log density with the ops ``names``
+    (:data:`NO_JAX_DERIVATIVE_INPUTS`) applied to a parameter where JAX has no derivative."""
+    listed = "; ".join(f"{name} ({NO_JAX_DERIVATIVE_INPUTS[name][1]})"
+                       if name in NO_JAX_DERIVATIVE_INPUTS else name for name in names)
+    return (f"the log density applies {listed} to a parameter where JAX has no derivative of "
+            "it (jax.scipy.special.betainc is not differentiable in a or b), and every JAX "
+            "sampler needs that gradient: use nuts_sampler='numba' (PyMC's NUTS or nutpie, "
+            "whose gradient is PyTensor's own)")
 
 
 def refusal_reason(names: list[str]) -> str:

@@ -14,7 +14,7 @@ from pytensor.gradient import NullTypeGradError
 
 from pymc_accel.census import OpCensus, census_of
 from pymc_accel.graph_building import initial_point, quietly
-from pymc_accel.jax_support import jax_findings, switched_log_densities
+from pymc_accel.jax_support import jax_findings_with_derivatives, switched_log_densities
 
 _DISCRETE_PREFIXES = ("int", "uint", "bool")
 
@@ -63,6 +63,10 @@ class ModelProfile:
         Ops of the log density whose derivative under JAX is NaN where PyTensor's is finite
         (:data:`pymc_accel.jax_support.NAN_JAX_GRADIENT_OPS`): ``auto`` leaves the JAX
         samplers out.
+    ops_without_jax_derivative : list of str
+        Ops the log density applies to a parameter where JAX has no derivative of them
+        (:data:`pymc_accel.jax_support.NO_JAX_DERIVATIVE_INPUTS`): the JAX samplers cannot
+        run it.
     switched_log_densities : list of str
         Censored or truncated variables (:func:`pymc_accel.jax_support.switched_log_densities`),
         whose log density JAX's derivative can make NaN: ``auto`` leaves the JAX samplers out.
@@ -91,6 +95,7 @@ class ModelProfile:
     gradient_free_vars: list[str] = field(default_factory=list)
     nan_jax_gradient_ops: list[str] = field(default_factory=list)
     switched_log_densities: list[str] = field(default_factory=list)
+    ops_without_jax_derivative: list[str] = field(default_factory=list)
 
     @property
     def has_discrete(self) -> bool:
@@ -143,6 +148,8 @@ class ModelProfile:
             "centred hierarchies": ", ".join(self.centred_hierarchies) or "none",
             **({"ops without JAX": ", ".join(self.ops_without_jax)}
                if self.ops_without_jax else {}),
+            **({"no JAX derivative": ", ".join(self.ops_without_jax_derivative)}
+               if self.ops_without_jax_derivative else {}),
             **({"NaN JAX derivatives": ", ".join(
                 [*self.nan_jax_gradient_ops, *self.switched_log_densities])}
                if self.nan_jax_gradient_ops or self.switched_log_densities else {}),
@@ -416,9 +423,9 @@ def profile_and_logp(model: pm.Model | None = None) -> tuple[ModelProfile, LogpG
     except Exception:  # an unusual distribution: no funnel found is the prior's answer
         centred = []
     try:
-        without_jax, nan_prone = jax_findings([graph.logp])
+        without_jax, nan_prone, underivable = jax_findings_with_derivatives([graph.logp])
     except Exception:  # an unusual graph: the JAX linker's own error at the run, as before
-        without_jax, nan_prone = [], []
+        without_jax, nan_prone, underivable = [], [], []
     profile = ModelProfile(
         n_free=n_free,
         free_vars=free_vars,
@@ -435,6 +442,7 @@ def profile_and_logp(model: pm.Model | None = None) -> tuple[ModelProfile, LogpG
         centred_hierarchies=centred,
         ops_without_jax=without_jax,
         nan_jax_gradient_ops=nan_prone,
+        ops_without_jax_derivative=underivable,
         switched_log_densities=switched,
         gradient_free_vars=list(graph.gradient_free_vars),
     )

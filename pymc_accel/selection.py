@@ -30,7 +30,11 @@ from pymc_accel.errors import (
     PrecisionWarning,
     UnsupportedArgumentError,
 )
-from pymc_accel.jax_support import nan_gradient_reason, still_without_jax
+from pymc_accel.jax_support import (
+    nan_gradient_reason,
+    no_derivative_reason,
+    still_without_jax,
+)
 from pymc_accel.jax_support import refusal_reason as jax_refusal_reason
 from pymc_accel.machine import MachineFigures, machine_figures
 from pymc_accel.measure import DEFAULT_BUDGET_SECONDS, measure_candidates
@@ -574,6 +578,10 @@ def select(
             est = registry.backends[c.backend].estimate(c, profile, machine)
             if "jax" in est.first_use and without_jax():
                 refusals.append(Refusal.of(c, jax_refusal_reason(without_jax())))
+                continue
+            if "jax" in est.first_use and profile.ops_without_jax_derivative:
+                refusals.append(Refusal.of(
+                    c, no_derivative_reason(profile.ops_without_jax_derivative)))
                 continue
             if "jax" in est.first_use and backend is None and (
                     profile.nan_jax_gradient_ops or profile.switched_log_densities):

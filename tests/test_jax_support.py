@@ -165,6 +165,61 @@ def test_censored_and_truncated_variables_are_found_and_auto_leaves_jax_out():
                            in r.reason for r in refused)
 
 
+
+def _betainc_potential(a_is_free: bool):
+    """A log density with ``betainc(a, 2, x)``, its ``a`` a free variable or a constant."""
+    import pymc as pm
+
+    x = np.array([0.2, 0.5, 0.7])
+    with pm.Model() as model:
+        b = pm.Gamma("b", 2.0, 1.0)
+        a = pm.Gamma("a", 2.0, 1.0) if a_is_free else 3.0
+        pm.Potential("p", pt.log(pt.betainc(a, 2.0, x)).sum() - b)
+    return model
+
+
+def test_a_parameter_in_betaincs_a_or_b_is_found_and_data_there_is_not():
+    from pymc_accel.jax_support import NO_JAX_DERIVATIVE_INPUTS, jax_findings_with_derivatives
+
+    assert jax_findings_with_derivatives([_betainc_potential(True).logp()]) == ([], [], ["BetaInc"])
+    assert jax_findings_with_derivatives([_betainc_potential(False).logp()]) == ([], [], [])
+    assert jax_findings_with_derivatives([eight_schools().logp()]) == ([], [], [])
+    assert set(NO_JAX_DERIVATIVE_INPUTS) == {"BetaInc"}
+
+
+def test_jax_has_no_derivative_of_betainc_in_a_or_b():
+    """The reason the op is listed: if a JAX release adds the derivative, this fails and the
+    entry can go."""
+    import jax
+    import jax.scipy.special as jsp
+
+    with pytest.raises(ValueError, match="Betainc gradient"):
+        jax.grad(lambda a: jsp.betainc(a, 2.0, 0.4))(2.0)
+    assert np.isfinite(float(jax.grad(lambda x: jsp.betainc(2.0, 3.0, x))(0.4)))
+
+
+def test_every_jax_sampler_is_refused_such_a_log_density_with_the_fix_named():
+    """A censored Student-t with free degrees of freedom failed inside JAX ("Betainc gradient
+    with respect to a and b not supported") under every JAX sampler named, and ``auto`` could
+    choose one for a log density with ``betainc`` of a parameter outside a censored
+    variable."""
+    import pymc_accel
+    from pymc_accel.errors import NoCandidateError
+    from pymc_accel.selection import select
+
+    model = _betainc_potential(True)
+    report = select(model, chains=2)
+    assert report.profile["no JAX derivative"] == "BetaInc"
+    refused = [r for r in report.rows if r.label.startswith("numpyro[cpu")]
+    assert refused and all(r.status == "refused" and "nuts_sampler='numba'" in r.reason
+                           for r in refused)
+    assert not report.chosen.startswith(("numpyro", "deer_mala"))
+    with pytest.raises(NoCandidateError, match="no derivative of it"):
+        pymc_accel.sample(model=model, nuts_sampler="numpyro", draws=10, tune=10, chains=1,
+                          progressbar=False)
+    assert "no JAX derivative" not in select(_betainc_potential(False), chains=2).profile
+
+
 def _interpolated_model():
     import pymc as pm
 
