@@ -145,6 +145,7 @@ def vectorized_log1mexp(x: Any) -> Any:
     return np.where(x < np.log(0.5), np.log1p(-np.exp(x)), np.log(-np.expm1(x)))
 
 
+@functools.cache
 def _vectorized_ops() -> dict[type, tuple[str, int]]:
     """PyTensor's scalar op class -> (function in this module, number of inputs)."""
     from pytensor.scalar.basic import Clip, Identity, Second
@@ -226,12 +227,14 @@ class Evaluator:
     takes 3-24 ms (docs/benchmarks.md, "The checks' graphs evaluated without a function").
     The float32 check builds two such functions and the scale spread one, for a few
     evaluations each. Here the caller's graph is evaluated where it stands and left unchanged:
-    each rewritten node's replacement is built beside it, its outputs written to the cells of
-    the node's own, and no node is rewired. PyTensor offers no way to evaluate a graph without
-    a ``FunctionGraph``, so this is written here.
+    a batched solve's replacement is built beside it, its outputs written to the cells of the
+    node's own, and no node is rewired. PyTensor offers no way to evaluate a graph without a
+    ``FunctionGraph``, so this is written here.
 
-    An elementwise node with one NumPy function of its inputs is computed by a thunk of this
-    module's (:func:`_elemwise_thunk`), every other node by its op's own Python thunk.
+    An elementwise node with one NumPy function of its inputs (its ``nfunc_spec``, a cast, a
+    sum or product of many terms, or one of :func:`_vectorized_ops`, which the evaluating
+    mode's rewrite gives a NumPy function) is computed by a thunk of this module's
+    (:func:`_elemwise_thunk`), every other node by its op's own Python thunk.
 
     Intermediate values are released as soon as their last reader has run, and every value at
     the end of a call, as PyTensor's Python linker does with garbage collection on (a check of
@@ -249,7 +252,8 @@ class Evaluator:
     Attributes
     ----------
     nodes : list of Apply
-        The nodes evaluated, in order: the graph's own and the rewrites' replacements.
+        The nodes evaluated, in order: the graph's own and the batched solves'
+        replacements.
     """
 
     def __init__(self, inputs: list[Any], outputs: list[Any]) -> None:
@@ -281,7 +285,9 @@ class Evaluator:
 
         nodes = []
         for node in io_toposort(self.inputs, outputs):
-            replacement = _vectorized_elemwise(node) or _batched_vector_solve(node)
+            # the elementwise ops of _vectorized_ops get their NumPy functions from the thunk
+            # (_elemwise_thunk): no replacement node is built for them
+            replacement = _batched_vector_solve(node)
             if replacement is None or any(new.owner is None for new in replacement):
                 nodes.append(node)
                 continue
@@ -357,10 +363,16 @@ def _elemwise_thunk(node: Any, storage: dict[Any, list], computed: dict[Any, lis
     As ``perform``, the function computes in the output's dtype where ``prepare_node`` gives
     the node a signature (``node.tag.sig``: a float output of integer inputs), not in the
     dtype NumPy would pick: ``reciprocal`` of the integer 2 is 0 in NumPy's integer
-    arithmetic, and ``exp`` or ``log`` of an int8 is computed in float16. The signature is set
-    by ``prepare_node``, so it is read after it: read before, a node seen for the first time
-    had none, and an ``Exponential(2)`` prior's initial value, ``log(1 / 2)``, came out as
-    ``log(0)``.
+    arithmetic, and ``exp`` or ``log`` of an int8 is computed in float16. Until 2026-11-30
+    the signature was read before ``prepare_node`` set it, and an ``Exponential(2)`` prior's
+    initial value, ``log(1 / 2)``, came out as ``log(0)``. Since 2026-12-01 the thunk works
+    out the signature and imports the function itself (:func:`_signature`,
+    :func:`_numpy_function`) and does not call ``prepare_node``, which also builds a scalar
+    node for PyTensor's element-by-element path that this thunk never takes.
+
+    A cast and the ops of :func:`_vectorized_ops` (``second``, ``softplus``, ...) are NumPy
+    functions here too: ``astype`` to the output's dtype, as ``prepare_node`` gives a cast, and
+    this module's vectorized functions, as the evaluating mode's rewrite gives the others.
 
     A sum or product of more than two inputs (PyMC's log density of a model is one ``Add`` of
     its terms) has no NumPy function of all its inputs: ``perform`` calls the scalar op's
@@ -374,20 +386,26 @@ def _elemwise_thunk(node: Any, storage: dict[Any, list], computed: dict[Any, lis
     if not isinstance(op, Elemwise) or op.inplace_pattern or len(node.outputs) != 1:
         return None
     spec = getattr(op, "nfunc_spec", None)
+    vectorized = _vectorized_ops().get(type(op.scalar_op))  # the class itself: not a namesake
     if type(op.scalar_op) in (ps.Add, ps.Mul) and len(node.inputs) > 2:
         ufunc = np.add if type(op.scalar_op) is ps.Add else np.multiply
 
         def function(*args: Any) -> Any:
             return functools.reduce(ufunc, args)
+    elif vectorized is not None and spec is None:
+        if len(node.inputs) != vectorized[1]:
+            return None
+        function = globals()[vectorized[0]]
+    elif isinstance(op.scalar_op, ps.Cast) and len(node.inputs) == 1:
+        function = functools.partial(np.array, dtype=node.outputs[0].type.dtype)  # a copy
     else:
         if (spec is None or spec[1] != len(node.inputs) or spec[2] != 1
                 or len(node.inputs) + 1 > 32):
             return None
-        op.prepare_node(node, None, None, "py")  # imports the function, as make_thunk does
-        function = op.nfunc
+        function = _numpy_function(spec[0])
         if function is None:
             return None
-        sig = getattr(node.tag, "sig", None)
+        sig = _signature(node, function)
         if sig is not None:  # computed in the output's dtype, as Elemwise.perform passes it
             function = functools.partial(function, sig=sig)
     ins = [storage[v] for v in node.inputs]
@@ -406,6 +424,34 @@ def _elemwise_thunk(node: Any, storage: dict[Any, list], computed: dict[Any, lis
 
     thunk.lazy = False
     return thunk
+
+
+@functools.cache
+def _numpy_function(path: str) -> Any:
+    """The function an ``nfunc_spec`` names (``"numpy.exp"``, ``"scipy.special.gammaln"``), as
+    ``Elemwise.prepare_node`` imports it; ``None`` where it cannot be imported."""
+    from pytensor.tensor.utils import import_func_from_string
+
+    try:
+        return import_func_from_string(path)
+    except (ImportError, AttributeError):
+        return None
+
+
+def _signature(node: Any, function: Any) -> str | None:
+    """The ufunc signature ``Elemwise.prepare_node`` gives a node (``node.tag.sig``): a float
+    output of an integer first input is computed in the output's dtype (``"dd->d"``), not in
+    the one NumPy would pick. ``prepare_node`` itself also builds a scalar node of the op, for
+    PyTensor's per-element path, which the thunk here does not use: building it was most of
+    the evaluator's build time on small models."""
+    from pytensor.tensor.type import discrete_dtypes, float_dtypes
+
+    out_dtype = node.outputs[0].type.dtype
+    if (out_dtype in float_dtypes and isinstance(function, np.ufunc)
+            and node.inputs[0].type.dtype in discrete_dtypes):
+        char = np.dtype(out_dtype).char
+        return char * len(node.inputs) + "->" + char * len(node.outputs)
+    return None
 
 
 @contextlib.contextmanager

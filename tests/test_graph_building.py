@@ -144,6 +144,33 @@ def test_evaluator_computes_a_float_of_integers_in_the_outputs_dtype(op):
     np.testing.assert_allclose(got, op(np.array([3.0, 7.0])).eval(), rtol=1e-6)
 
 
+def test_evaluator_builds_its_elementwise_thunks_without_prepare_node(monkeypatch):
+    """``Elemwise.prepare_node`` builds a scalar node for PyTensor's per-element path, most of
+    the evaluator's build time on small models; the evaluator's own thunks need only the
+    function and its signature. Their values stay those of PyTensor's Python linker: a float
+    of integers in the output's dtype, a cast, ``softplus`` and ``second``."""
+    from pytensor.tensor.elemwise import Elemwise
+
+    i = pt.constant(np.array([3, 7], dtype="int8"))
+    x = pt.dvector("x")
+    outs = [pt.reciprocal(i), pt.cast(x, "float32") * 2, pt.softplus(x), pt.second(x, 1.5),
+            pt.cast(pt.lt(x, 0.0), "float64")]
+    want = pytensor.function([x], outs, mode=Mode(linker="py", optimizer=None))(
+        np.array([-40.0, 0.3]))
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("prepare_node called")
+
+    monkeypatch.setattr(Elemwise, "prepare_node", refuse)
+    f = graph_building.Evaluator([x], outs)
+    elementwise = [t for n, t in zip(f.nodes, f._thunks, strict=True)
+                   if isinstance(n.op, Elemwise)]
+    assert len(elementwise) == 7 and not any(hasattr(t, "perform") for t in elementwise)
+    for got, expected in zip(f(np.array([-40.0, 0.3])), want, strict=True):
+        assert got.dtype == expected.dtype
+        np.testing.assert_array_equal(got, expected)
+
+
 @pytest.mark.parametrize("op", [pt.add, pt.mul])
 @pytest.mark.parametrize("n", [3, 40])
 def test_evaluator_computes_a_sum_or_product_of_many_inputs(op, n):
@@ -184,10 +211,14 @@ def test_evaluator_computes_what_the_evaluating_mode_computes_without_a_function
         want = pytensor.function([x], [out, grad], mode=mode)(point)
     monkeypatch.setattr(pytensor, "function", lambda *a, **k: pytest.fail("a function built"))
     f = graph_building.Evaluator([x], [out, grad])
-    specs = {type(n.op.scalar_op).__name__: n.op.nfunc_spec for n in f.nodes
-             if isinstance(n.op, Elemwise)}
-    for name in ("Softplus", "Log1mexp", "Second"):  # NumPy functions, not per element
-        assert specs[name] is not None and specs[name][0].startswith("pymc_accel.graph_building")
+    # NumPy functions, not per element: the evaluator's own thunks (PyTensor's have a
+    # ``perform``), and no replacement node built for them
+    own = {type(n.op.scalar_op).__name__: not hasattr(t, "perform")
+           for n, t in zip(f.nodes, f._thunks, strict=True) if isinstance(n.op, Elemwise)}
+    for name in ("Softplus", "Log1mexp", "Second"):
+        assert own[name]
+    assert all(n.op.nfunc_spec is None for n in f.nodes
+               if type(getattr(n.op, "scalar_op", None)).__name__ in ("Softplus", "Second"))
     for got, expected in zip(f(point), want, strict=True):
         np.testing.assert_array_equal(got, expected)
 
