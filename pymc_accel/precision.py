@@ -234,6 +234,8 @@ def float32_graph(inputs: list[Any], outputs: list[Any]) -> tuple[list[Any], lis
     from pytensor.graph.traversal import io_toposort
     from pytensor.raise_op import CheckAndRaise
     from pytensor.scalar.basic import Cast
+    from pytensor.compile.sharedvalue import SharedVariable
+    from pytensor.sparse import SparseTensorType, as_sparse_variable
     from pytensor.tensor.elemwise import Elemwise
     from pytensor.tensor.sharedvar import TensorSharedVariable
 
@@ -252,7 +254,13 @@ def float32_graph(inputs: list[Any], outputs: list[Any]) -> tuple[list[Any], lis
             return mapping[var]
         new = var
         if getattr(var.type, "dtype", None) == "float64":
-            if isinstance(var, Constant):
+            if isinstance(var.type, SparseTensorType) and isinstance(var, Constant):
+                # a SciPy sparse matrix (a sparse design matrix): np.asarray cannot convert it
+                new = as_sparse_variable(var.data.astype("float32"), name=var.name)
+            elif isinstance(var.type, SparseTensorType) and isinstance(var, SharedVariable):
+                new = pytensor.shared(var.get_value(borrow=True).astype("float32"),
+                                      name=var.name)
+            elif isinstance(var, Constant):
                 new = pt.constant(np.asarray(var.data, dtype="float32"), name=var.name)
             elif isinstance(var, TensorSharedVariable):
                 new = pytensor.shared(
@@ -609,6 +617,16 @@ def _as_written(
     )
 
 
+
+def _parameter_check_errors(outputs: list[Any]) -> tuple[type, ...]:
+    """The exception types the parameter checks (``CheckAndRaise`` ops, PyMC's
+    ``CheckParameterValue``) of the graph of ``outputs`` raise."""
+    from pytensor.graph.traversal import apply_ancestors
+    from pytensor.raise_op import CheckAndRaise
+
+    return tuple({node.op.exc_type for node in apply_ancestors(outputs)
+                  if isinstance(node.op, CheckAndRaise)})
+
 def _as_compiled(
     outputs: list[Any], *, value_vars: list[Any], points: list[dict], logp_rtol: float,
     grad_rtol: float, start: float, budget_seconds: float, compared: int, model: Any,
@@ -621,6 +639,11 @@ def _as_compiled(
     ``compared`` on float32 need only be finite where float64 is: float64 is evaluated there
     only where float32 is not finite (or raises)."""
     at64, at32 = _evaluators(value_vars, outputs)
+    # what a parameter check raises where its condition fails (PyMC's ParameterValueError):
+    # the backends compile such checks into -inf (PyMC's ``check_parameters`` rewrite), so
+    # at a jittered point it means float64 is not finite there, not that the check failed (a
+    # jittered LKJ correlation that is not positive definite raised and the check with it)
+    check_errors = _parameter_check_errors(outputs)
     logp_err = grad_err = 0.0
     problem = ""
     per_point = []
@@ -639,7 +662,10 @@ def _as_compiled(
             if finite32:
                 per_point.append({"point": where, "logp32": float(lp32), "finite": True})
                 continue
-            lp64, g64 = at64(point)
+            try:
+                lp64, g64 = at64(point)
+            except check_errors:
+                lp64, g64 = -math.inf, np.zeros(0)
             if not _finite(lp64, g64):
                 per_point.append({"point": where, "skipped": "float64 not finite"})
                 continue
@@ -650,7 +676,10 @@ def _as_compiled(
             continue
         try:
             lp64, g64 = at64(point)
-        except Exception:
+        except Exception as exc:
+            if i > 0 and isinstance(exc, check_errors):
+                per_point.append({"point": where, "skipped": "float64 not finite"})
+                continue
             if i > 0:
                 raise
             # a start outside the support: name the variable as sample() does, not PyTensor's

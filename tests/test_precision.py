@@ -112,6 +112,40 @@ def test_a_parameter_check_with_a_float64_tolerance_passes_through_in_float32_as
     assert check.logp_rel_error < LOGP_RTOL
 
 
+
+def test_a_parameter_check_failing_at_a_jittered_point_is_float64_not_finite_there():
+    """At a jittered start where a parameter is outside its support (a scale below zero here;
+    a jittered LKJ correlation that is not positive definite in the user sweep), PyMC's
+    parameter check raises when evaluated op by op, where every backend compiles it into
+    -inf. The check raised there, and float32 was refused as "could not be checked"."""
+    with pm.Model() as model:
+        a = pm.Normal("a", 0.0, 1.0)
+        pm.Normal("y", 0.0, a + 0.5, observed=np.array([0.1, -0.3, 0.2]))
+    check = check_float32(model)
+    skipped = [p["point"] for p in check.per_point if p.get("skipped")]
+    assert skipped and "the initial point" not in skipped
+    assert check.safe, check.summary()
+
+
+def test_float32_is_checked_on_a_sparse_design_matrix():
+    """A SciPy sparse matrix in the log density (``pytensor.sparse.structured_dot``): the
+    float32 copy converted every float64 constant with ``np.asarray``, which raised on it, and
+    float32 was refused as "could not be checked"."""
+    import pytensor.sparse as psparse
+    import scipy.sparse as sp
+
+    rng = np.random.default_rng(0)
+    x = sp.random(60, 5, density=0.3, random_state=1, format="csr")
+    with pm.Model() as model:
+        beta = pm.Normal("beta", 0.0, 1.0, shape=5)
+        mu = psparse.structured_dot(psparse.as_sparse_variable(x), beta[:, None])[:, 0]
+        pm.Normal("y", mu, 1.0, observed=rng.normal(size=60))
+    check = check_float32(model)
+    assert check.safe, check.summary()
+    assert check.points == POINTS_CHECKED
+    assert 0.0 < check.logp_rel_error < LOGP_RTOL  # float32 computed, not float64 again
+
+
 def test_float32_not_finite_at_some_starts_only_is_caught_by_the_finiteness_points():
     model = _tail_underflow_model()
     assert check_float32(model, finiteness_points=0).safe  # what the check saw until 2026-11-30
