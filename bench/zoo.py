@@ -734,6 +734,109 @@ def binomial_groups(groups: int = 70) -> pm.Model:
     return model
 
 
+
+# An eighth set (2026-12-01), from the user sweep's ninth set, at sizes applied work has: a
+# sparse GP, a Kronecker-structured GP, a hurdle model, a latent Student-t process, a trimmed
+# likelihood and a truncated regression.
+
+
+def sparse_gp(n: int = 500, inducing: int = 20) -> pm.Model:
+    """A sparse GP regression (``pm.gp.MarginalApprox``, FITC, a Matern 5/2 kernel) with
+    ``inducing`` points under ``n`` observations: its length scale, amplitude and noise free."""
+    rng = np.random.default_rng(38)
+    x = np.sort(rng.uniform(0, 10, n))[:, None]
+    y = np.sin(x[:, 0]) + 0.3 * np.cos(3 * x[:, 0]) + rng.normal(0, 0.3, n)
+    with pm.Model() as model:
+        ell = pm.Gamma("ell", 4, 2)
+        eta = pm.HalfNormal("eta", 2)
+        gp = pm.gp.MarginalApprox(cov_func=eta ** 2 * pm.gp.cov.Matern52(1, ls=ell),
+                                  approx="FITC")
+        gp.marginal_likelihood("y", X=x, Xu=np.linspace(0, 10, inducing)[:, None], y=y,
+                               sigma=pm.HalfNormal("sigma", 1))
+    return model
+
+
+def kronecker_gp(rows: int = 30, cols: int = 20) -> pm.Model:
+    """Observations on a ``rows`` x ``cols`` grid whose covariance is the Kronecker product of
+    two squared-exponential kernels (``pm.KroneckerNormal``: each factor's eigendecomposition,
+    no Cholesky of the whole)."""
+    rng = np.random.default_rng(39)
+    x1 = np.linspace(0, 3, rows)[:, None]
+    x2 = np.linspace(0, 2, cols)[:, None]
+    y = (np.sin(2 * x1) * np.cos(x2.T)).ravel() + rng.normal(0, 0.2, rows * cols)
+    with pm.Model() as model:
+        covs = [pm.gp.cov.ExpQuad(1, ls=pm.Gamma("ls1", 4, 4))(x1),
+                pm.gp.cov.ExpQuad(1, ls=pm.Gamma("ls2", 4, 4))(x2)]
+        pm.KroneckerNormal("y", mu=np.zeros(rows * cols), covs=covs,
+                           sigma=pm.HalfNormal("sigma", 1), observed=y)
+    return model
+
+
+def hurdle_gamma_regression(n: int = 3000, k: int = 4) -> pm.Model:
+    """Amounts that are zero or positive (rainfall, spending): a logistic regression for the
+    zeros and a log-linear gamma regression for the positives (``pm.HurdleGamma``)."""
+    rng = np.random.default_rng(40)
+    x = rng.normal(size=(n, k))
+    nonzero = rng.random(n) < 1 / (1 + np.exp(-(0.5 + x @ rng.normal(0, 0.5, k))))
+    mean = np.exp(1.0 + x @ rng.normal(0, 0.3, k))
+    y = np.where(nonzero, rng.gamma(2.0, mean / 2.0), 0.0)
+    with pm.Model() as model:
+        a = pm.Normal("a", 0, 1, shape=k + 1)
+        b = pm.Normal("b", 0, 1, shape=k + 1)
+        psi = pm.math.sigmoid(a[0] + x @ a[1:])
+        pm.HurdleGamma("y", psi=psi, mu=pm.math.exp(b[0] + x @ b[1:]),
+                       sigma=pm.HalfNormal("sigma", 2), observed=y)
+    return model
+
+
+def student_t_process(n: int = 40) -> pm.Model:
+    """A latent Student-t process (``pm.gp.TP``, its degrees of freedom and length scale free)
+    over ``n`` points under a normal likelihood: ``n + 2`` free dimensions."""
+    rng = np.random.default_rng(41)
+    x = np.linspace(0, 8, n)[:, None]
+    y = np.sin(x[:, 0]) + rng.standard_t(3, n) * 0.3
+    with pm.Model() as model:
+        ell = pm.Gamma("ell", 4, 2)
+        tp = pm.gp.TP(scale_func=pm.gp.cov.ExpQuad(1, ls=ell), nu=pm.Gamma("nu", 4, 0.5))
+        pm.Normal("y", tp.prior("f", X=x), 0.3, observed=y)
+    return model
+
+
+def trimmed_regression(n: int = 2000, kept: float = 0.95) -> pm.Model:
+    """A robust line fit by a trimmed likelihood: the smallest ``kept`` share of the squared
+    residuals, found by ``pt.sort``, with a free scale; 5% of the points are outliers."""
+    import pytensor.tensor as pt
+
+    rng = np.random.default_rng(42)
+    x = rng.normal(size=n)
+    y = 1.0 + 2.0 * x + rng.normal(0, 0.5, n)
+    y[: n // 20] += rng.normal(8, 2, n // 20)
+    m = int(kept * n)
+    with pm.Model() as model:
+        a, b = pm.Normal("a", 0, 5), pm.Normal("b", 0, 5)
+        s = pm.HalfNormal("s", 2)
+        r2 = pt.sort(((y - a - b * x) / s) ** 2)[:m]
+        pm.Potential("trimmed", -0.5 * r2.sum() - m * pt.log(s))
+    return model
+
+
+def truncated_gamma_regression(n: int = 1500, k: int = 4) -> pm.Model:
+    """Sizes recorded only between 0.5 and 20 (``pm.Truncated`` of a gamma regression): the
+    normalizing constant is a difference of incomplete gamma functions of the free shape."""
+    rng = np.random.default_rng(43)
+    x = rng.normal(size=(n * 2, k))
+    y = rng.gamma(3.0, np.exp(0.5 + x @ rng.normal(0, 0.3, k)) / 3.0)
+    keep = (y > 0.5) & (y < 20.0)
+    x, y = x[keep][:n], y[keep][:n]
+    with pm.Model() as model:
+        b = pm.Normal("b", 0, 1, shape=k)
+        alpha = pm.Gamma("alpha", 2, 0.5)
+        mu = pm.math.exp(pm.Normal("b0", 0, 2) + x @ b)
+        pm.Truncated("y", pm.Gamma.dist(alpha=alpha, beta=alpha / mu), lower=0.5, upper=20.0,
+                     observed=y)
+    return model
+
+
 def held_out() -> dict[str, Callable[[], pm.Model]]:
     """Name -> factory of models that no trajectory or regret figure was fitted on, with 7 to
     503 free dimensions: out-of-sample checks of the cost model (``bench/fit_trajectories.py``,
@@ -786,6 +889,13 @@ def held_out() -> dict[str, Callable[[], pm.Model]]:
         "zsn_42": zero_sum_crossed,
         "spline_20": spline_regression,
         "binomial_72": binomial_groups,
+        # an eighth set (2026-12-01), from the user sweep's ninth set
+        "sparse_gp_3": sparse_gp,
+        "kronecker_3": kronecker_gp,
+        "hurdle_gamma_11": hurdle_gamma_regression,
+        "tp_42": student_t_process,
+        "trimmed_3": trimmed_regression,
+        "truncated_gamma_6": truncated_gamma_regression,
     }
 
 
