@@ -1,4 +1,6 @@
-"""Whether a model's log density can run on JAX: the ops PyTensor has no JAX conversion for.
+"""Whether a model's log density can run on JAX: the ops PyTensor has no JAX conversion for,
+and those JAX cannot differentiate where the log density needs it
+(:data:`NO_JAX_DERIVATIVE_INPUTS`).
 
 A JAX backend (NumPyro, DEER-MALA, and the plugins that run on JAX) hands the log density to
 PyTensor's JAX linker, which converts each op with ``jax_funcify``. A model with an op of the
@@ -110,9 +112,9 @@ def jax_findings(outputs: Iterable[Any]) -> tuple[list[str], list[str]]:
 #: ``betainc`` raises "Betainc gradient with respect to a and b not supported" when it is
 #: differentiated in ``a`` or ``b``: a censored Student-t with free degrees of freedom (its
 #: log-CDF) failed inside JAX under every JAX sampler (``bench/sweep_user_models.py``'s
-#: ``censored_student_t``, 2026-12-01). Checked against JAX's other special functions that
-#: PyTensor converts (gammainc, gammaincc, hyp2f1, zeta, polygamma, i0e, i1e, betaln, xlogy):
-#: each differentiates in every floating input.
+#: ``censored_student_t``, 2026-12-01). JAX's other special functions that PyTensor converts
+#: (gammainc, gammaincc, hyp2f1, zeta, polygamma, i0e, i1e, betaln, xlogy) each differentiate
+#: in every floating input (``tests/test_jax_support.py`` checks each).
 NO_JAX_DERIVATIVE_INPUTS = {
     "BetaInc": ((0, 1), "the regularized incomplete beta function, as in a Student-t's, a "
                         "beta's or a negative binomial's CDF"),
