@@ -9,7 +9,8 @@ runs every case with one sampler instead of ``auto``; a case it refuses with a p
 error (a step method for NumPyro, say) prints ``REF``, but a start refused as not finite where
 PyMC's own log density is finite there prints ``ERR``. A result whose chains never left their
 start (:func:`pymc_accel.stuck_chains.stuck_chains`: pymc-accel warned, the draws are the
-starts) prints ``STK``; an ``OK`` after a fallback re-run shows the report's note.
+starts), or that barely moved (:func:`pymc_accel.stuck_chains.frozen_chains`), prints ``STK``;
+an ``OK`` after a fallback re-run shows the report's note.
 
     JAX_PLATFORMS=cpu PYMC_ACCEL_HISTORY=off python bench/sweep_user_models.py \
         [--cases a,b] [--sampler numpyro | numba,driver=nutpie | ...]
@@ -1160,11 +1161,15 @@ def run_case(name: str) -> str:
         line = f"{status:4s} {name}: {ran} ({time.perf_counter() - start:.1f} s)"
         if expected:
             return line
-        from pymc_accel.stuck_chains import stuck_chains
+        from pymc_accel.stuck_chains import frozen_chains, stuck_chains
 
         stuck = stuck_chains(idata)
         if stuck:  # a result, with pymc-accel's StuckChainsWarning: the draws are the starts
             return (f"STK  {name}: {ran}: chains {stuck} never left their start "
+                    f"({time.perf_counter() - start:.1f} s)")
+        frozen = frozen_chains(idata)
+        if frozen:  # the same warning: every draw at the maximum tree depth, barely moving
+            return (f"STK  {name}: {ran}: chains {frozen} barely moved "
                     f"({time.perf_counter() - start:.1f} s)")
         notes = pymc_accel.SelectionReport.from_idata(idata).notes if (
             "pymc_accel_selection" in idata.attrs) else []

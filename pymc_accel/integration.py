@@ -531,25 +531,37 @@ def _fall_back_if_stuck(idata, report, model, request, registry, automatic: bool
     symbolic gradient, which PyMC's NUTS and nutpie run, is finite: PyMC's normal log-CDF (a
     censored or truncated normal) in the far tail is one known case (pymc-devs/pymc#7980). Such
     a run returns its chains' starts repeated, with PyMC's convergence warnings and no error.
+    Chains that barely moved (:func:`pymc_accel.stuck_chains.frozen_chains`: NUTS whose step
+    size collapsed in tuning, as NumPyro's and BlackJAX's did on a latent Student-t process
+    that PyMC's NUTS and nutpie sample) are re-run or warned of the same way.
     ``automatic``: the caller left backend, device and precision to the selector, so the
     fallback (the numba backend, on the CPU, in the model's precision) is the selector's to
     choose.
     """
-    from pymc_accel.stuck_chains import stuck_chains
+    from pymc_accel.stuck_chains import frozen_chains, stuck_chains
 
-    stuck = stuck_chains(idata)
+    stuck, frozen = stuck_chains(idata), []
     if not stuck:
-        return idata, report
-    chains = ("chain " if len(stuck) == 1 else "chains ") + ", ".join(map(str, stuck))
-    never_moved = (f"{chains} of the run with {report.chosen} never left "
-                   f"{'its' if len(stuck) == 1 else 'their'} start (every draw the same)")
+        frozen = frozen_chains(idata)
+        if not frozen:
+            return idata, report
+    chains = ("chain " if len(stuck or frozen) == 1 else "chains ") + ", ".join(
+        map(str, stuck or frozen))
+    if frozen:
+        never_moved = (f"{chains} of the run with {report.chosen} barely moved (every draw at "
+                       "the maximum tree depth, and a spread under 1% of the run's: a step "
+                       "size that collapsed in tuning)")
+    else:
+        never_moved = (f"{chains} of the run with {report.chosen} never left "
+                       f"{'its' if len(stuck) == 1 else 'their'} start (every draw the same)")
     if not request.tune:  # no adaptation: the first step size kept, and far too long
         warnings.warn(
             f"{never_moved}: with tune=0 the step size is never adapted, and NUTS rejected "
             "every proposal from its first one. Pass tune (pm.sample's default is 1000).",
             StuckChainsWarning, stacklevel=3)
         return idata, report
-    problem = f"{never_moved}, as a chain does where the gradient is not finite"
+    problem = (f"{never_moved}, as NUTS does where its adaptation fails" if frozen
+               else f"{never_moved}, as a chain does where the gradient is not finite")
     on_jax = _runs_on_jax(report)
     again = None
     if automatic and on_jax and "numba" in registry.backends:
@@ -559,7 +571,11 @@ def _fall_back_if_stuck(idata, report, model, request, registry, automatic: bool
         except PymcAccelError:  # numba cannot run this model or these arguments
             again = None
     if again is None:
-        if on_jax:
+        if frozen:
+            fix = ("sample with another sampler (nuts_sampler='numba', whose adaptation of "
+                   "PyMC's NUTS or nutpie starts from the gradient's scale), or reparameterize "
+                   "the model")
+        elif on_jax:
             fix = ("JAX's derivative of the log density can be NaN where PyTensor's gradient "
                    "is finite (PyMC's normal log-CDF in the far tail is one known case, "
                    "pymc-devs/pymc#7980): sample with nuts_sampler='numba', whose gradient is "
@@ -569,10 +585,11 @@ def _fall_back_if_stuck(idata, report, model, request, registry, automatic: bool
         else:
             fix = ("the log density's gradient is not finite there: check the start with "
                    "model.point_logps() and pass initvals nearer the posterior")
-        warnings.warn(f"{problem}. Its draws are that start repeated; {fix}.",
-                      StuckChainsWarning, stacklevel=3)
+        what = "barely moved from where tuning left them" if frozen else "that start repeated"
+        warnings.warn(f"{problem}. Its draws {what}; {fix}.", StuckChainsWarning, stacklevel=3)
         return idata, report
-    note = f"{problem}; re-ran with {again.chosen}, whose gradient is PyTensor's"
+    note = (f"{problem}; re-ran with {again.chosen}" if frozen
+            else f"{problem}; re-ran with {again.chosen}, whose gradient is PyTensor's")
     return _re_run(model, request, registry, report, again, note)
 
 
@@ -643,9 +660,9 @@ def _run_backend(model, report: SelectionReport, request: SampleRequest, registr
             data = data_digest(model)  # the compiled program holds the data's values
             options = history.program_options_key(  # and the sampler's options
                 request.target_accept, request.backend_kwargs, request.var_names)
-        from pymc_accel.stuck_chains import stuck_chains
+        from pymc_accel.stuck_chains import frozen_chains, stuck_chains
 
-        if not stuck_chains(idata):
+        if not stuck_chains(idata) and not frozen_chains(idata):
             history.record(report.model_profile, candidate, report.estimate, request, wall,
                            idata, data=data, options=options)
         elif request.tune:  # with tune=0 no sampler adapts: not the sampler's failure

@@ -590,8 +590,8 @@ def select(
                 continue
             if backend is None and (stuck_at := history.stuck_at(profile, c)):
                 refusals.append(Refusal.of(
-                    c, f"its chains never left their start when it ran this model (at "
-                       f"{stuck_at}): name it to run it anyway"))
+                    c, f"its chains never left their start, or barely moved, when it ran this "
+                       f"model (at {stuck_at}): name it to run it anyway"))
                 continue
             # start-up work at this machine's pace, then what an earlier run of the model observed
             est = at_start_up_pace(est, machine, c.device)

@@ -631,6 +631,39 @@ class _StuckAtTheStart:
                                               "diverging": np.ones(shape, bool)}})
 
 
+
+class _FrozenInTuning(_StuckAtTheStart):
+    """A JAX backend estimated fastest whose chains end tuning with a collapsed step size:
+    every draw at the maximum tree depth, each chain in its own corner, moving by a hair (as
+    NumPyro's and BlackJAX's did on a latent Student-t process)."""
+
+    def sample(self, model, candidate, request):
+        import arviz as az
+
+        self.sampled += 1
+        rng = np.random.default_rng(0)
+        shape = (request.chains, request.draws)
+        corners = np.linspace(-2.0, 2.0, request.chains)[:, None]
+        return az.from_dict({"posterior": {"mu": corners + rng.normal(0.0, 1e-6, shape)},
+                             "sample_stats": {"tree_depth": np.full(shape, 10),
+                                              "diverging": np.zeros(shape, bool)}})
+
+
+def test_an_automatic_jax_run_whose_chains_barely_moved_is_re_run_with_numba(monkeypatch):
+    frozen, truth = _FrozenInTuning("frozenjax"), conjugate_normal()
+    _with_backend(monkeypatch, frozen)
+    idata = pymc_accel.sample(model=truth.model, **FAST)
+    assert frozen.sampled == 1
+    report = SelectionReport.from_idata(idata)
+    assert report.chosen.startswith("numba[cpu,float64")
+    assert any("chains 0, 1 of the run with frozenjax[cpu,float64] barely moved" in n
+               and f"re-ran with {report.chosen}" in n for n in report.notes)
+    mu = idata.posterior["mu"].values
+    assert abs(mu.mean() - truth.post_mean) < 4 * truth.post_sd / np.sqrt(100)
+    with pytest.warns(pymc_accel.StuckChainsWarning, match="barely moved"):  # named: warned
+        pymc_accel.sample(model=truth.model, nuts_sampler="frozenjax", **FAST)
+
+
 def _with_backend(monkeypatch, backend):
     from pymc_accel import integration
     from pymc_accel.registry import build_registry
@@ -697,7 +730,8 @@ def test_a_stuck_run_is_not_recorded_as_a_run_and_auto_leaves_its_sampler_out_af
     assert stuck.sampled == 1  # the second run left it out
     assert not report.chosen.startswith("stuckjax")
     refused = next(r for r in report.rows if r.label == "stuckjax[cpu,float64]")
-    assert refused.status == "refused" and "never left their start when it ran" in refused.reason
+    assert refused.status == "refused"
+    assert "never left their start, or barely moved, when it ran" in refused.reason
     entry = history.lookup(report.model_profile or pymc_accel.profile_model(truth.model),
                            pymc_accel.Candidate("stuckjax", "cpu", "float64"))
     assert "stuck" in entry and "wall_seconds" not in entry

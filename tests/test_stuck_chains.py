@@ -67,3 +67,45 @@ def test_too_few_draws_or_no_draws_say_nothing():
     assert stuck_chains(_result(lp=np.zeros((2, MIN_DRAWS - 1)))) == []
     assert stuck_chains(_result(lp=np.zeros((2, MIN_DRAWS)))) == [0, 1]
     assert stuck_chains(az.from_dict({"observed_data": {"y": np.zeros(3)}})) == []
+
+
+def _stats_result(posterior, **stats):
+    return az.from_dict({"posterior": posterior,
+                         "sample_stats": {k: np.asarray(v) for k, v in stats.items()}})
+
+
+def test_a_chain_at_the_maximum_depth_that_barely_moves_is_frozen():
+    """NumPyro's chains on a latent Student-t process: every draw at 1,023 leapfrogs, each
+    chain in a corner of the posterior, moving by a hair."""
+    from pymc_accel.stuck_chains import frozen_chains
+
+    rng = np.random.default_rng(0)
+    x = np.stack([rng.normal(0.0, 1.0, 200), 3.0 + rng.normal(0.0, 1e-5, 200)])
+    assert frozen_chains(_stats_result({"x": x}, tree_depth=np.full((2, 200), 10))) == [1]
+    # PyMC's and nutpie's statistic, where it is recorded
+    assert frozen_chains(_stats_result(
+        {"x": x}, reached_max_treedepth=np.ones((2, 200), bool))) == [1]
+
+
+def test_slow_chains_and_chains_below_the_maximum_depth_are_not_frozen():
+    from pymc_accel.stuck_chains import frozen_chains
+
+    rng = np.random.default_rng(1)
+    tight = np.stack([rng.normal(0.0, 1.0, 200), 3.0 + rng.normal(0.0, 1e-5, 200)])
+    slow = np.stack([rng.normal(0.0, 1.0, 200), 1.0 + rng.normal(0.0, 0.3, 200)])
+    depth = np.full((2, 200), 10)
+    assert frozen_chains(_stats_result({"x": slow}, tree_depth=depth)) == []  # a slow chain
+    shallow = depth.copy()
+    shallow[1, ::2] = 4  # at the maximum on half its draws: its step size did not collapse
+    assert frozen_chains(_stats_result({"x": tight}, tree_depth=shallow)) == []
+    assert frozen_chains(_stats_result({"x": tight[:1]}, tree_depth=depth[:1])) == []  # alone
+    assert frozen_chains(_result(posterior={"x": tight})) == []  # no tree depths recorded
+    assert stuck_chains(_stats_result({"x": tight}, tree_depth=depth)) == []  # it did move
+
+
+def test_a_run_whose_every_tree_has_one_shallow_depth_is_not_at_a_maximum():
+    from pymc_accel.stuck_chains import frozen_chains
+
+    rng = np.random.default_rng(2)
+    tight = np.stack([rng.normal(0.0, 1.0, 200), 3.0 + rng.normal(0.0, 1e-5, 200)])
+    assert frozen_chains(_stats_result({"x": tight}, tree_depth=np.full((2, 200), 3))) == []
