@@ -1216,8 +1216,8 @@ def main(argv=None) -> int:
         stuck += line.startswith("STK")
         print(line, flush=True)
     print(f"{len(names) - failed - stuck} of {len(names)} cases as expected"
-          + (f"; {stuck} returned chains that never left their start (STK: pymc-accel warned)"
-             if stuck else ""))
+          + (f"; {stuck} returned chains that never left their start or barely moved "
+             "(STK: pymc-accel warned)" if stuck else ""))
     return 1 if failed else 0
 
 

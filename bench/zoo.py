@@ -737,10 +737,10 @@ def binomial_groups(groups: int = 70) -> pm.Model:
 
 # An eighth set (2026-12-01), from the user sweep's ninth set, at sizes applied work has: a
 # sparse GP, a hurdle model, a trimmed likelihood and a truncated regression. Left out, for a
-# bench of 16 runs a candidate: a Kronecker GP on a 30 x 20 grid (NUTS trees 9-10 deep, NumPyro
-# 32 s for 2 chains of 200 + 200 draws; nutpie's and PyMC's first runs of 1000 + 1000 took 203
-# and 226 s with a min bulk ESS under 3), and a latent Student-t process (10-14 s a sampler
-# for 200 + 200 draws of 25 points in the user sweep).
+# bench of 16 runs a candidate: a Kronecker GP on a 30 x 20 grid, whose first candidates' runs
+# of 1000 + 1000 draws took minutes each and barely mixed, and a latent Student-t process, 6-14 s
+# a sampler for 200 + 200 draws of 25 points in the user sweep
+# (docs/results/sweep-user-models-cpu-2026-12-01-ninth-set-at-3f3ed66.txt).
 
 
 def sparse_gp(n: int = 500, inducing: int = 20) -> pm.Model:
