@@ -649,21 +649,6 @@ class _FrozenInTuning(_StuckAtTheStart):
                                               "diverging": np.zeros(shape, bool)}})
 
 
-def test_an_automatic_jax_run_whose_chains_barely_moved_is_re_run_with_numba(monkeypatch):
-    frozen, truth = _FrozenInTuning("frozenjax"), conjugate_normal()
-    _with_backend(monkeypatch, frozen)
-    idata = pymc_accel.sample(model=truth.model, **FAST)
-    assert frozen.sampled == 1
-    report = SelectionReport.from_idata(idata)
-    assert report.chosen.startswith("numba[cpu,float64")
-    assert any("chains 0, 1 of the run with frozenjax[cpu,float64] barely moved" in n
-               and f"re-ran with {report.chosen}" in n for n in report.notes)
-    mu = idata.posterior["mu"].values
-    assert abs(mu.mean() - truth.post_mean) < 4 * truth.post_sd / np.sqrt(100)
-    with pytest.warns(pymc_accel.StuckChainsWarning, match="barely moved"):  # named: warned
-        pymc_accel.sample(model=truth.model, nuts_sampler="frozenjax", **FAST)
-
-
 def _with_backend(monkeypatch, backend):
     from pymc_accel import integration
     from pymc_accel.registry import build_registry
@@ -674,18 +659,22 @@ def _with_backend(monkeypatch, backend):
     monkeypatch.setattr(integration, "get_registry", lambda: registry)
 
 
+@pytest.mark.parametrize("make, what", [
+    (_StuckAtTheStart, "stuckjax[cpu,float64] never left their start"),
+    (lambda: _FrozenInTuning("frozenjax"), "frozenjax[cpu,float64] barely moved"),
+])
 def test_an_automatic_jax_run_whose_chains_never_moved_is_re_run_on_pytensors_gradient(
-        monkeypatch):
-    stuck, truth = _StuckAtTheStart(), conjugate_normal()
+        monkeypatch, make, what):
+    stuck, truth = make(), conjugate_normal()
     _with_backend(monkeypatch, stuck)
     idata = pymc_accel.sample(model=truth.model, **FAST)
     assert stuck.sampled == 1
     report = SelectionReport.from_idata(idata)
     assert report.chosen.startswith("numba[cpu,float64")
-    assert any("chains 0, 1 of the run with stuckjax[cpu,float64] never left their start" in n
+    assert any(f"chains 0, 1 of the run with {what}" in n
                and f"re-ran with {report.chosen}" in n for n in report.notes)
     mu = idata.posterior["mu"].values
-    assert np.all(mu.std(axis=1) > 0)  # the draws moved
+    assert np.all(mu.std(axis=1) > 1e-3)  # the draws moved
     # within four Monte Carlo errors of the known posterior mean (over 100 effective draws)
     assert abs(mu.mean() - truth.post_mean) < 4 * truth.post_sd / np.sqrt(100)
 
@@ -693,6 +682,7 @@ def test_an_automatic_jax_run_whose_chains_never_moved_is_re_run_on_pytensors_gr
 @pytest.mark.parametrize("stuck, named, fix", [
     (_StuckAtTheStart(), True, "nuts_sampler='numba'"),  # the caller named the sampler
     (_StuckAtTheStart("stucknumba", on_jax=False), False, "pass initvals"),  # not JAX's doing
+    (_FrozenInTuning("frozenjax"), True, "barely moved.*nuts_sampler='numba'"),
 ])
 def test_stuck_chains_the_selector_may_not_re_run_warn_with_the_fix(monkeypatch, stuck, named,
                                                                      fix):
