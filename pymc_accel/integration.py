@@ -571,10 +571,13 @@ def _fall_back_if_stuck(idata, report, model, request, registry, automatic: bool
         except PymcAccelError:  # numba cannot run this model or these arguments
             again = None
     if again is None:
-        if frozen:
-            fix = ("sample with another sampler (nuts_sampler='numba', whose adaptation of "
-                   "PyMC's NUTS or nutpie starts from the gradient's scale), or reparameterize "
-                   "the model")
+        if frozen and on_jax:
+            fix = ("sample with another sampler (nuts_sampler='numba': PyMC's NUTS and nutpie "
+                   "adapt their step size and mass matrix otherwise), or reparameterize the "
+                   "model")
+        elif frozen:  # the numba backend's own run: the other driver, or the model
+            fix = ("sample with the other driver or another sampler, or reparameterize the "
+                   "model")
         elif on_jax:
             fix = ("JAX's derivative of the log density can be NaN where PyTensor's gradient "
                    "is finite (PyMC's normal log-CDF in the far tail is one known case, "
