@@ -916,6 +916,92 @@ def hurdle_gamma(pm):
     return m
 
 
+
+def ctmc_matrix_exponential(pm):
+    """A two-state continuous-time Markov chain seen at unequal intervals: the transition
+    matrices are ``pt.linalg.expm`` of the free rate matrix times each interval."""
+    import pytensor.tensor as pt
+
+    rng = _rng()
+    dt = rng.uniform(0.2, 2.0, 60)
+    states = [0]
+    for t in dt:
+        stay = np.exp(-0.7 * t) if states[-1] == 0 else np.exp(-0.4 * t)
+        states.append(states[-1] if rng.random() < stay else 1 - states[-1])
+    states = np.array(states)
+    with pm.Model() as m:
+        a, b = pm.Gamma("a", 2, 2), pm.Gamma("b", 2, 2)
+        q = pt.stack([pt.stack([-a, a]), pt.stack([b, -b])])
+        p = pt.stack([pt.linalg.expm(q * t) for t in dt])
+        pm.Potential("transitions", pt.log(p[np.arange(60), states[:-1], states[1:]]).sum())
+    return m
+
+
+def eigenvalue_likelihood(pm):
+    """Observed eigenvalues of a symmetric 3 x 3 matrix built from free entries
+    (``pt.linalg.eigh``: its gradient goes through the eigenvectors)."""
+    import pytensor.tensor as pt
+
+    y = np.array([0.6, 1.9, 3.4])
+    with pm.Model() as m:
+        d = pm.Normal("d", 2.0, 1.0, shape=3)
+        off = pm.Normal("off", 0.0, 0.5, shape=3)
+        mat = pt.stack([pt.stack([d[0], off[0], off[1]]), pt.stack([off[0], d[1], off[2]]),
+                        pt.stack([off[1], off[2], d[2]])])
+        pm.Normal("y", pt.linalg.eigh(mat)[0], 0.1, observed=y)
+    return m
+
+
+def censored_negative_binomial(pm):
+    """Overdispersed counts recorded up to a cap of 10 (``pm.Censored`` of a negative binomial:
+    its log survival is an incomplete beta function of the free dispersion)."""
+    y = np.minimum(_rng().negative_binomial(3, 0.4, 80), 10)
+    with pm.Model() as m:
+        mu, alpha = pm.Gamma("mu", 2, 0.5), pm.Gamma("alpha", 2, 1)
+        pm.Censored("y", pm.NegativeBinomial.dist(mu=mu, alpha=alpha), lower=None, upper=10,
+                    observed=y)
+    return m
+
+
+def discrete_weibull(pm):
+    """Counts from a discrete Weibull (``pm.DiscreteWeibull``), both parameters free."""
+    y = np.floor(_rng().weibull(1.3, 100) * 4).astype(int)
+    with pm.Model() as m:
+        pm.DiscreteWeibull("y", q=pm.Beta("q", 2, 2), beta=pm.Gamma("beta", 2, 2), observed=y)
+    return m
+
+
+def mixture_of_families(pm):
+    """A mixture of a normal and a Student-t component with their own locations
+    (``pm.Mixture`` of two families)."""
+    rng = _rng()
+    y = np.concatenate([rng.normal(-1.0, 0.5, 70), rng.standard_t(3, 50) + 2.0])
+    with pm.Model() as m:
+        w = pm.Dirichlet("w", np.ones(2))
+        mu = pm.Normal("mu", [-1.0, 2.0], 2.0, shape=2,
+                       transform=pm.distributions.transforms.ordered)
+        comps = [pm.Normal.dist(mu[0], pm.HalfNormal("s0", 1)),
+                 pm.StudentT.dist(nu=3, mu=mu[1], sigma=pm.HalfNormal("s1", 1))]
+        pm.Mixture("y", w=w, comp_dists=comps, observed=y)
+    return m
+
+
+def matrix_inverse_quadratic(pm):
+    """A quadratic form in the inverse of a parameter-dependent 4 x 4 matrix
+    (``pt.linalg.inv``) and its log-determinant (``pt.linalg.det``)."""
+    import pytensor.tensor as pt
+
+    rng = _rng()
+    y = rng.multivariate_normal(np.zeros(4), np.eye(4) + 0.5, 40)
+    with pm.Model() as m:
+        s = pm.HalfNormal("s", 2.0)
+        r = pm.Beta("r", 2, 2)
+        cov = s ** 2 * ((1 - r) * pt.eye(4) + r * pt.ones((4, 4)))
+        quad = (y @ pt.linalg.inv(cov) * y).sum()
+        pm.Potential("mvn", -0.5 * (40 * pt.log(pt.linalg.det(cov)) + quad))
+    return m
+
+
 MODELS = [missing_observations, normal_mixture, censored, truncated, zero_sum_with_coords,
           random_walk, autoregressive, potential_and_deterministic, custom_dist, lkj_mvnormal,
           flat_prior, discrete_free_variable, binomial_regression, large_offset, multinomial,
@@ -933,7 +1019,9 @@ MODELS = [missing_observations, normal_mixture, censored, truncated, zero_sum_wi
           piecewise_searchsorted, linear_solve_likelihood, extreme_value_families,
           half_student_t_hierarchy, censored_gamma, censored_student_t, truncated_gamma,
           lazy_ifelse, sparse_design, hand_written_mvnormal, trimmed_likelihood,
-          student_t_process, sparse_gp, kronecker_normal, lkj_correlation, hurdle_gamma]
+          student_t_process, sparse_gp, kronecker_normal, lkj_correlation, hurdle_gamma,
+          ctmc_matrix_exponential, eigenvalue_likelihood, censored_negative_binomial,
+          discrete_weibull, mixture_of_families, matrix_inverse_quadratic]
 
 
 # ---- arguments and situations -------------------------------------------------------------
