@@ -202,7 +202,20 @@ class NumbaBackend:
         handed = pm_sample_uses(model, request.logp_graph)
         with limit_blas(kwargs.get("blas_cores", "auto"), request.cores, request.chains), reuse, \
                 handed:
-            idata = self._pm_sample(model, driver, request, kwargs)
+            try:
+                idata = self._pm_sample(model, driver, request, kwargs)
+            except Exception as exc:
+                arithmetic = _arithmetic_error(exc) if driver == "pymc" else None
+                if arithmetic is None:
+                    raise
+                raise pm.exceptions.SamplingError(
+                    f"PyMC's NUTS stopped: the log density, compiled with numba, raised "
+                    f"{type(arithmetic).__name__} ({str(arithmetic)[:80] or 'no message'}) at "
+                    "a point NUTS proposed, and PyMC's driver ends a chain at any error there, "
+                    "where nutpie and the JAX samplers count the step as divergent (PyTensor's "
+                    "numba matrix exponential overflows far out in the tails). Sample with "
+                    "driver='nutpie' or nuts_sampler='numpyro', or give the parameters priors "
+                    "that keep them where the model computes") from exc
         if driver == "nutpie":
             rename_nutpie_stats(idata)
         return idata
@@ -220,6 +233,23 @@ class NumbaBackend:
             **kwargs,
         )
 
+
+
+#: Errors of arithmetic that a compiled log density can raise at a point far out in the tails.
+_ARITHMETIC_ERRORS = (OverflowError, FloatingPointError, ZeroDivisionError)
+
+
+def _arithmetic_error(exc: BaseException) -> BaseException | None:
+    """The arithmetic error (:data:`_ARITHMETIC_ERRORS`) among ``exc`` and its causes, as
+    PyMC's parallel sampling chains them (``ParallelSamplingError`` from the chain's own
+    error), or ``None``."""
+    seen: set[int] = set()
+    while exc is not None and id(exc) not in seen:
+        if isinstance(exc, _ARITHMETIC_ERRORS):
+            return exc
+        seen.add(id(exc))
+        exc = exc.__cause__ or exc.__context__
+    return None
 
 #: What a nutpie run pays besides ``nutpie.compile_pymc_model`` and its leapfrogs when its
 #: compiled model was kept from measured mode: ``pm.sample``'s own start-up (initial point,

@@ -52,3 +52,29 @@ def test_a_run_starts_after_a_measurement_left_running_in_the_background(
                                                     (("driver", driver),)), request)
     assert order == ["measurement ended", "run"]
     assert not measure._BACKGROUND
+
+
+@pytest.mark.parametrize("driver, converted", [("pymc", True), ("nutpie", False)])
+def test_an_arithmetic_error_at_a_proposal_under_pymcs_driver_names_the_fix(
+        monkeypatch, driver, converted):
+    """PyTensor's numba matrix exponential raised OverflowError at a proposal far out in the
+    tails of a Markov-chain model, and PyMC's driver ended the chain with its
+    ``ParallelSamplingError`` (the user sweep's ``ctmc_matrix_exponential``); nutpie and the JAX
+    samplers count such a step as divergent."""
+    import pymc as pm
+    from pymc.sampling.parallel import ParallelSamplingError
+
+    def fake_pm_sample(model, driver, request, pm_kwargs):
+        try:
+            raise OverflowError
+        except OverflowError as inner:
+            raise ParallelSamplingError("Chain 0 failed with: ", 0) from inner
+
+    monkeypatch.setattr(NumbaBackend, "_pm_sample", staticmethod(fake_pm_sample))
+    request = SampleRequest(draws=10, tune=10, chains=2, cores=2)
+    candidate = Candidate("numba", "cpu", "float64", (("driver", driver),))
+    expected = pm.exceptions.SamplingError if converted else ParallelSamplingError
+    with pytest.raises(expected) as raised:
+        NumbaBackend().sample(dense_model(3), candidate, request)
+    if converted:
+        assert "driver='nutpie'" in str(raised.value) and "OverflowError" in str(raised.value)
