@@ -230,11 +230,11 @@ def float32_graph(inputs: list[Any], outputs: list[Any]) -> tuple[list[Any], lis
     """
     import pytensor
     import pytensor.tensor as pt
+    from pytensor.compile.sharedvalue import SharedVariable
     from pytensor.graph.basic import Constant
     from pytensor.graph.traversal import io_toposort
     from pytensor.raise_op import CheckAndRaise
     from pytensor.scalar.basic import Cast
-    from pytensor.compile.sharedvalue import SharedVariable
     from pytensor.sparse import SparseTensorType, as_sparse_variable
     from pytensor.tensor.elemwise import Elemwise
     from pytensor.tensor.sharedvar import TensorSharedVariable
@@ -617,7 +617,6 @@ def _as_written(
     )
 
 
-
 def _parameter_check_errors(outputs: list[Any]) -> tuple[type, ...]:
     """The exception types the parameter checks (``CheckAndRaise`` ops, PyMC's
     ``CheckParameterValue``) of the graph of ``outputs`` raise."""
@@ -626,6 +625,7 @@ def _parameter_check_errors(outputs: list[Any]) -> tuple[type, ...]:
 
     return tuple({node.op.exc_type for node in apply_ancestors(outputs)
                   if isinstance(node.op, CheckAndRaise)})
+
 
 def _as_compiled(
     outputs: list[Any], *, value_vars: list[Any], points: list[dict], logp_rtol: float,

@@ -234,7 +234,6 @@ class NumbaBackend:
         )
 
 
-
 #: Errors of arithmetic that a compiled log density can raise at a point far out in the tails.
 _ARITHMETIC_ERRORS = (OverflowError, FloatingPointError, ZeroDivisionError)
 
@@ -250,6 +249,7 @@ def _arithmetic_error(exc: BaseException) -> BaseException | None:
         seen.add(id(exc))
         exc = exc.__cause__ or exc.__context__
     return None
+
 
 #: What a nutpie run pays besides ``nutpie.compile_pymc_model`` and its leapfrogs when its
 #: compiled model was kept from measured mode: ``pm.sample``'s own start-up (initial point,
