@@ -7,6 +7,8 @@ a user reads for a problem we can recognise.
 
 from __future__ import annotations
 
+from pymc.exceptions import SamplingError
+
 
 class PymcAccelError(Exception):
     """Base class of every error pymc-accel raises on purpose."""
@@ -47,6 +49,26 @@ class PluginError(PymcAccelError, RuntimeError):
 
 class UnsupportedArgumentError(PymcAccelError, ValueError):
     """A sampler cannot run with an argument the caller gave; the message names the fix."""
+
+
+class SamplerStoppedError(PymcAccelError, SamplingError):
+    """A sampler's driver ended a chain at an error the compiled log density raised at a
+    point it proposed (PyMC's NUTS at numba's ``OverflowError``), where other drivers count
+    the step as divergent. A ``pm.exceptions.SamplingError``, as PyMC's own failed runs are;
+    the message names the samplers that go on. Where the sampler was the selector's choice,
+    :func:`pymc_accel.sample` runs the next one instead and says so.
+
+    Parameters
+    ----------
+    message : str
+        What stopped, and the fix.
+    error : BaseException, optional
+        The error the log density raised (``OverflowError``, ...).
+    """
+
+    def __init__(self, message: str, error: BaseException | None = None):
+        super().__init__(message)
+        self.error = error
 
 
 class PrecisionWarning(UserWarning):

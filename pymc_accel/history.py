@@ -246,6 +246,20 @@ def stuck_at(profile: ModelProfile, candidate: Candidate) -> str | None:
     return entry.get("stuck") if entry is not None else None
 
 
+def mark_stopped(profile: ModelProfile, candidate: Candidate) -> None:
+    """Note that ``candidate``'s run of this model stopped at an error the log density raised
+    where it proposed (:class:`pymc_accel.errors.SamplerStoppedError`): ``auto`` leaves it out
+    of this model's later selections (:func:`stopped_at`). Never raises."""
+    _mark(profile, candidate, "stopped")
+
+
+def stopped_at(profile: ModelProfile, candidate: Candidate) -> str | None:
+    """When a run of ``candidate`` (this precision) on this model structure stopped
+    (:func:`mark_stopped`), or ``None``."""
+    entry = lookup(profile, candidate)
+    return entry.get("stopped") if entry is not None else None
+
+
 def _mark(profile: ModelProfile, candidate: Candidate, what: str) -> None:
     """Set ``what`` to the time in ``candidate``'s entry for this model. Never raises."""
     if not enabled():

@@ -21,6 +21,7 @@ from pymc_accel.errors import (
     NonFiniteInitialPointError,
     PluginError,
     PymcAccelError,
+    SamplerStoppedError,
     StuckChainsWarning,
 )
 from pymc_accel.graph_building import Evaluator, initial_point, quietly
@@ -317,11 +318,15 @@ def sample(
         try:
             idata = _run_backend(model, report, request, registry)
         except Exception as exc:
-            if report.chosen_by != TRYING_RUNNER_UP:
+            again = dict(backend=nuts_sampler, device=device, precision=precision,
+                         registry=registry, measure=measure, measure_budget=measure_budget)
+            if report.chosen_by == TRYING_RUNNER_UP:
+                report = _after_failed_trial(model, request, report, exc, starts, **again)
+            elif isinstance(exc, SamplerStoppedError) and _picked_by_selector(
+                    report, nuts_sampler, request):
+                report = _after_sampler_stopped(model, request, report, exc, starts, **again)
+            else:
                 raise
-            report = _after_failed_trial(model, request, report, exc, starts, backend=nuts_sampler,
-                                         device=device, precision=precision, registry=registry,
-                                         measure=measure, measure_budget=measure_budget)
             sampler_checks = checks_its_own_start(report.candidate)
             idata = _run_backend(model, report, request, registry)
     except Exception:
@@ -471,6 +476,47 @@ def _after_failed_trial(model, request, tried: SelectionReport, exc: Exception, 
 
         Console(stderr=True).print(f"pymc-accel: {escape(note)}")
     again.notes = [*again.notes, note]
+    return again
+
+
+def _picked_by_selector(report: SelectionReport, nuts_sampler: str | None,
+                        request: SampleRequest) -> bool:
+    """Whether the selector, not the caller, picked the sampler ``report`` chose: the caller
+    named no backend (``auto``), or named one and left its options (the numba backend's
+    ``driver``) to the selector."""
+    options = request.backend_kwargs
+    return nuts_sampler in (None, "auto") or any(
+        name not in options for name, _ in report.candidate.options)
+
+
+def _after_sampler_stopped(model, request, stopped: SelectionReport,
+                           exc: SamplerStoppedError, starts, **select_kwargs
+                           ) -> SelectionReport:
+    """The selection to run after the selector's choice stopped at an error the log density
+    raised where it proposed (:class:`~pymc_accel.errors.SamplerStoppedError`: PyMC's NUTS at
+    numba's ``OverflowError``): the same selection without it, so that a sampler that counts
+    such a step as divergent runs instead. The run history keeps the stop, so that later
+    selections of the model leave the sampler out (:func:`pymc_accel.history.mark_stopped`),
+    and the report's notes and refusals say why."""
+    error = type(exc.error).__name__ if exc.error is not None else "an error"
+    if stopped.model_profile is not None:
+        history.mark_stopped(stopped.model_profile, stopped.candidate)
+    reason = (f"its run stopped: the log density raised {error} at a point it proposed, "
+              "where other samplers count the step as divergent")
+    again = _select_for(model, request, profile=stopped.model_profile,
+                        _exclude={stopped.candidate.label: reason}, **select_kwargs)
+    note = (f"{stopped.chosen} stopped ({error} in the log density at a proposed point); "
+            f"ran {again.chosen} instead")
+    if not checks_its_own_start(again.candidate):
+        for initvals in starts:
+            _check_start(model, initvals, kept=True)
+    if not request.quiet:
+        from rich.console import Console
+        from rich.markup import escape
+
+        Console(stderr=True).print(f"pymc-accel: {escape(note)}")
+    again.notes = [*stopped.notes, note]
+    again.precision_check = stopped.precision_check
     return again
 
 

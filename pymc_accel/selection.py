@@ -12,7 +12,7 @@ import os
 import time
 import warnings
 import weakref
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -383,6 +383,7 @@ def select(
     arguments: Sequence[str] = (),
     target_accept: float = 0.8,
     _logp_graph_out: list | None = None,
+    _exclude: Mapping[str, str] | None = None,
 ) -> SelectionReport:
     """Choose the backend, device and precision that should reach the draws soonest.
 
@@ -437,6 +438,9 @@ def select(
         to it (nothing when a kept profile was reused), for the run to use
         (:attr:`pymc_accel.backend.SampleRequest.logp_graph`). Not kept on the report, whose
         reader would hold a copy of the data with it.
+    _exclude : mapping of str to str, optional
+        For :func:`pymc_accel.sample`: candidate labels to refuse, each with its reason (a run
+        of it that just failed, whether or not the run history is kept).
 
     Returns
     -------
@@ -587,6 +591,16 @@ def select(
                     profile.nan_jax_gradient_ops or profile.switched_log_densities):
                 refusals.append(Refusal.of(c, nan_gradient_reason(
                     profile.nan_jax_gradient_ops, profile.switched_log_densities)))
+                continue
+            if _exclude and c.label in _exclude:
+                refusals.append(Refusal.of(c, _exclude[c.label]))
+                continue
+            if _chosen_for_the_caller(c, backend, options) and (
+                    stopped_at := history.stopped_at(profile, c)):
+                refusals.append(Refusal.of(
+                    c, f"its run of this model stopped at an error the log density raised "
+                       f"where it proposed (at {stopped_at}): name it, with its options, to "
+                       "run it anyway"))
                 continue
             if backend is None and (stuck_at := history.stuck_at(profile, c)):
                 refusals.append(Refusal.of(
@@ -836,6 +850,14 @@ def _runner_up_to_try(scored: list[_Scored], profile: ModelProfile) -> _Scored |
               and not history.adaptation_effective_draws_recorded(profile, s.candidate,
                                                                   s.estimate)]
     return min(rivals, key=lambda s: s.key, default=None)
+
+
+def _chosen_for_the_caller(candidate: Candidate, backend: str | None,
+                           options: Mapping[str, Any] | None) -> bool:
+    """Whether the selector, not the caller, would pick ``candidate``: no backend was named,
+    or one was and ``candidate`` has options (the numba backend's ``driver``) the caller did
+    not give."""
+    return backend is None or any(name not in (options or {}) for name, _ in candidate.options)
 
 
 def _trial_notes(tried: _Scored, leader: _Scored) -> list[str]:

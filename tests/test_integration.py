@@ -728,3 +728,87 @@ def test_a_stuck_run_is_not_recorded_as_a_run_and_auto_leaves_its_sampler_out_af
     named = SelectionReport.from_idata(pymc_accel.sample(
         model=truth.model, nuts_sampler="stuckjax", **FAST))
     assert named.chosen == "stuckjax[cpu,float64]"  # the user's choice wins
+
+
+class _StopsAtAProposal(_StuckAtTheStart):
+    """A backend estimated fastest whose driver ends a chain at an error the log density raises
+    at a proposed point, as PyMC's NUTS did at numba's OverflowError in a matrix exponential;
+    with ``drivers``, one candidate a driver, and only the first stops."""
+
+    def __init__(self, name: str = "stopper", drivers: tuple[str, ...] = ()):
+        super().__init__(name, on_jax=False)
+        self.drivers, self.ran = drivers, []
+
+    def candidates(self, profile, devices):
+        if not self.drivers:
+            return super().candidates(profile, devices)
+        return [pymc_accel.Candidate(self.name, "cpu", "float64", (("driver", d),))
+                for d in self.drivers]
+
+    def estimate(self, candidate, profile, machine):
+        from dataclasses import replace
+
+        estimate = super().estimate(candidate, profile, machine)
+        later = self.drivers.index(candidate.option("driver")) if self.drivers else 0
+        return replace(estimate, fixed_seconds=pymc_accel.Figure(1.0 + later))
+
+    def sample(self, model, candidate, request):
+        self.ran.append(candidate.label)
+        if self.drivers and candidate.option("driver") != self.drivers[0]:
+            return pm.sample(model=model, draws=request.draws, tune=request.tune,
+                             chains=request.chains, random_seed=request.random_seed,
+                             progressbar=False, compute_convergence_checks=False)
+        try:
+            raise OverflowError("exp overflows")
+        except OverflowError as inner:
+            raise pymc_accel.SamplerStoppedError("its driver stopped", inner) from inner
+
+
+def test_an_automatic_run_whose_driver_stopped_at_an_error_runs_the_next_candidate(
+        monkeypatch, ledger):
+    """The user sweep's Markov chain of 60 matrix exponentials: with the JAX samplers left out,
+    auto chose PyMC's NUTS, which stopped at numba's OverflowError far out in the tails, and the
+    run failed where nutpie samples the model."""
+    from pymc_accel import history
+
+    stopper, truth = _StopsAtAProposal(), conjugate_normal()
+    _with_backend(monkeypatch, stopper)
+    idata = pymc_accel.sample(model=truth.model, **FAST)
+    report = SelectionReport.from_idata(idata)
+    assert stopper.ran == ["stopper[cpu,float64]"]
+    assert not report.chosen.startswith("stopper")  # the selector's next choice
+    assert f"stopper[cpu,float64] stopped (OverflowError in the log density at a proposed " \
+           f"point); ran {report.chosen} instead" in report.notes
+    refused = next(r for r in report.rows if r.label == "stopper[cpu,float64]")
+    assert refused.status == "refused" and "raised OverflowError at a point" in refused.reason
+    mu = idata.posterior["mu"].values  # within four Monte Carlo errors of the known mean
+    assert abs(mu.mean() - truth.post_mean) < 4 * truth.post_sd / np.sqrt(100)
+    # the run history keeps the stop: the next selection leaves the sampler out before it runs
+    profile = pymc_accel.profile_model(truth.model)
+    assert history.stopped_at(profile, pymc_accel.Candidate("stopper", "cpu", "float64"))
+    again = SelectionReport.from_idata(pymc_accel.sample(model=truth.model, **FAST))
+    assert stopper.ran == ["stopper[cpu,float64]"] and again.candidate.backend != "stopper"
+    assert "stopped at an error the log density raised" in next(
+        r for r in again.rows if r.label == "stopper[cpu,float64]").reason
+    # named by the user, it runs, and its error is theirs to read
+    with pytest.raises(pymc_accel.SamplerStoppedError, match="its driver stopped"):
+        pymc_accel.sample(model=truth.model, nuts_sampler="stopper", **FAST)
+    assert stopper.ran == ["stopper[cpu,float64]"] * 2
+
+
+def test_a_named_backend_whose_driver_the_selector_picked_goes_on_with_the_other_driver(
+        monkeypatch):
+    """nuts_sampler='numba' leaves the driver to the selector, whose choice stopped: the run
+    goes on with the backend the user named, on the other driver; driver= named is the
+    user's to keep, and its error is raised."""
+    stopper = _StopsAtAProposal("stopper", drivers=("pymc", "nutpie"))
+    _with_backend(monkeypatch, stopper)
+    model = conjugate_normal().model
+    report = SelectionReport.from_idata(pymc_accel.sample(model=model, nuts_sampler="stopper",
+                                                          **FAST))
+    assert stopper.ran == ["stopper[cpu,float64,driver=pymc]",
+                           "stopper[cpu,float64,driver=nutpie]"]
+    assert report.chosen == "stopper[cpu,float64,driver=nutpie]"
+    with pytest.raises(pymc_accel.SamplerStoppedError):
+        pymc_accel.sample(model=model, nuts_sampler="stopper", driver="pymc", **FAST)
+    assert len(stopper.ran) == 3

@@ -26,6 +26,7 @@ from pymc_accel.backends._common import (
 from pymc_accel.backends.blas_threads import limit_blas
 from pymc_accel.backends.pm_sample_logp import pm_sample_uses
 from pymc_accel.devices import cpu_cores
+from pymc_accel.errors import SamplerStoppedError
 from pymc_accel.first_use import first_use_figures
 from pymc_accel.measure import wait_for_background
 from pymc_accel.sampler_options import SamplerOptions, sampler_options
@@ -208,14 +209,14 @@ class NumbaBackend:
                 arithmetic = _arithmetic_error(exc) if driver == "pymc" else None
                 if arithmetic is None:
                     raise
-                raise pm.exceptions.SamplingError(
+                raise SamplerStoppedError(
                     f"PyMC's NUTS stopped: the log density, compiled with numba, raised "
                     f"{type(arithmetic).__name__} ({str(arithmetic)[:80] or 'no message'}) at "
                     "a point NUTS proposed, and PyMC's driver ends a chain at any error there, "
                     "where nutpie and the JAX samplers count the step as divergent (PyTensor's "
                     "numba matrix exponential overflows far out in the tails). Sample with "
                     "driver='nutpie' or nuts_sampler='numpyro', or give the parameters priors "
-                    "that keep them where the model computes") from exc
+                    "that keep them where the model computes", arithmetic) from exc
         if driver == "nutpie":
             rename_nutpie_stats(idata)
         return idata
