@@ -67,7 +67,14 @@ def one_model(name: str, lengths: tuple[int, int], warmup: int, repeats: int) ->
            "in_sampler": truth, "in_sampler_runs": line["runs"], "standalone": standalone,
            "standalone_kernel": kernel, "standalone_dispatch_taken_off": dispatch,
            "loop": loop, "loop_gradient": per, "loop_passes": passes,
-           "loop_compile": compiled, "driver": driver, "modelled": modelled}
+           "loop_compile": compiled, "driver": driver, "modelled": modelled,
+           # what the modelled figures owe to ops JAX compiles as programs of their own
+           "program_ops": costmodel.xla_program_ops(profile),
+           "modelled_programs": costmodel.xla_program_seconds(profile, "leapfrog"),
+           "modelled_gradient_compile": costmodel.gradient_compile_seconds(
+               profile, costmodel.JAX_CPU),
+           "modelled_programs_gradient_compile": costmodel.xla_program_seconds(
+               profile, "gradient_compile")}
     for key in ("standalone", "loop", "modelled"):
         out[f"{key}_ratio"] = out[key] / truth if truth > 0 else None
     return out

@@ -64,7 +64,7 @@ def measure(name: str, repeats: int, per_leapfrog: dict[str, float],
 
     from bench_regret import offered_candidates
     from fit_numpyro_tuning import _factory
-    from pymc_accel import jax_cache
+    from pymc_accel import costmodel, jax_cache
     from pymc_accel.backend import Figure, SampleRequest
     from pymc_accel.machine import machine_figures
     from pymc_accel.profile import profile_model
@@ -118,7 +118,14 @@ def measure(name: str, repeats: int, per_leapfrog: dict[str, float],
             "compile_median": statistics.median(r["compile"] for r in runs),
             "modelled_fixed": estimate.fixed_seconds.value, "per_leapfrog_seconds": lf,
             "first_run": first, "modelled_cold": estimate.cold_compile_seconds.value,
-            "jax_cache": jax_cache.in_use()}
+            "jax_cache": jax_cache.in_use(),
+            # the machine's start-up pace, which the selection applies to both modelled
+            # figures (neither is paced here), and what they owe to ops JAX compiles as
+            # programs of their own
+            "start_up_pace": costmodel.start_up_pace(machine_figures()),
+            "program_ops": costmodel.xla_program_ops(profile),
+            "modelled_programs_cached": costmodel.xla_program_seconds(profile, "cached"),
+            "modelled_programs_cold": costmodel.xla_program_seconds(profile, "cold")}
     if long:  # the same hour's runs of ``long`` + ``long`` draws: the sampling the fixed cost left
         walls, per_draw = [], []
         for i in range(repeats):

@@ -202,6 +202,34 @@ def value_variable_shapes() -> dict[str, Callable[[], pm.Model]]:
     }
 
 
+def markov_chain_intervals(n: int = 16) -> pm.Model:
+    """A two-state continuous-time Markov chain seen at ``n`` unequal intervals: each
+    interval's transition matrix is ``pt.linalg.expm`` of the free rate matrix times its length
+    (the user sweep's ``ctmc_matrix_exponential`` at n = 60). JAX lowers each matrix
+    exponential to a program of its own (Pade approximants chosen by a switch, squarings in a
+    loop), which XLA compiles apart: a small gradient, and a compile that grows with ``n``."""
+    rng = np.random.default_rng(7)
+    dt = rng.uniform(0.2, 2.0, n)
+    states = [0]
+    for t in dt:
+        stay = np.exp(-0.7 * t) if states[-1] == 0 else np.exp(-0.4 * t)
+        states.append(states[-1] if rng.random() < stay else 1 - states[-1])
+    states = np.array(states)
+    with pm.Model() as model:
+        a, b = pm.Gamma("a", 2, 2), pm.Gamma("b", 2, 2)
+        q = pt.stack([pt.stack([-a, a]), pt.stack([b, -b])])
+        p = pt.stack([pt.linalg.expm(q * t) for t in dt])
+        pm.Potential("transitions", pt.log(p[np.arange(n), states[:-1], states[1:]]).sum())
+    return model
+
+
+def program_size_shapes() -> dict[str, Callable[[], pm.Model]]:
+    """Name -> factory of models whose JAX programs grow with an op JAX lowers to a program of
+    its own (``pt.linalg.expm``), for fitting what XLA's compile charges such an op
+    (``bench/fit_numpyro_fixed.py``)."""
+    return {f"ctmc_{n}": (lambda n=n: markov_chain_intervals(n)) for n in (2, 8, 16, 32, 60)}
+
+
 def logistic(n: int = 2000, p: int = 8) -> pm.Model:
     """Logistic regression through a matrix-vector product."""
     rng = np.random.default_rng(2)
@@ -904,6 +932,6 @@ def fit_models() -> dict[str, Callable[[], pm.Model]]:
 
 def named() -> dict[str, Callable[[], pm.Model]]:
     """Every model a timing script can name: :func:`fit_models`, the larger leapfrog shapes, the
-    held-out models, the dense shapes and the value-variable shapes."""
+    held-out models, the dense shapes, the value-variable shapes and the program-size shapes."""
     return (fit_models() | leapfrog_shapes() | held_out() | dense_shapes()
-            | value_variable_shapes())
+            | value_variable_shapes() | program_size_shapes())

@@ -471,6 +471,88 @@ CPU_VECTORIZED_FACTOR = {"numpyro": 1.7, "blackjax": 1.3}
 #: these models, and the GPU was priced at it until 2026-11-27.
 GPU_COLD_SECONDS = 1.5
 GPU_COLD_SECONDS_PER_KERNEL = 0.103
+
+
+@dataclass(frozen=True)
+class XlaProgramOp:
+    """What XLA on the CPU charges for each occurrence, in the census, of an op that JAX
+    lowers to a program of its own, far beyond the kernels the census counts for it
+    (:data:`XLA_PROGRAM_OPS`). Seconds at the fit machine's start-up pace for the compiles
+    (:func:`start_up_pace` scales them), as timed for the gradient."""
+
+    #: one evaluation of the log density and its gradient, each op
+    leapfrog_seconds: float
+    #: a NumPyro run whose programs JAX's disk cache holds (loading and the few programs it
+    #: compiles every run)
+    cached_seconds: float
+    #: a model's first run, beyond a cached one: XLA compiles the sampler's program
+    cold_seconds: float
+    #: one jitted logp-and-gradient in a compiled loop, as measured mode compiles it
+    gradient_compile_seconds: float
+
+
+#: Ops JAX lowers to programs of their own: ``pt.linalg.expm`` becomes Pade approximants of
+#: five degrees chosen by a switch and a loop of squarings, hundreds of XLA ops where the census
+#: counts one dense op (and one more for its gradient). On a Markov chain seen at 2 to 32
+#: intervals (``bench/zoo.py``'s ``ctmc_N``, two ``Expm`` an interval in the census), NumPyro's
+#: first run of 10 + 10 draws took 4.4 to 33.9 s where 1.9 to 2.6 s was modelled at the
+#: machine's pace, its repeats 0.7-4.4 s against 0.5-0.7, its leapfrog 16-248 µs against 2-5,
+#: and measured mode's compile 1.7-13.2 s against 0.7-1.2, over its 5 s budget from 16
+#: intervals on. Fitted per op through the origin (bench/fit_xla_program_ops.py;
+#: docs/benchmarks.md, "JAX's matrix exponential priced by the program XLA compiles"); charged
+#: to every XLA runtime on the CPU (``"jax"`` in ``first_use``), not yet on a GPU.
+XLA_PROGRAM_OPS: dict[str, XlaProgramOp] = {
+    "Expm": XlaProgramOp(leapfrog_seconds=3.77e-6, cached_seconds=0.078, cold_seconds=0.574,
+                         gradient_compile_seconds=0.187),
+}
+
+
+def xla_program_ops(profile: ModelProfile) -> dict[str, int]:
+    """How many of each :data:`XLA_PROGRAM_OPS` op the census found in the log density and its
+    gradient (none for a census without dense operands)."""
+    ops = getattr(profile.census, "dense_linalg_operands", None) or []
+    counts: dict[str, int] = {}
+    for op in ops:
+        if op.op in XLA_PROGRAM_OPS:
+            counts[op.op] = counts.get(op.op, 0) + 1
+    return counts
+
+
+def xla_program_seconds(profile: ModelProfile, what: str) -> float:
+    """Seconds XLA on the CPU charges beyond the census's kernels for the ops JAX lowers to
+    programs of their own (:data:`XLA_PROGRAM_OPS`: ``pt.linalg.expm``).
+
+    A plugin whose run compiles a JAX program of its own prices it with this; the built-in
+    runtimes' figures include it already.
+
+    Parameters
+    ----------
+    profile : ModelProfile
+    what : {"leapfrog", "cached", "cold", "gradient_compile"}
+        One evaluation of the log density and its gradient; a NumPyro run whose programs JAX's
+        disk cache holds; a model's first run beyond that; one jitted logp-and-gradient's
+        compile (:class:`XlaProgramOp`).
+
+    Returns
+    -------
+    float
+        Seconds; 0 for a model without such ops.
+    """
+    if what not in ("leapfrog", "cached", "cold", "gradient_compile"):
+        raise ValueError(f"what must be 'leapfrog', 'cached', 'cold' or 'gradient_compile', "
+                         f"not {what!r}")
+    seconds = 0.0
+    for name, count in xla_program_ops(profile).items():
+        op = XLA_PROGRAM_OPS[name]
+        seconds += count * getattr(op, f"{what}_seconds")
+    return seconds
+
+
+def _on_xla(runtime: Runtime) -> bool:
+    """Whether ``runtime`` runs XLA's programs (JAX's CPU runtimes start JAX)."""
+    return "jax" in runtime.first_use
+
+
 #: Last-level cache assumed when the operating system does not report one.
 DEFAULT_CACHE_BYTES = 8 * 2**20
 
@@ -551,7 +633,8 @@ def _cpu_roofline(
     kernels = kernel_work_seconds(profile, machine, runtime)
     if runtime.threaded:  # XLA's kernels of chains side by side take turns on the thread pool
         kernels *= max(1, parallel_chains)
-    return max(stream, compute) + matvec + dense / dense_rate + kernels
+    programs = xla_program_seconds(profile, "leapfrog") if _on_xla(runtime) else 0.0
+    return max(stream, compute) + matvec + dense / dense_rate + kernels + programs
 
 
 def arithmetic_flops(profile: ModelProfile, runtime: Runtime) -> float:
@@ -833,7 +916,8 @@ def gradient_compile_seconds(profile: ModelProfile, runtime: Runtime,
                 + NUMBA_GRADIENT_COMPILE_PER_KERNEL * profile.census.compiled_kernels
                 + cold_seconds)
     return (JAX_GRADIENT_COMPILE_SECONDS
-            + JAX_GRADIENT_COMPILE_PER_KERNEL * profile.census.compiled_kernels)
+            + JAX_GRADIENT_COMPILE_PER_KERNEL * profile.census.compiled_kernels
+            + xla_program_seconds(profile, "gradient_compile"))
 
 
 def _gpu_launch_seconds(machine: MachineFigures | None) -> tuple[float, Any]:
@@ -1104,7 +1188,28 @@ def compile_seconds(profile: ModelProfile, runtime: Runtime) -> Figure:
             w * ranks.get(r, 0) for w, r in zip(runtime.compile_seconds_by_rank, RANKS))
         return Figure(seconds, "modelled", f"{runtime.name}: fixed + compile by the kernels' loop ranks")
     seconds = runtime.compile_seconds + runtime.compile_seconds_per_kernel * c.compiled_kernels
+    programs = _xla_program_compile(profile, runtime)
+    if programs:
+        return Figure(seconds + programs, "modelled",
+                      f"{runtime.name}: fixed + per-kernel compile, + {programs:.1f} s for "
+                      f"{_program_ops_text(profile)}")
     return Figure(seconds, "modelled", f"{runtime.name}: fixed + per-kernel compile")
+
+
+def _xla_program_compile(profile: ModelProfile, runtime: Runtime) -> float:
+    """What :data:`XLA_PROGRAM_OPS` add to ``runtime``'s fixed seconds: a run whose programs are
+    cached, or, for a runtime whose every run compiles (no ``cold_seconds``), that and the
+    compile."""
+    if not _on_xla(runtime):
+        return 0.0
+    cached = xla_program_seconds(profile, "cached")
+    return cached if runtime.cold_seconds else cached + xla_program_seconds(profile, "cold")
+
+
+def _program_ops_text(profile: ModelProfile) -> str:
+    """E.g. ``120 Expm (JAX compiles each as a program of its own)``."""
+    ops = ", ".join(f"{n} {name}" for name, n in sorted(xla_program_ops(profile).items()))
+    return f"{ops} (JAX compiles each as a program of its own)"
 
 
 def gpu_cold_compile_seconds(profile: ModelProfile) -> Figure:
@@ -1141,6 +1246,11 @@ def cold_compile_seconds(profile: ModelProfile, runtime: Runtime,
                       "priced by rank)")
     seconds = (runtime.cold_seconds
                + runtime.cold_seconds_per_kernel * profile.census.compiled_kernels)
+    programs = xla_program_seconds(profile, "cold") if _on_xla(runtime) and seconds > 0 else 0.0
+    if programs:
+        return Figure(seconds + programs, "modelled",
+                      "not yet in the compile cache: the model has not run on this machine with "
+                      f"this backend; + {programs:.1f} s for {_program_ops_text(profile)}")
     if seconds <= 0:
         return Figure(0.0, "modelled", f"{runtime.name}: no compile cache on disk")
     return Figure(seconds, "modelled",

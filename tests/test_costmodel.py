@@ -713,3 +713,57 @@ def test_the_selection_prices_start_up_at_the_machines_pace():
         _machine(cpu_python_seconds=costmodel.FIT_MACHINE_PYTHON_SECONDS / 2))
     for label in fit:
         assert fast[label].fixed_seconds == pytest.approx(fit[label].fixed_seconds / 2)
+
+
+def _matrix_exponentials(intervals: int):
+    """A two-state rate matrix seen through ``pt.linalg.expm`` at ``intervals`` lengths."""
+    import pymc as pm
+    import pytensor.tensor as pt
+
+    with pm.Model() as model:
+        rate = pm.Gamma("rate", 2, 2, shape=2)
+        q = pt.stack([pt.stack([-rate[0], rate[0]]), pt.stack([rate[1], -rate[1]])])
+        pm.Potential("stays", sum(pt.log(pt.linalg.expm(q * (0.5 + i))[0, 0])
+                                  for i in range(intervals)))
+    return model
+
+
+def test_jax_runtimes_price_each_matrix_exponential_as_the_program_xla_compiles(monkeypatch):
+    """JAX lowers ``pt.linalg.expm`` to a program of its own (Pade approximants chosen by a
+    switch, a loop of squarings): on a Markov chain seen at 32 intervals NumPyro's first run
+    took 34 s where 2.6 s was modelled, and its leapfrog 248 µs against 5. Each
+    ``Expm`` in the census is charged to the XLA runtimes' gradient, fixed seconds, first
+    compile and measured mode's compile, and to no numba runtime."""
+    from pymc_accel.backends._measure import fits
+
+    profile = profile_model(_matrix_exponentials(4))
+    assert costmodel.xla_program_ops(profile) == {"Expm": 8}  # each, and its gradient's
+    machine_ = _machine()
+    figures, op = {}, costmodel.XLA_PROGRAM_OPS["Expm"]
+    for ops in ({}, dict(costmodel.XLA_PROGRAM_OPS)):
+        monkeypatch.setattr(costmodel, "XLA_PROGRAM_OPS", ops)
+        figures[bool(ops)] = {
+            rt.name: (costmodel.cpu_gradient_seconds(profile, machine_, "float64", rt).value,
+                      costmodel.compile_seconds(profile, rt).value,
+                      costmodel.cold_compile_seconds(profile, rt).value,
+                      costmodel.gradient_compile_seconds(profile, rt))
+            for rt in (costmodel.JAX_CPU_SAMPLER, costmodel.JAX_CPU, costmodel.NUMBA_NUTPIE,
+                       costmodel.NUMBA_PYMC)}
+    assert min(op.leapfrog_seconds, op.cached_seconds, op.cold_seconds,
+               op.gradient_compile_seconds) > 0
+    added = {name: tuple(a - b for a, b in zip(figures[True][name], figures[False][name]))
+             for name in figures[True]}
+    leapfrog = 8 * op.leapfrog_seconds
+    assert added["jax-cpu-sampler"] == pytest.approx(
+        (leapfrog, 8 * op.cached_seconds, 8 * op.cold_seconds, 8 * op.gradient_compile_seconds))
+    # DEER-MALA's runtime has no compile cache on disk: every run compiles the programs
+    assert added["jax-cpu"] == pytest.approx(
+        (leapfrog, 8 * (op.cached_seconds + op.cold_seconds), 0.0, 8 * op.gradient_compile_seconds))
+    assert added["numba+nutpie"] == added["numba+pymc"] == (0.0, 0.0, 0.0, 0.0)
+    assert "8 Expm (JAX compiles each as a program of its own)" in costmodel.cold_compile_seconds(
+        profile, costmodel.JAX_CPU_SAMPLER).note
+    # measured mode leaves a gradient whose compile would take most of its 5 s to its model
+    many = replace(profile, census=replace(profile.census, dense_linalg_operands=(
+        profile.census.dense_linalg_operands * 8)))
+    assert costmodel.xla_program_ops(many) == {"Expm": 64}
+    assert not fits("jax", costmodel.gradient_compile_seconds(many, costmodel.JAX_CPU), 5.0)
