@@ -16,7 +16,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from pymc_accel import check_store, first_use, history, profile_store
+from pymc_accel import check_store, first_use, history, memory_maps, profile_store
 from pymc_accel import measure as _measure
 from pymc_accel.arguments import REQUIRED, refusal_reason, takes_argument
 from pymc_accel.backend import Candidate, Estimate, Refusal, SampleRequest, ask_backend
@@ -586,6 +586,10 @@ def select(
             if "jax" in est.first_use and profile.ops_without_jax_derivative:
                 refusals.append(Refusal.of(
                     c, no_derivative_reason(profile.ops_without_jax_derivative)))
+                continue
+            if "jax" in est.first_use and c.device == "cpu" and (
+                    too_many_maps := memory_maps.refusal_reason(profile, c.backend)):
+                refusals.append(Refusal.of(c, too_many_maps))
                 continue
             if "jax" in est.first_use and backend is None and (
                     profile.nan_jax_gradient_ops or profile.switched_log_densities):
