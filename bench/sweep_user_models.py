@@ -1261,7 +1261,9 @@ def run_case(name: str) -> str:
                     f"({time.perf_counter() - start:.1f} s)")
         notes = pymc_accel.SelectionReport.from_idata(idata).notes if (
             "pymc_accel_selection" in idata.attrs) else []
-        fell_back = [n for n in notes if "re-ran" in n]
+        # a re-run (stuck or frozen chains, float32 diverging) or a sampler that stopped or
+        # failed, and the next one run instead
+        fell_back = [n for n in notes if "re-ran" in n or n.endswith(" instead")]
         return line + (f" [{fell_back[0][:160]}]" if fell_back else "")
     except Exception as exc:  # the point: report it, whatever it is
         frame = traceback.extract_tb(exc.__traceback__)[-1]
