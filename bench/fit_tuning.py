@@ -26,6 +26,14 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).parent))
 
 
+def _models() -> dict:
+    """The models a fitting run can name: the quick zoo, its shapes and the program-size
+    shapes (``zoo.program_size_shapes``)."""
+    import zoo
+
+    return zoo.fit_models() | zoo.program_size_shapes()
+
+
 def main(argv=None) -> None:
     p = argparse.ArgumentParser(description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -35,8 +43,6 @@ def main(argv=None) -> None:
                    default="numba[cpu,float64,driver=nutpie],numba[cpu,float64,driver=pymc]",
                    help="comma-separated candidate labels, as the selection report writes them")
     args = p.parse_args(argv)
-
-    import zoo
 
     from pymc_accel.backend import Candidate, SampleRequest
     from pymc_accel.devices import discover
@@ -48,7 +54,7 @@ def main(argv=None) -> None:
     for name in args.models.split(","):
         offered = {}
         for backend in registry.backends.values():
-            for c in backend.candidates(profile_model(zoo.fit_models()[name]()), discover()):
+            for c in backend.candidates(profile_model(_models()[name]()), discover()):
                 if isinstance(c, Candidate):
                     offered[c.label] = c
         for label in wanted:
@@ -62,7 +68,7 @@ def main(argv=None) -> None:
                                         progressbar=False, quiet=True,
                                         compute_convergence_checks=False,
                                         discard_tuned_samples=False)
-                model = zoo.fit_models()[name]()
+                model = _models()[name]()
                 start = time.perf_counter()
                 idata = backend.sample(model, candidate, request)
                 wall = time.perf_counter() - start

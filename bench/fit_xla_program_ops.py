@@ -30,6 +30,21 @@ the census:
     python bench/fit_xla_program_ops.py \\
         --fixed docs/results/fit-xla-program-ops-fixed-cpu-2026-12-01.jsonl \\
         --gradient docs/results/fit-xla-program-ops-gradient-cpu-2026-12-01.jsonl
+
+``--numba FILE`` fits the numba drivers' figures (``costmodel.NUMBA_PROGRAM_OPS``) from
+``bench/fit_cold_compile.py`` runs of the same shapes (each candidate in a new process with an
+empty PyTensor compile directory: a primer, then the target twice). Per driver, by least
+squares ``a + b m``: the target's second run (its kernels cached) and its first run beyond
+the second (the compile). ``b`` is the op's; ``a`` holds what the first model with the op
+compiles once for the machine (PyTensor's numba matrix exponential, about 20 s), which is not
+charged. Both are divided by this machine's start-up pace when the fit runs (``--pace``
+overrides it).
+
+    JAX_PLATFORMS=cpu PYMC_ACCEL_HISTORY=off python bench/fit_cold_compile.py \\
+        --models ctmc_2,ctmc_8,ctmc_16,ctmc_32 \\
+        --candidates "numba[cpu,float64,driver=nutpie],numba[cpu,float64,driver=pymc]" \\
+        > docs/results/fit-cold-compile-ctmc-cpu-2026-12-01.jsonl
+    python bench/fit_xla_program_ops.py --numba docs/results/fit-cold-compile-ctmc-cpu-2026-12-01.jsonl
 """
 
 from __future__ import annotations
@@ -101,14 +116,61 @@ def fit(fixed_path: str, gradient_path: str, op: str = "Expm") -> dict[str, floa
     return figures
 
 
+def _line_fit(xs: list[float], ys: list[float]) -> tuple[float, float]:
+    """``(a, b)`` of ``y = a + b x`` by least squares."""
+    mx, my = sum(xs) / len(xs), sum(ys) / len(ys)
+    b = sum((x - mx) * (y - my) for x, y in zip(xs, ys)) / sum((x - mx) ** 2 for x in xs)
+    return my - b * mx, b
+
+
+def fit_numba(path: str, pace: float | None = None, op: str = "Expm") -> dict[str, tuple]:
+    """Print and return, per numba candidate, ``(cached, cold)`` seconds an op (see the
+    module's docstring)."""
+    import sys
+    from collections import defaultdict
+
+    sys.path.insert(0, str(Path(__file__).parent))
+    import zoo
+
+    from pymc_accel import costmodel
+    from pymc_accel.machine import machine_figures
+    from pymc_accel.profile import profile_model
+
+    if pace is None:
+        pace = costmodel.start_up_pace(machine_figures())
+    walls: dict[tuple[str, str], dict[int, float]] = defaultdict(dict)
+    for x in _lines(path):
+        if "wall" in x and x["model"] == x.get("target"):
+            walls[(x["candidate"], x["model"])][x["position"]] = x["wall"]
+    shapes = zoo.program_size_shapes()
+    ops = {name: costmodel.xla_program_ops(profile_model(shapes[name]())).get(op, 0)
+           for _, name in walls}
+    out = {}
+    for label in sorted({c for c, _ in walls}):
+        points = sorted((ops[m], w[3], w[2] - w[3]) for (c, m), w in walls.items()
+                        if c == label and 2 in w and 3 in w)
+        (wa, wb), (ca, cb) = (_line_fit([p[0] for p in points], [p[1] for p in points]),
+                              _line_fit([p[0] for p in points], [p[2] for p in points]))
+        print(f"{label}: cached run {wa:.2f} s + {wb:.3f} s an {op}, first compile beyond it "
+              f"{ca:.2f} s + {cb:.3f} s ({', '.join(f'{m} ops: {w:.2f}, {c:.2f}' for m, w, c in points)});"
+              f" at the fit machine's pace ({pace:.2f}): {wb / pace:.3f} and {cb / pace:.3f}")
+        out[label] = (wb / pace, cb / pace)
+    return out
+
+
 def main(argv=None) -> None:
     p = argparse.ArgumentParser(description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--fixed", required=True)
-    p.add_argument("--gradient", required=True)
+    p.add_argument("--fixed")
+    p.add_argument("--gradient")
+    p.add_argument("--numba")
+    p.add_argument("--pace", type=float)
     p.add_argument("--op", default="Expm")
     args = p.parse_args(argv)
-    fit(args.fixed, args.gradient, args.op)
+    if args.fixed and args.gradient:
+        fit(args.fixed, args.gradient, args.op)
+    if args.numba:
+        fit_numba(args.numba, args.pace, args.op)
 
 
 if __name__ == "__main__":

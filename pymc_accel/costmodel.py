@@ -1186,14 +1186,16 @@ def compile_seconds(profile: ModelProfile, runtime: Runtime) -> Figure:
     if runtime.compile_seconds_by_rank and sum(ranks.values()):
         seconds = runtime.compile_seconds + sum(
             w * ranks.get(r, 0) for w, r in zip(runtime.compile_seconds_by_rank, RANKS))
-        return Figure(seconds, "modelled", f"{runtime.name}: fixed + compile by the kernels' loop ranks")
-    seconds = runtime.compile_seconds + runtime.compile_seconds_per_kernel * c.compiled_kernels
-    programs = _xla_program_compile(profile, runtime)
+        note = f"{runtime.name}: fixed + compile by the kernels' loop ranks"
+    else:
+        seconds = runtime.compile_seconds + runtime.compile_seconds_per_kernel * c.compiled_kernels
+        note = f"{runtime.name}: fixed + per-kernel compile"
+    programs = _xla_program_compile(profile, runtime) + _numba_program_seconds(
+        profile, runtime, cold=False)
     if programs:
         return Figure(seconds + programs, "modelled",
-                      f"{runtime.name}: fixed + per-kernel compile, + {programs:.1f} s for "
-                      f"{_program_ops_text(profile)}")
-    return Figure(seconds, "modelled", f"{runtime.name}: fixed + per-kernel compile")
+                      f"{note}, + {programs:.1f} s for {_program_ops_text(profile, runtime)}")
+    return Figure(seconds, "modelled", note)
 
 
 def _xla_program_compile(profile: ModelProfile, runtime: Runtime) -> float:
@@ -1206,10 +1208,41 @@ def _xla_program_compile(profile: ModelProfile, runtime: Runtime) -> float:
     return cached if runtime.cold_seconds else cached + xla_program_seconds(profile, "cold")
 
 
-def _program_ops_text(profile: ModelProfile) -> str:
+def _program_ops_text(profile: ModelProfile, runtime: Runtime) -> str:
     """E.g. ``120 Expm (JAX compiles each as a program of its own)``."""
     ops = ", ".join(f"{n} {name}" for name, n in sorted(xla_program_ops(profile).items()))
-    return f"{ops} (JAX compiles each as a program of its own)"
+    how = ("JAX compiles each as a program of its own" if _on_xla(runtime)
+           else "PyTensor compiles a numba function for each")
+    return f"{ops} ({how})"
+
+
+#: What each ``Expm`` in the census adds to a numba driver's run whose kernels PyTensor's cache
+#: holds, and to a model's first compile beyond that, in seconds at the fit machine's start-up
+#: pace: ``(cached, cold)`` by runtime. PyTensor's numba matrix exponential is a function of its
+#: own per node. Fitted on the Markov chains at 2 to 32 intervals (4 to 64 ops;
+#: bench/fit_cold_compile.py, each candidate in a new process with an empty compile directory,
+#: docs/results/fit-cold-compile-ctmc-cpu-2026-12-01.jsonl; bench/fit_xla_program_ops.py
+#: --numba): per op, nutpie's cached runs 0.34 s and its first compile 0.59 s more, PyMC's
+#: driver's 0.028 s and 0.59 s, at a pace of 0.67 (cached runs of 4.9-24.6 s under nutpie and
+#: 0.8-2.5 s under PyMC's driver, first compiles 21-58 s beyond them). nutpie compiles a numba
+#: function of the whole log density on every run, which grows with them; PyMC's driver loads
+#: them from the cache. The first model with a matrix exponential on a machine also compiles
+#: PyTensor's implementation once, about 20 s, which is not charged (it is the machine's, not
+#: the model's).
+NUMBA_PROGRAM_OPS: dict[str, dict[str, tuple[float, float]]] = {
+    "Expm": {"numba+nutpie": (0.50, 0.87), "numba+pymc": (0.042, 0.87)},
+}
+
+
+def _numba_program_seconds(profile: ModelProfile, runtime: Runtime, cold: bool) -> float:
+    """What :data:`NUMBA_PROGRAM_OPS` add to ``runtime``'s fixed seconds, or (``cold``) to its
+    first compile; 0 for another runtime."""
+    seconds = 0.0
+    for name, count in xla_program_ops(profile).items():
+        figures = NUMBA_PROGRAM_OPS.get(name, {}).get(runtime.name)
+        if figures is not None:
+            seconds += count * figures[1 if cold else 0]
+    return seconds
 
 
 def gpu_cold_compile_seconds(profile: ModelProfile) -> Figure:
@@ -1240,22 +1273,22 @@ def cold_compile_seconds(profile: ModelProfile, runtime: Runtime,
             and any(ranks.values())):
         seconds = runtime.cold_seconds + sum(
             w * ranks.get(r, 0) for w, r in zip(runtime.cold_seconds_by_rank_used, RANKS))
-        return Figure(seconds, "modelled",
-                      "not yet in the compile cache: the model has not run on this machine with "
-                      f"this backend, which has compiled {models_compiled_here} others (loops "
-                      "priced by rank)")
-    seconds = (runtime.cold_seconds
-               + runtime.cold_seconds_per_kernel * profile.census.compiled_kernels)
-    programs = xla_program_seconds(profile, "cold") if _on_xla(runtime) and seconds > 0 else 0.0
-    if programs:
-        return Figure(seconds + programs, "modelled",
-                      "not yet in the compile cache: the model has not run on this machine with "
-                      f"this backend; + {programs:.1f} s for {_program_ops_text(profile)}")
+        note = ("not yet in the compile cache: the model has not run on this machine with "
+                f"this backend, which has compiled {models_compiled_here} others (loops "
+                "priced by rank)")
+    else:
+        seconds = (runtime.cold_seconds
+                   + runtime.cold_seconds_per_kernel * profile.census.compiled_kernels)
+        note = ("not yet in the compile cache: the model has not run on this machine with "
+                "this backend")
     if seconds <= 0:
         return Figure(0.0, "modelled", f"{runtime.name}: no compile cache on disk")
-    return Figure(seconds, "modelled",
-                  "not yet in the compile cache: the model has not run on this machine with "
-                  "this backend")
+    programs = ((xla_program_seconds(profile, "cold") if _on_xla(runtime) else 0.0)
+                + _numba_program_seconds(profile, runtime, cold=True))
+    if programs:
+        return Figure(seconds + programs, "modelled",
+                      f"{note}; + {programs:.1f} s for {_program_ops_text(profile, runtime)}")
+    return Figure(seconds, "modelled", note)
 
 
 #: The float32 accuracy check (:func:`pymc_accel.precision.check_float32`): each kernel's Python
