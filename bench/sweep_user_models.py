@@ -1002,6 +1002,109 @@ def matrix_inverse_quadratic(pm):
     return m
 
 
+def ordered_probit(pm):
+    """Ordinal responses through ``pm.OrderedProbit``: free cutpoints (ordered transform) and a
+    slope; its log likelihood is differences of normal CDFs."""
+    import pytensor.tensor as pt
+
+    rng = _rng()
+    x = rng.normal(size=150)
+    latent = 0.8 * x + rng.normal(size=150)
+    y = np.digitize(latent, [-1.0, 0.0, 1.2])
+    with pm.Model() as m:
+        beta = pm.Normal("beta", 0.0, 1.0)
+        cuts = pm.Normal("cuts", 0.0, 2.0, shape=3,
+                         transform=pm.distributions.transforms.ordered,
+                         initval=np.array([-1.0, 0.0, 1.0]))
+        pm.OrderedProbit("y", eta=beta * pt.as_tensor(x), cutpoints=cuts, observed=y)
+    return m
+
+
+def matern_free_smoothness(pm):
+    """A Matern covariance with free smoothness written with the modified Bessel function of
+    the second kind (``pt.kv``) over 25 points, in a marginal multivariate normal."""
+    import pytensor.tensor as pt
+
+    rng = _rng()
+    xs = np.linspace(0.1, 5.0, 25)
+    d = np.abs(xs[:, None] - xs[None, :]) + np.eye(25)  # no zero distance on the diagonal
+    y = np.sin(xs) + 0.2 * rng.normal(size=25)
+    with pm.Model() as m:
+        nu = pm.Gamma("nu", 4, 2)
+        ls = pm.Gamma("ls", 4, 4)
+        r = pt.sqrt(2 * nu) * d / ls
+        k = (2 ** (1 - nu) / pt.gamma(nu)) * r ** nu * pt.kv(nu, r)
+        cov = pt.switch(pt.eq(pt.as_tensor(np.eye(25)), 1), 1.0, k) + 0.05 * pt.eye(25)
+        pm.MvNormal("y", mu=np.zeros(25), cov=cov, observed=y)
+    return m
+
+
+def gammainc_free_shape(pm):
+    """Interval-censored waiting times: each observed between two bounds, its likelihood a
+    difference of regularized incomplete gamma functions (``pt.gammainc``) of the free shape
+    and rate."""
+    import pytensor.tensor as pt
+
+    rng = _rng()
+    t = rng.gamma(3.0, 1 / 1.5, 80)
+    lo, hi = np.floor(t), np.floor(t) + 1.0
+    with pm.Model() as m:
+        shape = pm.Gamma("shape", 2, 1)
+        rate = pm.Gamma("rate", 2, 1)
+        p = pt.gammainc(shape, rate * hi) - pt.gammainc(shape, rate * lo)
+        pm.Potential("intervals", pt.log(pt.maximum(p, 1e-300)).sum())
+    return m
+
+
+def half_flat_scale(pm):
+    """A regression with improper priors: ``pm.Flat`` coefficients and a ``pm.HalfFlat``
+    noise scale, whose initial point is 0 and 1 on the unconstrained space."""
+    rng = _rng()
+    x = rng.normal(size=(120, 2))
+    y = x @ np.array([1.0, -0.5]) + 0.3 + 0.7 * rng.normal(size=120)
+    with pm.Model() as m:
+        b = pm.Flat("b", shape=2)
+        a = pm.Flat("a")
+        s = pm.HalfFlat("s")
+        pm.Normal("y", a + pm.math.dot(x, b), s, observed=y)
+    return m
+
+
+def triangular_bounds(pm):
+    """Observations from a triangular distribution whose mode is free and whose bounds are
+    fixed beyond the data, with a logit-normal proportion and a Moyal noise term beside it."""
+    rng = _rng()
+    y = rng.triangular(0.0, 3.0, 10.0, 60)
+    props = 1 / (1 + np.exp(-rng.normal(0.5, 0.7, 40)))
+    z = rng.gumbel(1.0, 0.5, 50)
+    with pm.Model() as m:
+        c = pm.Uniform("c", 0.5, 9.5)
+        pm.Triangular("y", lower=-0.5, c=c, upper=10.5, observed=y)
+        mu = pm.Normal("mu", 0.0, 1.0)
+        sg = pm.HalfNormal("sg", 1.0)
+        pm.LogitNormal("props", mu=mu, sigma=sg, observed=props)
+        loc = pm.Normal("loc", 0.0, 2.0)
+        pm.Moyal("z", mu=loc, sigma=0.5, observed=z)
+    return m
+
+
+def expm1_survival(pm):
+    """A Gompertz survival model written by hand: hazard ``b exp(c t)``, its cumulative hazard
+    ``b / c expm1(c t)``, with right-censored times (``pt.expm1``, ``pt.log``)."""
+    import pytensor.tensor as pt
+
+    rng = _rng()
+    t = rng.weibull(2.0, 100) * 5
+    event = (t < 6.0).astype(float)
+    t = np.minimum(t, 6.0)
+    with pm.Model() as m:
+        b = pm.Gamma("b", 2, 10)
+        c = pm.Normal("c", 0.3, 0.3)
+        cum = b / c * pt.expm1(c * t)
+        pm.Potential("gompertz", (event * (pt.log(b) + c * t) - cum).sum())
+    return m
+
+
 MODELS = [missing_observations, normal_mixture, censored, truncated, zero_sum_with_coords,
           random_walk, autoregressive, potential_and_deterministic, custom_dist, lkj_mvnormal,
           flat_prior, discrete_free_variable, binomial_regression, large_offset, multinomial,
@@ -1021,7 +1124,10 @@ MODELS = [missing_observations, normal_mixture, censored, truncated, zero_sum_wi
           lazy_ifelse, sparse_design, hand_written_mvnormal, trimmed_likelihood,
           student_t_process, sparse_gp, kronecker_normal, lkj_correlation, hurdle_gamma,
           ctmc_matrix_exponential, eigenvalue_likelihood, censored_negative_binomial,
-          discrete_weibull, mixture_of_families, matrix_inverse_quadratic]
+          discrete_weibull, mixture_of_families, matrix_inverse_quadratic,
+          # an eleventh set (2026-12-01, morning)
+          ordered_probit, matern_free_smoothness, gammainc_free_shape, half_flat_scale,
+          triangular_bounds, expm1_survival]
 
 
 # ---- arguments and situations -------------------------------------------------------------
