@@ -84,6 +84,8 @@ def fit(paths: list[str]) -> None:
     """Print ``a + b m`` per candidate (see the module's docstring)."""
     from collections import defaultdict
 
+    from fit_xla_program_ops import line_fit
+
     by_candidate: dict[str, list[tuple[int, int]]] = defaultdict(list)
     for path in paths:
         for text in Path(path).read_text().splitlines():
@@ -98,11 +100,8 @@ def fit(paths: list[str]) -> None:
         if len(points) < 2:
             print(f"{label}: {points} (too few to fit)")
             continue
-        mx = sum(m for m, _ in points) / len(points)
-        my = sum(d for _, d in points) / len(points)
-        b = (sum((m - mx) * (d - my) for m, d in points)
-             / sum((m - mx) ** 2 for m, _ in points))
-        print(f"{label}: {my - b * mx:.0f} + {b:.1f} maps an op "
+        a, b = line_fit([m for m, _ in points], [d for _, d in points])
+        print(f"{label}: {a:.0f} + {b:.1f} maps an op "
               f"({', '.join(f'{m} ops: {d}' for m, d in points)})")
 
 

@@ -116,7 +116,7 @@ def fit(fixed_path: str, gradient_path: str, op: str = "Expm") -> dict[str, floa
     return figures
 
 
-def _line_fit(xs: list[float], ys: list[float]) -> tuple[float, float]:
+def line_fit(xs: list[float], ys: list[float]) -> tuple[float, float]:
     """``(a, b)`` of ``y = a + b x`` by least squares."""
     mx, my = sum(xs) / len(xs), sum(ys) / len(ys)
     b = sum((x - mx) * (y - my) for x, y in zip(xs, ys)) / sum((x - mx) ** 2 for x in xs)
@@ -149,8 +149,8 @@ def fit_numba(path: str, pace: float | None = None, op: str = "Expm") -> dict[st
     for label in sorted({c for c, _ in walls}):
         points = sorted((ops[m], w[3], w[2] - w[3]) for (c, m), w in walls.items()
                         if c == label and 2 in w and 3 in w)
-        (wa, wb), (ca, cb) = (_line_fit([p[0] for p in points], [p[1] for p in points]),
-                              _line_fit([p[0] for p in points], [p[2] for p in points]))
+        (wa, wb), (ca, cb) = (line_fit([p[0] for p in points], [p[1] for p in points]),
+                              line_fit([p[0] for p in points], [p[2] for p in points]))
         print(f"{label}: cached run {wa:.2f} s + {wb:.3f} s an {op}, first compile beyond it "
               f"{ca:.2f} s + {cb:.3f} s ({', '.join(f'{m} ops: {w:.2f}, {c:.2f}' for m, w, c in points)});"
               f" at the fit machine's pace ({pace:.2f}): {wb / pace:.3f} and {cb / pace:.3f}")

@@ -918,23 +918,12 @@ def hurdle_gamma(pm):
 
 
 def ctmc_matrix_exponential(pm):
-    """A two-state continuous-time Markov chain seen at unequal intervals: the transition
-    matrices are ``pt.linalg.expm`` of the free rate matrix times each interval."""
-    import pytensor.tensor as pt
+    """A two-state continuous-time Markov chain seen at 60 unequal intervals: the transition
+    matrices are ``pt.linalg.expm`` of the free rate matrix times each interval (the regret
+    zoo's ``ctmc_N`` shapes at n = 60, with this sweep's data seed)."""
+    import zoo
 
-    rng = _rng()
-    dt = rng.uniform(0.2, 2.0, 60)
-    states = [0]
-    for t in dt:
-        stay = np.exp(-0.7 * t) if states[-1] == 0 else np.exp(-0.4 * t)
-        states.append(states[-1] if rng.random() < stay else 1 - states[-1])
-    states = np.array(states)
-    with pm.Model() as m:
-        a, b = pm.Gamma("a", 2, 2), pm.Gamma("b", 2, 2)
-        q = pt.stack([pt.stack([-a, a]), pt.stack([b, -b])])
-        p = pt.stack([pt.linalg.expm(q * t) for t in dt])
-        pm.Potential("transitions", pt.log(p[np.arange(60), states[:-1], states[1:]]).sum())
-    return m
+    return zoo.markov_chain_intervals(60, seed=0)
 
 
 def eigenvalue_likelihood(pm):

@@ -202,13 +202,13 @@ def value_variable_shapes() -> dict[str, Callable[[], pm.Model]]:
     }
 
 
-def markov_chain_intervals(n: int = 16) -> pm.Model:
+def markov_chain_intervals(n: int = 16, seed: int = 7) -> pm.Model:
     """A two-state continuous-time Markov chain seen at ``n`` unequal intervals: each
     interval's transition matrix is ``pt.linalg.expm`` of the free rate matrix times its length
     (the user sweep's ``ctmc_matrix_exponential`` at n = 60). JAX lowers each matrix
     exponential to a program of its own (Pade approximants chosen by a switch, squarings in a
     loop), which XLA compiles apart: a small gradient, and a compile that grows with ``n``."""
-    rng = np.random.default_rng(7)
+    rng = np.random.default_rng(seed)
     dt = rng.uniform(0.2, 2.0, n)
     states = [0]
     for t in dt:

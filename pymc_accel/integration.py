@@ -467,6 +467,14 @@ def _after_failed_trial(model, request, tried: SelectionReport, exc: Exception, 
     again = _select_for(model, request, **select_kwargs)
     note = (f"the runner-up tried once, {tried.chosen}, failed ({type(exc).__name__}: "
             f"{str(exc)[:200]}); ran {again.chosen} instead")
+    _go_on_with(model, request, again, note, starts)
+    again.notes = [*again.notes, note]
+    return again
+
+
+def _go_on_with(model, request, again: SelectionReport, note: str, starts) -> None:
+    """Before running ``again`` in place of a run that went wrong: check its start where its
+    sampler does not check it itself, and say ``note`` on the console."""
     if not checks_its_own_start(again.candidate):
         for initvals in starts:
             _check_start(model, initvals, kept=True)
@@ -475,8 +483,6 @@ def _after_failed_trial(model, request, tried: SelectionReport, exc: Exception, 
         from rich.markup import escape
 
         Console(stderr=True).print(f"pymc-accel: {escape(note)}")
-    again.notes = [*again.notes, note]
-    return again
 
 
 def _picked_by_selector(report: SelectionReport, nuts_sampler: str | None,
@@ -507,14 +513,7 @@ def _after_sampler_stopped(model, request, stopped: SelectionReport,
                         _exclude={stopped.candidate.label: reason}, **select_kwargs)
     note = (f"{stopped.chosen} stopped ({error} in the log density at a proposed point); "
             f"ran {again.chosen} instead")
-    if not checks_its_own_start(again.candidate):
-        for initvals in starts:
-            _check_start(model, initvals, kept=True)
-    if not request.quiet:
-        from rich.console import Console
-        from rich.markup import escape
-
-        Console(stderr=True).print(f"pymc-accel: {escape(note)}")
+    _go_on_with(model, request, again, note, starts)
     again.notes = [*stopped.notes, note]
     again.precision_check = stopped.precision_check
     return again
@@ -555,14 +554,7 @@ def _re_run(model, request, registry, first: SelectionReport, again: SelectionRe
     """Run ``again`` after ``first``'s run went wrong: ``note`` said on the console and kept
     in the report with ``first``'s notes and float32 check, the start checked where the new
     sampler does not check it itself."""
-    if not checks_its_own_start(again.candidate):
-        for initvals in _check_initvals(model, request.initvals):
-            _check_start(model, initvals, kept=True)
-    if not request.quiet:
-        from rich.console import Console
-        from rich.markup import escape
-
-        Console(stderr=True).print(f"pymc-accel: {escape(note)}")
+    _go_on_with(model, request, again, note, _check_initvals(model, request.initvals))
     idata = _run_backend(model, again, request, registry)
     again.notes = [*first.notes, note]
     again.precision_check = first.precision_check
