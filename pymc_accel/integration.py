@@ -31,6 +31,7 @@ from pymc_accel.registry import BUILTIN_PLUGIN_NAME, get_registry
 from pymc_accel.report import ATTRS_KEY, SelectionReport
 from pymc_accel.selection import (
     TRYING_RUNNER_UP,
+    picked_by_selector,
     refuse_float32_models_under_another_float_x,
     refuse_models_without_free_variables,
     run_length,
@@ -322,8 +323,8 @@ def sample(
                          registry=registry, measure=measure, measure_budget=measure_budget)
             if report.chosen_by == TRYING_RUNNER_UP:
                 report = _after_failed_trial(model, request, report, exc, starts, **again)
-            elif isinstance(exc, SamplerStoppedError) and _picked_by_selector(
-                    report, nuts_sampler, request):
+            elif isinstance(exc, SamplerStoppedError) and picked_by_selector(
+                    report.candidate, nuts_sampler, request.backend_kwargs):
                 report = _after_sampler_stopped(model, request, report, exc, starts, **again)
             else:
                 raise
@@ -485,16 +486,6 @@ def _go_on_with(model, request, again: SelectionReport, note: str, starts) -> No
         Console(stderr=True).print(f"pymc-accel: {escape(note)}")
 
 
-def _picked_by_selector(report: SelectionReport, nuts_sampler: str | None,
-                        request: SampleRequest) -> bool:
-    """Whether the selector, not the caller, picked the sampler ``report`` chose: the caller
-    named no backend (``auto``), or named one and left its options (the numba backend's
-    ``driver``) to the selector."""
-    options = request.backend_kwargs
-    return nuts_sampler in (None, "auto") or any(
-        name not in options for name, _ in report.candidate.options)
-
-
 def _after_sampler_stopped(model, request, stopped: SelectionReport,
                            exc: SamplerStoppedError, starts, **select_kwargs
                            ) -> SelectionReport:
@@ -515,7 +506,6 @@ def _after_sampler_stopped(model, request, stopped: SelectionReport,
             f"ran {again.chosen} instead")
     _go_on_with(model, request, again, note, starts)
     again.notes = [*stopped.notes, note]
-    again.precision_check = stopped.precision_check
     return again
 
 

@@ -599,7 +599,7 @@ def select(
             if _exclude and c.label in _exclude:
                 refusals.append(Refusal.of(c, _exclude[c.label]))
                 continue
-            if _chosen_for_the_caller(c, backend, options) and (
+            if picked_by_selector(c, backend, options) and (
                     stopped_at := history.stopped_at(profile, c)):
                 refusals.append(Refusal.of(
                     c, f"its run of this model stopped at an error the log density raised "
@@ -856,12 +856,13 @@ def _runner_up_to_try(scored: list[_Scored], profile: ModelProfile) -> _Scored |
     return min(rivals, key=lambda s: s.key, default=None)
 
 
-def _chosen_for_the_caller(candidate: Candidate, backend: str | None,
-                           options: Mapping[str, Any] | None) -> bool:
-    """Whether the selector, not the caller, would pick ``candidate``: no backend was named,
-    or one was and ``candidate`` has options (the numba backend's ``driver``) the caller did
-    not give."""
-    return backend is None or any(name not in (options or {}) for name, _ in candidate.options)
+def picked_by_selector(candidate: Candidate, backend: str | None,
+                       options: Mapping[str, Any] | None) -> bool:
+    """Whether the selector, not the caller, picks ``candidate``: no backend was named
+    (``None`` or ``"auto"``), or one was and ``candidate`` has options (the numba backend's
+    ``driver``) the caller did not give."""
+    return backend in (None, "auto") or any(
+        name not in (options or {}) for name, _ in candidate.options)
 
 
 def _trial_notes(tried: _Scored, leader: _Scored) -> list[str]:
