@@ -972,9 +972,10 @@ def main(argv=None):
         Path(args.markdown).write_text(text) if args.markdown else print(text)
         return results
     sys.path.insert(0, str(Path(__file__).parent))
-    from zoo import dense_shapes, held_out, zoo
+    from zoo import dense_shapes, held_out, program_size_shapes, zoo
 
-    known = set(zoo(quick=args.quick)) | set(held_out()) | set(dense_shapes())
+    known = (set(zoo(quick=args.quick)) | set(held_out()) | set(dense_shapes())
+             | set(program_size_shapes()))
     unknown = [n for n in (args.models or "").split(",") if n and n not in known]
     if unknown:  # before any compile directory or run: a typo costs nothing
         raise SystemExit(f"--models: no zoo model {', '.join(unknown)}; the zoo has "
@@ -1007,7 +1008,7 @@ def main(argv=None):
     first = time.perf_counter() - first
     names = args.models.split(",") if args.models else list(models)
     # named with --models: models no cost-model figure was fitted on, and dense shapes
-    models |= held_out() | dense_shapes()
+    models |= held_out() | dense_shapes() | program_size_shapes()
     start = time.perf_counter()
     results = {
         "command": "python bench/bench_regret.py " + " ".join(argv if argv is not None else sys.argv[1:]),
