@@ -1208,12 +1208,16 @@ def _xla_program_compile(profile: ModelProfile, runtime: Runtime) -> float:
     return cached if runtime.cold_seconds else cached + xla_program_seconds(profile, "cold")
 
 
+def program_ops_listing(profile: ModelProfile) -> str:
+    """The :data:`XLA_PROGRAM_OPS` ops the census found, e.g. ``120 Expm``."""
+    return ", ".join(f"{n} {name}" for name, n in sorted(xla_program_ops(profile).items()))
+
+
 def _program_ops_text(profile: ModelProfile, runtime: Runtime) -> str:
     """E.g. ``120 Expm (JAX compiles each as a program of its own)``."""
-    ops = ", ".join(f"{n} {name}" for name, n in sorted(xla_program_ops(profile).items()))
     how = ("JAX compiles each as a program of its own" if _on_xla(runtime)
            else "PyTensor compiles a numba function for each")
-    return f"{ops} ({how})"
+    return f"{program_ops_listing(profile)} ({how})"
 
 
 #: What each ``Expm`` in the census adds to a numba driver's run whose kernels PyTensor's cache

@@ -18,6 +18,8 @@ limit or the maps in use cannot be read (not Linux), nothing is refused.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from pymc_accel.profile import ModelProfile
 
 #: Where Linux keeps the limit on a process's memory maps.
@@ -76,19 +78,30 @@ def maps_needed(profile: ModelProfile, backend: str) -> int:
     return MAPS_PER_RUN + per_op * ops
 
 
-def refusal_reason(profile: ModelProfile, backend: str) -> str | None:
+def process_maps() -> tuple[int | None, int | None]:
+    """``(map_limit(), maps_in_use())``: what :func:`refusal_reason` sets a run against."""
+    return map_limit(), maps_in_use()
+
+
+def refusal_reason(profile: ModelProfile, backend: str,
+                   maps: Callable[[], tuple[int | None, int | None]] = process_maps
+                   ) -> str | None:
     """Why a CPU run of ``backend`` on ``profile``'s model would end the process, or ``None``
-    when it fits under :data:`HEADROOM` of the limit (or the limit is not known)."""
+    when it fits under :data:`HEADROOM` of the limit (or the limit is not known).
+
+    ``maps`` gives the limit and the maps in use (:func:`process_maps`), called only for a
+    model with program ops: a selection passes one that reads them once for all its
+    candidates."""
     needed = maps_needed(profile, backend)
     if not needed:
         return None
-    limit, used = map_limit(), maps_in_use()
+    limit, used = maps()
     if limit is None or used is None or used + needed <= HEADROOM * limit:
         return None
-    from pymc_accel.costmodel import xla_program_ops
+    from pymc_accel.costmodel import program_ops_listing
 
-    ops = ", ".join(f"{n} {name}" for name, n in sorted(xla_program_ops(profile).items()))
-    return (f"its XLA program would map about {needed:,} more memory regions ({ops} in the "
+    return (f"its XLA program would map about {needed:,} more memory regions "
+            f"({program_ops_listing(profile)} in the "
             f"log density and its gradient, each compiled by JAX as a program of its own) "
             f"where this process has {used:,} and the system allows {limit:,} "
             f"(vm.max_map_count); runs past {HEADROOM:.0%} of the limit have ended the "

@@ -513,6 +513,8 @@ def select(
     if logp_graph is not None and logp_graph.initial_point is not None and not initvals:
         kept_check.start_from(logp_graph.initial_point)  # the profile evaluated it already
     check_charge = functools.cache(lambda: _float32_check_charge(profile))  # the same for all
+    # the memory-map limit and the maps in use, read once, for a model with program ops only
+    process_maps = functools.cache(memory_maps.process_maps)
 
     # what a JAX sampler's program holds besides the data (the run history's cached-program check)
     program_options = history.program_options_key(target_accept, options, var_names)
@@ -588,7 +590,8 @@ def select(
                     c, no_derivative_reason(profile.ops_without_jax_derivative)))
                 continue
             if "jax" in est.first_use and c.device == "cpu" and (
-                    too_many_maps := memory_maps.refusal_reason(profile, c.backend)):
+                    too_many_maps := memory_maps.refusal_reason(profile, c.backend,
+                                                                 process_maps)):
                 refusals.append(Refusal.of(c, too_many_maps))
                 continue
             if "jax" in est.first_use and backend is None and (
