@@ -11,8 +11,9 @@ could choose one. The numba backend runs such an op in numba's object mode, and 
 PyMC's NUTS sample the model.
 
 The ops of PyTensor, PyMC and pymc-accel are taken to convert (PyTensor's JAX linker covers
-those a PyMC log density holds), but for a few of PyMC's (:data:`PYMC_OPS_WITHOUT_JAX`); an op
-from any other module, or one of those, is looked up in ``jax_funcify``'s registry, which
+those a PyMC log density holds), but for a few of PyMC's (:data:`PYMC_OPS_WITHOUT_JAX`), a few
+of PyTensor's (:data:`PYTENSOR_OPS_WITHOUT_JAX`) and PyTensor's sparse and typed-list ops; an
+op from any other module, or one of those, is looked up in ``jax_funcify``'s registry, which
 imports JAX, so only a model with such an op pays for it. Written by hand: PyTensor offers no
 check short of converting the graph.
 """
@@ -23,8 +24,13 @@ import importlib
 from collections.abc import Iterable, Iterator
 from typing import Any
 
-#: Modules whose ops are taken to have a JAX conversion, but for :data:`PYMC_OPS_WITHOUT_JAX`.
+#: Modules whose ops are taken to have a JAX conversion, but for :data:`PYMC_OPS_WITHOUT_JAX`,
+#: :data:`PYTENSOR_OPS_WITHOUT_JAX` and the modules of :data:`_LOOKED_UP_MODULES`.
 _CONVERTED_MODULES = ("pytensor.", "pymc.", "pymc_accel.")
+#: PyTensor's modules whose ops are each looked up in ``jax_funcify``'s registry: PyTensor
+#: converts some of its sparse ops (a sparse design matrix's product) and not others
+#: (``sp_sum``), and none of its typed lists (``pt.choose`` over a list of tensors).
+_LOOKED_UP_MODULES = ("pytensor.sparse.", "pytensor.typed_list.")
 #: PyMC's ops that a log density can hold and that have no JAX conversion, by qualified name:
 #: ``pm.Interpolated``'s spline, ``pm.PolyaGamma``'s density, ``pm.math.batched_diag`` and
 #: ``pm.ode.DifferentialEquation`` (SciPy's solver). They are looked up in ``jax_funcify``'s
@@ -39,6 +45,47 @@ PYMC_OPS_WITHOUT_JAX = frozenset({
     "pymc.math.BatchedDiag",
     "pymc.ode.ode.DifferentialEquation",
 })
+#: PyTensor's ops that a user's log density can hold, as written, and that have no JAX
+#: conversion, by qualified name: each raised PyTensor's ``NotImplementedError`` when a graph
+#: with it was compiled in PyTensor's JAX mode (``tests/test_jax_support.py`` does it for
+#: each). A Python function made an op with ``pytensor.compile.ops.as_op`` (PyMC's documented
+#: black-box likelihood), the real FFT (``pytensor.tensor.fft.rfft``), least squares, the
+#: tensor solve and inverse, the QZ decomposition, the tridiagonal LU, a row permutation,
+#: ``pt.choose``, the 2-D convolution, ``pytensor.tensor.optimize``'s minimizers and root
+#: finders, complex numbers, rounding half away from zero, and the debugging ops
+#: (``Print``, ``PdbBreakpoint``). Until 2026-12-01
+#: every op of PyTensor's was taken to convert, and ``auto`` chose NumPyro for a smoothing prior
+#: written with ``rfft``, which failed inside PyTensor's JAX linker
+#: (``bench/sweep_user_models.py``'s ``spectral_smoothing``). PyTensor's ops without a
+#: conversion that its rewrites replace before JAX sees them (its BLAS ops, ``xtensor``'s ops,
+#: Sylvester's solver, ``join_dims``) are not listed; ``tests/test_jax_support.py`` walks
+#: PyTensor's op classes, so a release that adds one fails there until it is placed.
+PYTENSOR_OPS_WITHOUT_JAX = frozenset({
+    "pytensor.compile.ops.FromFunctionOp",
+    "pytensor.tensor.fft.RFFTOp",
+    "pytensor.tensor.fft.IRFFTOp",
+    "pytensor.tensor.fourier.Fourier",
+    "pytensor.tensor.linalg.solvers.lstsq.Lstsq",
+    "pytensor.tensor.linalg.solvers.lstsq.TensorSolve",
+    "pytensor.tensor.linalg.inverse.TensorInv",
+    "pytensor.tensor.linalg.decomposition.schur.QZ",
+    "pytensor.tensor.linalg.solvers.tridiagonal.LUFactorTridiagonal",
+    "pytensor.tensor.linalg.solvers.tridiagonal.SolveLUFactorTridiagonal",
+    "pytensor.tensor.basic.PermuteRowElements",
+    "pytensor.tensor.basic.Choose",
+    "pytensor.tensor.signal.conv.Convolve2d",
+    "pytensor.tensor.extra_ops.CpuContiguous",
+    "pytensor.tensor.optimize.MinimizeOp",
+    "pytensor.tensor.optimize.MinimizeScalarOp",
+    "pytensor.tensor.optimize.RootOp",
+    "pytensor.tensor.optimize.RootScalarOp",
+    "pytensor.scalar.basic.Complex",
+    "pytensor.scalar.basic.RoundHalfAwayFromZero",
+    "pytensor.printing.Print",
+    "pytensor.breakpoint.PdbBreakpoint",
+})
+#: Every op looked up in ``jax_funcify``'s registry by its name, whatever its module.
+_LOOKED_UP = PYMC_OPS_WITHOUT_JAX | PYTENSOR_OPS_WITHOUT_JAX
 
 
 def _inner_ops(op: Any) -> Iterator[Any]:
@@ -162,7 +209,8 @@ def jax_findings_with_derivatives(
             if cls.__name__ in NAN_JAX_GRADIENT_OPS:
                 nan_prone.add(cls.__name__)
             name = _qualified_name(cls)
-            if not cls.__module__.startswith(_CONVERTED_MODULES) or name in PYMC_OPS_WITHOUT_JAX:
+            if (not cls.__module__.startswith(_CONVERTED_MODULES) or name in _LOOKED_UP
+                    or cls.__module__.startswith(_LOOKED_UP_MODULES)):
                 foreign[name] = cls
     without = sorted(name for name, cls in foreign.items() if not _converts(cls))
     return without, sorted(nan_prone), sorted(underivable)

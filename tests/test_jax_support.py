@@ -293,3 +293,149 @@ def test_every_op_of_pymcs_without_a_jax_conversion_is_listed():
                 missing.add(name)
     assert missing <= PYMC_OPS_WITHOUT_JAX, sorted(missing - PYMC_OPS_WITHOUT_JAX)
     assert "pymc.distributions.dist_math.SplineWrapper" in missing  # the walk reaches them
+
+
+def _spectral_smoothing_model():
+    """A smoothing prior written in the frequency domain (the sweep's ``spectral_smoothing``,
+    smaller)."""
+    import pymc as pm
+    from pytensor.tensor.fft import rfft
+
+    with pm.Model() as model:
+        f = pm.Normal("f", 0.0, 2.0, shape=16)
+        power = (rfft(f[None, :])[0] ** 2).sum(axis=-1)
+        pm.Potential("smooth", -0.5 * (np.arange(9.0) ** 2 * power).sum())
+        pm.Normal("y", f, 0.3, observed=np.sin(np.linspace(0, 6, 16)))
+    return model
+
+
+def test_pytensors_real_fft_is_found_and_auto_leaves_jax_out():
+    """An op of PyTensor's with no JAX conversion: taken to convert, as every op of PyTensor's
+    was until 2026-12-01, ``auto`` chose NumPyro for this model and the run failed inside
+    PyTensor's JAX linker ("No JAX conversion for the given `Op`: RFFTOp")."""
+    import pymc_accel
+    from pymc_accel.errors import NoCandidateError
+    from pymc_accel.selection import select
+
+    model = _spectral_smoothing_model()
+    assert ops_without_jax([model.logp()]) == ["pytensor.tensor.fft.RFFTOp"]
+    report = select(model, chains=2)
+    assert report.chosen.startswith("numba[")
+    refused = [r for r in report.rows if r.label.startswith("numpyro[cpu")]
+    assert refused and all(r.status == "refused" and "(RFFTOp)" in r.reason for r in refused)
+    with pytest.raises(NoCandidateError, match=r"no JAX conversion \(RFFTOp\)"):
+        pymc_accel.sample(model=model, nuts_sampler="numpyro", draws=10, tune=10, chains=1,
+                          progressbar=False)
+
+
+def _listed_class(name):
+    import importlib
+
+    module, _, qualname = name.rpartition(".")
+    return getattr(importlib.import_module(module), qualname)
+
+
+@pytest.mark.parametrize("name", sorted(
+    __import__("pymc_accel.jax_support", fromlist=["x"]).PYTENSOR_OPS_WITHOUT_JAX))
+def test_each_listed_op_of_pytensors_is_there_and_has_no_conversion(name):
+    """A name left behind by a PyTensor release that moved or converted the op fails here."""
+    from pymc_accel.jax_support import _converts
+
+    assert not _converts(_listed_class(name))
+
+
+def _jax_mode_graphs():
+    """A small graph with each of a few listed ops, as a user writes it."""
+    from pytensor.tensor.fft import rfft
+    from pytensor.tensor.signal import convolve2d
+
+    x, a = pt.dvector("x"), pt.dmatrix("a")
+    return {
+        "RFFTOp": ([x], rfft(x[None, :]).sum(), [np.arange(1.0, 9.0)]),
+        "Lstsq": ([a, x], pt.linalg.lstsq(a, x, pt.constant(-1.0))[0].sum(),
+                  [np.eye(3) * 2.0, np.ones(3)]),
+        "PermuteRowElements": ([x], pt.permute_row_elements(x, pt.as_tensor([2, 0, 1])).sum(),
+                               [np.ones(3)]),
+        "Convolve2d": ([a], convolve2d(a, a).sum(), [np.eye(3)]),
+        "FromFunctionOp": ([x], _as_op_log_likelihood(x), [np.ones(3)]),
+    }
+
+
+def _as_op_log_likelihood(x):
+    """A black-box log likelihood as PyMC's documentation writes one, with ``as_op``."""
+    from pytensor.compile.ops import as_op
+
+    @as_op(itypes=[pt.dvector], otypes=[pt.dscalar])
+    def log_likelihood(values):
+        return np.asarray(-0.5 * (values**2).sum())
+
+    return log_likelihood(x)
+
+
+def test_an_as_op_log_likelihood_is_found():
+    assert ops_without_jax([_as_op_log_likelihood(pt.dvector("x")) * 2.0]) == [
+        "pytensor.compile.ops.FromFunctionOp"]
+
+
+@pytest.mark.parametrize("op", ["RFFTOp", "Lstsq", "PermuteRowElements", "Convolve2d",
+                                "FromFunctionOp"])
+def test_a_listed_op_fails_in_pytensors_jax_mode(op):
+    """What the list stands for: such a graph does not compile for JAX."""
+    import pytensor
+
+    inputs, output, values = _jax_mode_graphs()[op]
+    with pytest.raises(NotImplementedError, match=f"No JAX conversion.*{op}"):
+        pytensor.function(inputs, output, mode="JAX")(*values)
+
+
+#: PyTensor's ops without a JAX conversion that never reach JAX as a log density holds them:
+#: those its rewrites introduce for its C backend (BLAS, the sparse C ops) or for a gradient
+#: PyTensor builds (``MulWithoutZeros``, of a product), those its rewrites replace before any
+#: backend (``xtensor``'s ops, ``join_dims`` and ``split_dims``, Sylvester's solver behind
+#: the Lyapunov solvers), abstract bases, random generators' constructors, and a symbolic
+#: slice, which PyTensor's JAX conversion of the indexing consumes; the scalar loops of
+#: PyTensor's gradients of special functions; the markers of a graph's outputs and of ops
+#: without a Python implementation; the scalar ops' base classes.
+_PYTENSOR_NOT_REACHING_JAX = (
+    "pytensor.graph.fg.Output", "pytensor.graph.op._NoPythonOp", "pytensor.link.c.op.",
+    "pytensor.scalar.loop.ScalarLoop", "pytensor.scalar.math.Grad2F1Loop",
+    *(f"pytensor.scalar.basic.{base}" for base in (
+        "ScalarOp", "UnaryScalarOp", "BinaryScalarOp", "LogicalComparison",
+        "FixedLogicalComparison", "UnaryBitOp", "BinaryBitOp", "ScalarInnerGraphOp")),
+    "pytensor.tensor.blas.", "pytensor.sparse.", "pytensor.typed_list.", "pytensor.xtensor.",
+    "pytensor.tensor.math.MulWithoutZeros", "pytensor.tensor.reshape.JoinDims",
+    "pytensor.tensor.reshape.SplitDims", "pytensor.tensor.linalg.solvers.linear_control.TRSYL",
+    "pytensor.tensor.linalg.solvers.core.SolveBase", "pytensor.tensor.random.op.",
+    "pytensor.tensor.type_other.MakeSlice")
+
+
+def test_every_op_of_pytensors_without_a_jax_conversion_is_placed():
+    """Each op class of PyTensor's with no conversion is listed, looked up by its module
+    (sparse, typed lists), or named above as never reaching JAX; a PyTensor release that adds
+    one fails here until it is placed."""
+    import importlib
+    import inspect
+    import pkgutil
+
+    import pytensor
+    from pytensor.graph.op import Op
+
+    from pymc_accel.jax_support import PYTENSOR_OPS_WITHOUT_JAX, _converts, _qualified_name
+
+    unplaced = set()
+    for info in pkgutil.walk_packages(pytensor.__path__, "pytensor."):
+        if info.name.startswith(("pytensor.link.", "pytensor.sandbox.")):
+            continue  # the backends' own ops and experiments: no log density holds them
+        try:
+            module = importlib.import_module(info.name)
+        except Exception:  # an optional dependency missing: its ops cannot be in a model here
+            continue
+        for _, cls in inspect.getmembers(module, inspect.isclass):
+            name = _qualified_name(cls)
+            if (not issubclass(cls, Op) or not cls.__module__.startswith("pytensor.")
+                    or inspect.isabstract(cls) or name in PYTENSOR_OPS_WITHOUT_JAX
+                    or name.startswith(_PYTENSOR_NOT_REACHING_JAX)):
+                continue
+            if not _converts(cls):
+                unplaced.add(name)
+    assert not unplaced, "\n".join(sorted(unplaced))
