@@ -1094,6 +1094,184 @@ def expm1_survival(pm):
     return m
 
 
+def geometric_adstock(pm):
+    """A marketing-mix regression: weekly spend carried over by a geometric adstock of free
+    decay, written as a convolution (``pytensor.tensor.signal.convolve1d``), then saturated
+    by a logistic curve of free steepness."""
+    import pytensor.tensor as pt
+    from pytensor.tensor.signal import convolve1d
+
+    rng = _rng()
+    spend = rng.gamma(2.0, 1.0, 104)
+    lags = np.arange(8)
+    carried = np.convolve(spend, 0.6 ** lags)[:104]
+    sales = 2.0 + 3.0 * (1 - np.exp(-0.4 * carried)) / (1 + np.exp(-0.4 * carried))
+    sales = sales + 0.3 * rng.normal(size=104)
+    with pm.Model() as m:
+        decay = pm.Beta("decay", 2, 2)
+        lam = pm.Gamma("lam", 2, 4)
+        beta = pm.HalfNormal("beta", 3.0)
+        base = pm.Normal("base", 0.0, 5.0)
+        sigma = pm.HalfNormal("sigma", 1.0)
+        kernel = decay ** pt.as_tensor(lags.astype(float))
+        adstock = convolve1d(pt.as_tensor(spend), kernel, mode="full")[:104]
+        saturated = (1 - pt.exp(-lam * adstock)) / (1 + pt.exp(-lam * adstock))
+        pm.Normal("sales", base + beta * saturated, sigma, observed=sales)
+    return m
+
+
+def spectral_smoothing(pm):
+    """A latent curve on 64 points under a smoothness prior written in the frequency domain:
+    the squared moduli of its real FFT (``pytensor.tensor.fft.rfft``), weighted by frequency,
+    as a ``pm.Potential``; noisy observations of the curve."""
+    import pytensor.tensor as pt
+    from pytensor.tensor.fft import rfft
+
+    rng = _rng()
+    grid = np.linspace(0.0, 2 * np.pi, 64, endpoint=False)
+    y = np.sin(grid) + 0.5 * np.cos(3 * grid) + 0.3 * rng.normal(size=64)
+    weights = np.arange(33, dtype=float) ** 2 / 64.0
+    with pm.Model() as m:
+        tau = pm.HalfNormal("tau", 1.0)
+        f = pm.Normal("f", 0.0, 2.0, shape=64)
+        spectrum = rfft(f[None, :])[0]
+        power = (spectrum ** 2).sum(axis=-1)
+        pm.Potential("smooth", -0.5 * (weights * power).sum() / tau ** 2 - 32 * pt.log(tau))
+        pm.Normal("y", f, 0.3, observed=y)
+    return m
+
+
+def von_mises_directions(pm):
+    """Wind directions: a von Mises likelihood whose mean direction is itself a free von Mises
+    variable (PyMC's circular transform) and whose concentration is free (the log of Bessel's
+    ``i0e`` in the log density)."""
+    rng = _rng()
+    angles = rng.vonmises(0.8, 3.0, 120)
+    with pm.Model() as m:
+        mu = pm.VonMises("mu", mu=0.0, kappa=0.5)
+        kappa = pm.Gamma("kappa", 2, 0.5)
+        pm.VonMises("y", mu=mu, kappa=kappa, observed=angles)
+    return m
+
+
+def cumprod_survival(pm):
+    """A discrete-time survival model over 12 periods: a logistic hazard in time, survival as
+    the cumulative product of one minus the hazard (``pt.cumprod``), an event's likelihood
+    its hazard times the survival before it, a censored time's its survival."""
+    import pytensor.tensor as pt
+
+    rng = _rng()
+    periods = np.arange(12, dtype=float)
+    true_hazard = 1 / (1 + np.exp(-(-2.0 + 0.15 * periods)))
+    times, events = [], []
+    for _ in range(150):
+        t = int(np.argmax(rng.uniform(size=12) < true_hazard)) if (
+            rng.uniform(size=12) < true_hazard).any() else 11
+        event = rng.uniform() < 0.8
+        times.append(t)
+        events.append(event)
+    times, events = np.array(times), np.array(events, dtype=float)
+    with pm.Model() as m:
+        a = pm.Normal("a", -2.0, 1.0)
+        b = pm.Normal("b", 0.0, 0.5)
+        hazard = pm.math.invlogit(a + b * pt.as_tensor(periods))
+        survival = pt.cumprod(1 - hazard)
+        before = pt.concatenate([pt.ones(1), survival[:-1]])
+        loglik = (events * (pt.log(hazard[times]) + pt.log(before[times]))
+                  + (1 - events) * pt.log(survival[times]))
+        pm.Potential("survival", loglik.sum())
+    return m
+
+
+def sar_spatial(pm):
+    """A simultaneous autoregressive (SAR) regression on a 7 x 7 lattice: ``(I - rho W) y``
+    is normal around the covariates' effect, its log density carrying the log determinant of
+    ``I - rho W`` (``pt.linalg.slogdet``) of the free spatial correlation."""
+    import pytensor.tensor as pt
+
+    rng = _rng()
+    side = 7
+    n = side * side
+    w = np.zeros((n, n))
+    for i in range(side):
+        for j in range(side):
+            for di, dj in ((0, 1), (1, 0), (0, -1), (-1, 0)):
+                if 0 <= i + di < side and 0 <= j + dj < side:
+                    w[i * side + j, (i + di) * side + j + dj] = 1.0
+    w = w / w.sum(axis=1, keepdims=True)
+    x = rng.normal(size=(n, 2))
+    y = np.linalg.solve(np.eye(n) - 0.5 * w, x @ np.array([1.0, -0.7]) + 0.5 * rng.normal(size=n))
+    with pm.Model() as m:
+        rho = pm.Uniform("rho", -0.95, 0.95)
+        beta = pm.Normal("beta", 0.0, 2.0, shape=2)
+        sigma = pm.HalfNormal("sigma", 1.0)
+        a = pt.eye(n) - rho * pt.as_tensor(w)
+        resid = pt.dot(a, pt.as_tensor(y)) - pt.dot(pt.as_tensor(x), beta)
+        _, logdet = pt.linalg.slogdet(a)
+        pm.Potential("sar", logdet + pm.logp(pm.Normal.dist(0.0, sigma), resid).sum())
+    return m
+
+
+def kalman_ar2(pm):
+    """An AR(2) process seen with noise, its likelihood a Kalman filter written with
+    ``pytensor.scan`` over 60 observations (2 x 2 state covariances), started from the
+    stationary covariance (``pt.linalg.solve_discrete_lyapunov``); the AR coefficients from
+    free partial autocorrelations, so stationary."""
+    import pytensor
+    import pytensor.tensor as pt
+
+    rng = _rng()
+    x = np.zeros(62)
+    for t in range(2, 62):
+        x[t] = 0.5 * x[t - 1] - 0.3 * x[t - 2] + 0.5 * rng.normal()
+    y = x[2:] + 0.3 * rng.normal(size=60)
+    with pm.Model() as m:
+        r1 = pm.Uniform("r1", -0.95, 0.95)
+        r2 = pm.Uniform("r2", -0.95, 0.95)
+        q = pm.HalfNormal("q", 1.0)
+        h = pm.HalfNormal("h", 1.0)
+        phi1, phi2 = r1 * (1 - r2), r2
+        trans = pt.stack([pt.stack([phi1, phi2]), pt.stack([pt.constant(1.0), pt.constant(0.0)])])
+        cov = pt.stack([pt.stack([q ** 2, pt.constant(0.0)]),
+                        pt.stack([pt.constant(0.0), pt.constant(0.0)])])
+        p0 = pt.linalg.solve_discrete_lyapunov(trans, cov)
+
+        def step(obs, a, p, h, trans, cov):
+            f = p[0, 0] + h ** 2
+            v = obs - a[0]
+            k = p[:, 0] / f
+            a_new = pt.dot(trans, a + k * v)
+            p_upd = p - pt.outer(k, p[0, :])
+            p_new = pt.dot(pt.dot(trans, p_upd), trans.T) + cov
+            return a_new, p_new, -0.5 * (pt.log(2 * np.pi * f) + v ** 2 / f)
+
+        (_, _, terms), _ = pytensor.scan(step, sequences=[pt.as_tensor(y)],
+                                         outputs_info=[pt.zeros(2), p0, None],
+                                         non_sequences=[h, trans, cov])
+        pm.Potential("kalman", terms.sum())
+    return m
+
+
+def as_op_likelihood(pm):
+    """A black-box log likelihood as PyMC's documentation writes one, a Python function made an
+    op with ``pytensor.compile.ops.as_op`` (no gradient, no JAX conversion)."""
+    import pytensor.tensor as pt
+    from pytensor.compile.ops import as_op
+
+    rng = _rng()
+    y = rng.normal(1.0, 0.5, 30)
+
+    @as_op(itypes=[pt.dscalar, pt.dscalar], otypes=[pt.dscalar])
+    def log_likelihood(mu, sigma):
+        return np.asarray(-0.5 * (((y - mu) / sigma) ** 2).sum() - y.size * np.log(sigma))
+
+    with pm.Model() as m:
+        mu = pm.Normal("mu", 0.0, 2.0)
+        sigma = pm.HalfNormal("sigma", 1.0)
+        pm.Potential("likelihood", log_likelihood(mu, sigma))
+    return m
+
+
 MODELS = [missing_observations, normal_mixture, censored, truncated, zero_sum_with_coords,
           random_walk, autoregressive, potential_and_deterministic, custom_dist, lkj_mvnormal,
           flat_prior, discrete_free_variable, binomial_regression, large_offset, multinomial,
@@ -1116,7 +1294,10 @@ MODELS = [missing_observations, normal_mixture, censored, truncated, zero_sum_wi
           discrete_weibull, mixture_of_families, matrix_inverse_quadratic,
           # an eleventh set (2026-12-01, morning)
           ordered_probit, matern_free_smoothness, gammainc_free_shape, half_flat_scale,
-          triangular_bounds, expm1_survival]
+          triangular_bounds, expm1_survival,
+          # a twelfth set (2026-12-01, morning)
+          geometric_adstock, spectral_smoothing, von_mises_directions, cumprod_survival,
+          sar_spatial, kalman_ar2, as_op_likelihood]
 
 
 # ---- arguments and situations -------------------------------------------------------------
