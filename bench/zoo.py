@@ -839,6 +839,123 @@ def truncated_gamma_regression(n: int = 1500, k: int = 4) -> pm.Model:
     return model
 
 
+def adstock_regression(weeks: int = 156, channels: int = 3, lags: int = 8) -> pm.Model:
+    """A marketing-mix regression: each channel's weekly spend carried over by a geometric
+    adstock of free decay, written as a batched convolution
+    (``pytensor.tensor.signal.convolve1d``), then saturated by a logistic curve."""
+    from pytensor.tensor.signal import convolve1d
+
+    rng = np.random.default_rng(47)
+    spend = rng.gamma(2.0, 1.0, (channels, weeks))
+    lag = np.arange(lags, dtype=float)
+    decay_true = np.linspace(0.3, 0.7, channels)
+    carried = np.stack([np.convolve(spend[c], decay_true[c] ** lag)[:weeks]
+                        for c in range(channels)])
+    effect = np.tanh(0.25 * carried).T @ np.linspace(1.0, 2.0, channels)
+    sales = 3.0 + effect + 0.3 * rng.normal(size=weeks)
+    with pm.Model() as model:
+        decay = pm.Beta("decay", 2, 2, shape=channels)
+        lam = pm.Gamma("lam", 2, 4, shape=channels)
+        beta = pm.HalfNormal("beta", 3.0, shape=channels)
+        base = pm.Normal("base", 0.0, 5.0)
+        sigma = pm.HalfNormal("sigma", 1.0)
+        kernel = decay[:, None] ** pt.as_tensor(lag)[None, :]
+        adstock = convolve1d(pt.as_tensor(spend), kernel, mode="full")[:, :weeks]
+        saturated = pt.tanh(lam[:, None] * adstock)
+        pm.Normal("sales", base + (beta[:, None] * saturated).sum(axis=0), sigma,
+                  observed=sales)
+    return model
+
+
+def kalman_ar2(steps: int = 200) -> pm.Model:
+    """An AR(2) process seen with noise, its likelihood a Kalman filter written with
+    ``pytensor.scan`` (2 x 2 state covariances) from the stationary covariance
+    (``pt.linalg.solve_discrete_lyapunov``); the coefficients from free partial
+    autocorrelations."""
+    rng = np.random.default_rng(53)
+    x = np.zeros(steps + 2)
+    for t in range(2, steps + 2):
+        x[t] = 0.5 * x[t - 1] - 0.3 * x[t - 2] + 0.5 * rng.normal()
+    y = x[2:] + 0.3 * rng.normal(size=steps)
+    with pm.Model() as model:
+        r1 = pm.Uniform("r1", -0.95, 0.95)
+        r2 = pm.Uniform("r2", -0.95, 0.95)
+        q = pm.HalfNormal("q", 1.0)
+        h = pm.HalfNormal("h", 1.0)
+        zero, one = pt.constant(0.0), pt.constant(1.0)
+        trans = pt.stack([pt.stack([r1 * (1 - r2), r2]), pt.stack([one, zero])])
+        cov = pt.stack([pt.stack([q**2, zero]), pt.stack([zero, zero])])
+
+        def step(obs, a, p, h, trans, cov):
+            f = p[0, 0] + h**2
+            v = obs - a[0]
+            k = p[:, 0] / f
+            p_upd = p - pt.outer(k, p[0, :])
+            return (pt.dot(trans, a + k * v), pt.dot(pt.dot(trans, p_upd), trans.T) + cov,
+                    -0.5 * (pt.log(2 * np.pi * f) + v**2 / f))
+
+        (_, _, terms), _ = pytensor.scan(
+            step, sequences=[pt.as_tensor(y)],
+            outputs_info=[pt.zeros(2), pt.linalg.solve_discrete_lyapunov(trans, cov), None],
+            non_sequences=[h, trans, cov])
+        pm.Potential("kalman", terms.sum())
+    return model
+
+
+def sar_lattice(side: int = 10) -> pm.Model:
+    """A simultaneous autoregressive regression on a ``side`` x ``side`` lattice: its log
+    density carries the log determinant of ``I - rho W`` (``pt.linalg.slogdet``, an LU of
+    ``side**2`` x ``side**2`` a gradient) of the free spatial correlation."""
+    rng = np.random.default_rng(59)
+    n = side * side
+    w = np.zeros((n, n))
+    for i in range(side):
+        for j in range(side):
+            for di, dj in ((0, 1), (1, 0), (0, -1), (-1, 0)):
+                if 0 <= i + di < side and 0 <= j + dj < side:
+                    w[i * side + j, (i + di) * side + j + dj] = 1.0
+    w /= w.sum(axis=1, keepdims=True)
+    x = rng.normal(size=(n, 2))
+    y = np.linalg.solve(np.eye(n) - 0.5 * w,
+                        x @ np.array([1.0, -0.7]) + 0.5 * rng.normal(size=n))
+    with pm.Model() as model:
+        rho = pm.Uniform("rho", -0.95, 0.95)
+        beta = pm.Normal("beta", 0.0, 2.0, shape=2)
+        sigma = pm.HalfNormal("sigma", 1.0)
+        a = pt.eye(n) - rho * pt.as_tensor(w)
+        resid = pt.dot(a, pt.as_tensor(y)) - pt.dot(pt.as_tensor(x), beta)
+        pm.Potential("sar", pt.linalg.slogdet(a)[1]
+                     + pm.logp(pm.Normal.dist(0.0, sigma), resid).sum())
+    return model
+
+
+def discrete_survival(n: int = 1000, periods: int = 12, k: int = 3) -> pm.Model:
+    """Discrete-time survival: a logistic hazard in period and covariates, survival the
+    cumulative product of one minus the hazard along the periods (``pt.cumprod``); an
+    event's likelihood its hazard times the survival before it, a censored time's its
+    survival."""
+    rng = np.random.default_rng(61)
+    x = rng.normal(size=(n, k))
+    t = np.arange(periods, dtype=float)
+    effects = np.array([0.5, -0.3, 0.2, 0.1, -0.1])[:k]
+    hazard = 1 / (1 + np.exp(-(-2.0 + 0.1 * t[None, :] + (x @ effects)[:, None])))
+    happened = rng.uniform(size=(n, periods)) < hazard
+    times = np.where(happened.any(axis=1), happened.argmax(axis=1), periods - 1)
+    events = (happened.any(axis=1) & (rng.uniform(size=n) < 0.9)).astype(float)
+    rows = np.arange(n)
+    with pm.Model() as model:
+        a = pm.Normal("a", -2.0, 1.0)
+        b = pm.Normal("b", 0.0, 0.5)
+        c = pm.Normal("c", 0.0, 1.0, shape=k)
+        h = pm.math.invlogit(a + b * pt.as_tensor(t)[None, :] + pt.dot(x, c)[:, None])
+        survival = pt.cumprod(1 - h, axis=1)
+        before = pt.concatenate([pt.ones((n, 1)), survival[:, :-1]], axis=1)
+        loglik = (events * (pt.log(h[rows, times]) + pt.log(before[rows, times]))
+                  + (1 - events) * pt.log(survival[rows, times]))
+        pm.Potential("survival", loglik.sum())
+    return model
+
+
 def held_out() -> dict[str, Callable[[], pm.Model]]:
     """Name -> factory of models that no trajectory or regret figure was fitted on, with 7 to
     503 free dimensions: out-of-sample checks of the cost model (``bench/fit_trajectories.py``,
@@ -896,6 +1013,12 @@ def held_out() -> dict[str, Callable[[], pm.Model]]:
         "hurdle_gamma_11": hurdle_gamma_regression,
         "trimmed_3": trimmed_regression,
         "truncated_gamma_6": truncated_gamma_regression,
+        # a ninth set (2026-12-01, morning), from the user sweep's twelfth: a convolution, a
+        # Kalman filter's Scan, a log determinant, a cumulative product
+        "adstock_11": adstock_regression,
+        "kalman_4": kalman_ar2,
+        "sar_4": sar_lattice,
+        "survival_5": discrete_survival,
     }
 
 
