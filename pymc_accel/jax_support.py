@@ -46,20 +46,21 @@ PYMC_OPS_WITHOUT_JAX = frozenset({
     "pymc.ode.ode.DifferentialEquation",
 })
 #: PyTensor's ops that a user's log density can hold, as written, and that have no JAX
-#: conversion, by qualified name: each raised PyTensor's ``NotImplementedError`` when a graph
-#: with it was compiled in PyTensor's JAX mode (``tests/test_jax_support.py`` does it for
-#: each). A Python function made an op with ``pytensor.compile.ops.as_op`` (PyMC's documented
-#: black-box likelihood), the real FFT (``pytensor.tensor.fft.rfft``), least squares, the
-#: tensor solve and inverse, the QZ decomposition, the tridiagonal LU, a row permutation,
+#: conversion, by qualified name: a graph with one raises PyTensor's ``NotImplementedError``
+#: when compiled in PyTensor's JAX mode (``tests/test_jax_support.py`` compiles one for each but
+#: ``Fourier``, ``Choose`` and ``PdbBreakpoint``, and checks every listed class has no
+#: conversion). A Python function made an op with ``pytensor.compile.ops.as_op`` (PyMC's
+#: documented black-box likelihood), the real FFT (``pytensor.tensor.fft.rfft``), least squares,
+#: the tensor solve and inverse, the QZ decomposition, the tridiagonal LU, a row permutation,
 #: ``pt.choose``, the 2-D convolution, ``pytensor.tensor.optimize``'s minimizers and root
-#: finders, complex numbers, rounding half away from zero, and the debugging ops
-#: (``Print``, ``PdbBreakpoint``). Until 2026-12-01
-#: every op of PyTensor's was taken to convert, and ``auto`` chose NumPyro for a smoothing prior
-#: written with ``rfft``, which failed inside PyTensor's JAX linker
-#: (``bench/sweep_user_models.py``'s ``spectral_smoothing``). PyTensor's ops without a
-#: conversion that its rewrites replace before JAX sees them (its BLAS ops, ``xtensor``'s ops,
-#: Sylvester's solver, ``join_dims``) are not listed; ``tests/test_jax_support.py`` walks
-#: PyTensor's op classes, so a release that adds one fails there until it is placed.
+#: finders, complex numbers, rounding half away from zero, and the debugging ops (``Print``,
+#: ``PdbBreakpoint``). Until 2026-12-01 every op of PyTensor's was taken to convert, and
+#: ``auto`` chose NumPyro for a smoothing prior written with ``rfft``, which failed inside
+#: PyTensor's JAX linker (``bench/sweep_user_models.py``'s ``spectral_smoothing``). PyTensor's
+#: ops without a conversion that its rewrites replace before JAX sees them (its BLAS ops,
+#: ``xtensor``'s ops, Sylvester's solver, ``join_dims``) are not listed;
+#: ``tests/test_jax_support.py`` walks PyTensor's op classes, so a release that adds one fails
+#: there until it is placed.
 PYTENSOR_OPS_WITHOUT_JAX = frozenset({
     "pytensor.compile.ops.FromFunctionOp",
     "pytensor.tensor.fft.RFFTOp",

@@ -345,19 +345,39 @@ def test_each_listed_op_of_pytensors_is_there_and_has_no_conversion(name):
 
 
 def _jax_mode_graphs():
-    """A small graph with each of a few listed ops, as a user writes it."""
-    from pytensor.tensor.fft import rfft
+    """A small graph with each listed op that a user can write in a line or two, as a user
+    writes it: the op's name -> (inputs, output, input values)."""
+    import pytensor.tensor.optimize as optimize
+    from pytensor.printing import Print
+    from pytensor.tensor.fft import irfft, rfft
     from pytensor.tensor.signal import convolve2d
 
-    x, a = pt.dvector("x"), pt.dmatrix("a")
+    x, a, z = pt.dvector("x"), pt.dmatrix("a"), pt.dscalar("z")
+    vector, matrix = np.arange(1.0, 9.0), np.eye(3) * 2.0 + 0.1
     return {
-        "RFFTOp": ([x], rfft(x[None, :]).sum(), [np.arange(1.0, 9.0)]),
-        "Lstsq": ([a, x], pt.linalg.lstsq(a, x, pt.constant(-1.0))[0].sum(),
-                  [np.eye(3) * 2.0, np.ones(3)]),
+        "RFFTOp": ([x], rfft(x[None, :]).sum(), [vector]),
+        "IRFFTOp": ([x], irfft(pt.stack([x[:4], x[4:]], axis=-1)[None]).sum(), [vector]),
+        "Lstsq": ([a, x], pt.linalg.lstsq(a, x[:3], pt.constant(-1.0))[0].sum(),
+                  [matrix, vector]),
+        "TensorSolve": ([a, x], pt.linalg.tensorsolve(a, x[:3]).sum(), [matrix, vector]),
+        "TensorInv": ([a], pt.linalg.tensorinv(a).sum(), [matrix]),
+        "QZ": ([a], pt.linalg.qz(a, a.T)[0].sum(), [matrix]),
+        "LUFactorTridiagonal": ([a, x], pt.linalg.tridiagonal_lu_solve(
+            pt.linalg.tridiagonal_lu_factor(a), x[:3], b_ndim=1).sum(), [matrix, vector]),
         "PermuteRowElements": ([x], pt.permute_row_elements(x, pt.as_tensor([2, 0, 1])).sum(),
                                [np.ones(3)]),
-        "Convolve2d": ([a], convolve2d(a, a).sum(), [np.eye(3)]),
-        "FromFunctionOp": ([x], _as_op_log_likelihood(x), [np.ones(3)]),
+        "Convolve2d": ([a], convolve2d(a, a).sum(), [matrix]),
+        "CpuContiguous": ([x], pt.extra_ops.cpu_contiguous(x).sum(), [vector]),
+        "MinimizeOp": ([x, z], optimize.minimize((z - x[0]) ** 2, z)[0], [vector, 0.5]),
+        "MinimizeScalarOp": ([x, z], optimize.minimize_scalar((z - x[0]) ** 2, z)[0],
+                             [vector, 0.5]),
+        "RootOp": ([x, z], optimize.root(z - x[0], z)[0], [vector, 0.5]),
+        "RootScalarOp": ([x, z], optimize.root_scalar(z - x[0], z)[0], [vector, 0.5]),
+        "FromFunctionOp": ([x], _as_op_log_likelihood(x), [vector]),
+        "Print": ([x], Print("x")(x).sum(), [vector]),
+        "complex": ([x], pt.abs(pt.complex(x, x)).sum(), [vector]),
+        "RoundHalfAwayFromZero": ([x], pt.round(x, mode="half_away_from_zero").sum(),
+                                  [vector]),
     }
 
 
@@ -377,14 +397,17 @@ def test_an_as_op_log_likelihood_is_found():
         "pytensor.compile.ops.FromFunctionOp"]
 
 
-@pytest.mark.parametrize("op", ["RFFTOp", "Lstsq", "PermuteRowElements", "Convolve2d",
-                                "FromFunctionOp"])
-def test_a_listed_op_fails_in_pytensors_jax_mode(op):
-    """What the list stands for: such a graph does not compile for JAX."""
+@pytest.mark.parametrize("op", sorted(_jax_mode_graphs()))
+def test_a_listed_op_fails_in_pytensors_jax_mode_and_is_found(op):
+    """What the list stands for: such a graph does not compile for JAX, and the check finds
+    its op (all listed but ``Fourier``, ``Choose`` and ``PdbBreakpoint``, which take more
+    than a line to write)."""
     import pytensor
 
     inputs, output, values = _jax_mode_graphs()[op]
-    with pytest.raises(NotImplementedError, match=f"No JAX conversion.*{op}"):
+    assert ops_without_jax([output])
+    with pytest.raises(NotImplementedError, match=f"(?i)No JAX conversion.*{op}|"
+                                                  f"Dispatch not implemented.*{op}"):
         pytensor.function(inputs, output, mode="JAX")(*values)
 
 
