@@ -1272,6 +1272,88 @@ def as_op_likelihood(pm):
     return m
 
 
+def inner_optimization(pm):
+    """A likelihood around the minimizer of an inner objective of the free parameters
+    (``pytensor.tensor.optimize.minimize_scalar``: its gradient by the implicit function
+    theorem), a shrunk location estimated inside the model."""
+    import pytensor.tensor as pt
+    from pytensor.graph.replace import graph_replace
+    from pytensor.tensor.optimize import minimize_scalar
+
+    rng = _rng()
+    y = rng.normal(1.5, 1.0, 40)
+    with pm.Model() as m:
+        lam = pm.HalfNormal("lam", 2.0)
+        sigma = pm.HalfNormal("sigma", 2.0)
+        loc = pt.scalar("loc")
+        shrunk, _ = minimize_scalar(((pt.as_tensor(y) - loc) ** 2).sum() + lam * loc**2, loc,
+                                    method="brent")
+        # the inner search starts from 0: its start is an input of the op's, given a value here
+        shrunk = graph_replace(shrunk, {loc: pt.as_tensor(np.asarray(0.0, dtype=loc.dtype))})
+        pm.Normal("y", shrunk, sigma, observed=y)
+    return m
+
+
+def nuclear_norm_prior(pm):
+    """A low-rank matrix seen with noise under a nuclear-norm prior: the sum of the singular
+    values of the free 6 x 5 matrix (``pt.linalg.svd(compute_uv=False)``) in a
+    ``pm.Potential``."""
+    import pytensor.tensor as pt
+
+    rng = _rng()
+    y = rng.normal(size=(6, 2)) @ rng.normal(size=(2, 5)) + 0.3 * rng.normal(size=(6, 5))
+    with pm.Model() as m:
+        mat = pm.Normal("mat", 0.0, 3.0, shape=(6, 5))
+        pm.Potential("nuclear", -pt.linalg.svd(mat, compute_uv=False).sum())
+        pm.Normal("y", mat, 0.3, observed=y)
+    return m
+
+
+def qr_loadings(pm):
+    """A factor model whose loadings are orthonormal: the Q of a free 8 x 2 matrix's QR
+    decomposition (``pt.linalg.qr``, its gradient through the decomposition)."""
+    import pytensor.tensor as pt
+
+    rng = _rng()
+    q, _ = np.linalg.qr(rng.normal(size=(8, 2)))
+    y = rng.normal(size=(50, 2)) * np.array([2.0, 1.0]) @ q.T + 0.3 * rng.normal(size=(50, 8))
+    with pm.Model() as m:
+        raw = pm.Normal("raw", 0.0, 1.0, shape=(8, 2), initval=rng.normal(size=(8, 2)))
+        scale = pm.HalfNormal("scale", 3.0, shape=2)
+        sigma = pm.HalfNormal("sigma", 1.0)
+        loadings = pt.linalg.qr(raw, mode="economic")[0] * scale
+        cov = pt.dot(loadings, loadings.T) + sigma**2 * pt.eye(8)
+        pm.MvNormal("y", np.zeros(8), cov=cov, observed=y)
+    return m
+
+
+def vector_potential(pm):
+    """A ``pm.Potential`` of a vector, one term an observation (PyMC sums it), beside an
+    ordinary likelihood."""
+    rng = _rng()
+    y = rng.normal(2.0, 1.0, 30)
+    with pm.Model() as m:
+        mu = pm.Normal("mu", 0.0, 5.0)
+        s = pm.HalfNormal("s", 2.0)
+        pm.Potential("robust", -pm.math.log1p(((y - mu) / s) ** 2) - pm.math.log(s))
+    return m
+
+
+def norm_at_the_start(pm):
+    """A prior on a vector's length (``pt.linalg.norm``): its gradient at the vector's initial
+    point, zero, is 0 / 0, so every start PyMC jitters near it is finite and any at zero is
+    not."""
+    import pytensor.tensor as pt
+
+    rng = _rng()
+    y = rng.normal([1.0, -0.5, 0.3], 0.5, (40, 3))
+    with pm.Model() as m:
+        v = pm.Normal("v", 0.0, 3.0, shape=3)
+        pm.Potential("length", pm.logp(pm.Gamma.dist(2.0, 2.0), pt.linalg.norm(v)))
+        pm.Normal("y", v, 0.5, observed=y)
+    return m
+
+
 MODELS = [missing_observations, normal_mixture, censored, truncated, zero_sum_with_coords,
           random_walk, autoregressive, potential_and_deterministic, custom_dist, lkj_mvnormal,
           flat_prior, discrete_free_variable, binomial_regression, large_offset, multinomial,
@@ -1297,7 +1379,10 @@ MODELS = [missing_observations, normal_mixture, censored, truncated, zero_sum_wi
           triangular_bounds, expm1_survival,
           # a twelfth set (2026-12-01, morning)
           geometric_adstock, spectral_smoothing, von_mises_directions, cumprod_survival,
-          sar_spatial, kalman_ar2, as_op_likelihood]
+          sar_spatial, kalman_ar2, as_op_likelihood,
+          # a thirteenth set (2026-12-01, morning)
+          inner_optimization, nuclear_norm_prior, qr_loadings, vector_potential,
+          norm_at_the_start]
 
 
 # ---- arguments and situations -------------------------------------------------------------
