@@ -44,6 +44,19 @@ def invalid_start_model() -> pm.Model:
     return model
 
 
+def infinite_before_jitter_model() -> pm.Model:
+    """A prior on a vector's length: its log density is -inf at PyMC's initial point, the zero
+    vector (a Gamma's density at 0), and finite at every start PyMC's jitter draws from it,
+    which is where PyMC's samplers, NumPyro and nutpie start (the sweep's
+    ``norm_at_the_start``)."""
+    rng = np.random.default_rng(5)
+    with pm.Model() as model:
+        v = pm.Normal("v", 0.0, 3.0, shape=3)
+        pm.Potential("length", pm.logp(pm.Gamma.dist(2.0, 2.0), pt.linalg.norm(v)))
+        pm.Normal("y", v, 0.5, observed=rng.normal([1.0, -0.5, 0.3], 0.5, (40, 3)))
+    return model
+
+
 def large_offset_model(n: int = 200) -> pm.Model:
     """Data at 1e5 with noise of 0.01: float32's spacing at 1e5 (0.0078) erases the noise, so
     its log density and gradient are wrong (float32 known to fail)."""

@@ -162,6 +162,16 @@ class DeerMalaBackend:
         (:mod:`pymc_accel.arguments`); none of ``pm.sample``'s other such arguments."""
         return name == "compile_mode:jax"
 
+    def checks_initial_point(self, candidate: Candidate) -> bool:
+        """True: its chains start where PyMC's JAX path starts NumPyro's
+        (:func:`pymc_accel.backends.jax_model.flatten_model`): PyMC's jittered starts, each
+        evaluated with the jaxified log density and drawn again up to ten times, raising
+        ``SamplingError`` where none is finite. pymc-accel's own check, run before, looked
+        at the start before its jitter only, and refused a model whose log density is -inf
+        there and finite at every jittered start (a prior on a vector's length, whose start
+        is the zero vector), which PyMC, NumPyro and nutpie sample (2026-12-01)."""
+        return True
+
     def _gradient(self, profile, machine, candidate) -> Figure:
         if candidate.device == "gpu":
             return costmodel.gpu_gradient_seconds(profile, candidate.precision, machine)

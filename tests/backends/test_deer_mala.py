@@ -217,3 +217,15 @@ def test_a_log_density_jax_cannot_differentiate_twice_runs_the_sequential_chain_
     with pytest.warns(UserWarning, match="second derivatives .* the sequential chain ran instead"):
         idata = _sample(model, draws=50, tune=50, jacobian="diag")
     assert np.isfinite(idata.posterior["mu"].values).all()
+
+
+def test_a_start_infinite_before_its_jitter_only_is_sampled_from_the_jittered_one():
+    """Its chains start at PyMC's jittered starts, each checked finite: pymc-accel's own check
+    of the start before the jitter refused this model (NonFiniteInitialPointError), which
+    PyMC, NumPyro and nutpie sample."""
+    from tests.models import infinite_before_jitter_model
+
+    idata = _sample(infinite_before_jitter_model(), draws=100, tune=100, method="sequential")
+    draws = idata.posterior["v"].values
+    assert np.isfinite(draws).all() and np.abs(draws).sum() > 0
+

@@ -161,3 +161,18 @@ def test_on_a_gpu_each_gradient_is_a_call_of_its_own_not_a_nuts_leapfrog(monkeyp
     monkeypatch.setattr(_measure, "jax_measure", timed)
     measured = NutpieJaxBackend().measure(candidate, model, profile, machine, 5.0)
     assert measured.seconds_per_gradient.value == pytest.approx(30e-6 + CALLBACK_SECONDS)
+
+
+def test_a_start_infinite_before_its_jitter_only_is_sampled_from_nutpies_jittered_one():
+    """nutpie jitters its starts and refuses when none is finite: pymc-accel's own check of the
+    start before the jitter refused this model, which nutpie samples."""
+    import numpy as np
+
+    import pymc_accel
+    from tests.models import infinite_before_jitter_model
+
+    idata = pymc_accel.sample(model=infinite_before_jitter_model(), nuts_sampler="nutpie_jax",
+                              draws=50, tune=50, chains=1, random_seed=3, progressbar=False,
+                              quiet=True, compute_convergence_checks=False)
+    assert np.isfinite(idata.posterior["v"].values).all()
+

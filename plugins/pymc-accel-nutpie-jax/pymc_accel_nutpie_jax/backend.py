@@ -82,6 +82,12 @@ class NutpieJaxBackend(JaxNutsBackend):
         """nutpie starts every chain from one dict of initvals."""
         return False
 
+    def checks_initial_point(self, candidate) -> bool:
+        """True: nutpie jitters its starts and refuses to sample when none is finite ("All
+        initialization points failed"), as under the numba backend; pymc-accel's check of the
+        start before its jitter refused models nutpie samples."""
+        return True
+
     def known_options(self, candidate):
         """nutpie's options, as PyMC's nutpie path passes them on."""
         return sampler_options("nutpie")
