@@ -1354,6 +1354,91 @@ def norm_at_the_start(pm):
     return m
 
 
+def threshold_sqrt(pm):
+    """A threshold regression: the mean grows as the square root of the distance past a free
+    threshold, written ``pt.switch(x > c, b * pt.sqrt(x - c), 0)``, whose branch not taken is
+    the square root of a negative number below the threshold."""
+    import pytensor.tensor as pt
+
+    rng = _rng()
+    x = rng.uniform(0.0, 10.0, 120)
+    y = 1.0 + np.where(x > 4.0, 1.5 * np.sqrt(np.clip(x - 4.0, 0, None)), 0.0)
+    y = y + 0.3 * rng.normal(size=120)
+    with pm.Model() as m:
+        c = pm.Uniform("c", 0.0, 10.0)
+        a = pm.Normal("a", 0.0, 5.0)
+        b = pm.HalfNormal("b", 3.0)
+        s = pm.HalfNormal("s", 1.0)
+        xs = pt.as_tensor(x)
+        mu = a + pt.switch(xs > c, b * pt.sqrt(xs - c), 0.0)
+        pm.Normal("y", mu, s, observed=y)
+    return m
+
+
+def hard_constraint_potential(pm):
+    """An order constraint written as a ``pm.Potential`` of 0 or -inf
+    (``pt.switch(lo < hi, 0, -inf)``): -inf at PyMC's initial point, where both are 0, and at
+    half the starts its jitter draws."""
+    import pytensor.tensor as pt
+
+    rng = _rng()
+    y = np.concatenate([rng.normal(-1.0, 0.5, 30), rng.normal(2.0, 0.5, 30)])
+    with pm.Model() as m:
+        lo = pm.Normal("lo", 0.0, 3.0)
+        hi = pm.Normal("hi", 0.0, 3.0)
+        pm.Potential("order", pt.switch(lo < hi, 0.0, -np.inf))
+        w = pm.Beta("w", 2, 2)
+        pm.Mixture("y", w=pt.stack([w, 1 - w]),
+                   comp_dists=[pm.Normal.dist(lo, 0.5), pm.Normal.dist(hi, 0.5)], observed=y)
+    return m
+
+
+def pareto_tail(pm):
+    """Exceedances over a free Pareto scale: ``pm.Pareto`` whose support starts at its free
+    ``m``, bounded above by the smallest observation through ``pm.Uniform``'s upper bound."""
+    rng = _rng()
+    y = (rng.pareto(2.5, 80) + 1.0) * 2.0
+    with pm.Model() as m:
+        scale = pm.Uniform("scale", 0.1, float(y.min()))
+        alpha = pm.Gamma("alpha", 2, 1)
+        pm.Pareto("y", alpha=alpha, m=scale, observed=y)
+    return m
+
+
+def max_utility(pm):
+    """A choice's value as the largest of four latent utilities (``pt.max`` over free
+    variables: its gradient goes to one argument at a time), observed with noise."""
+    import pytensor.tensor as pt
+
+    rng = _rng()
+    x = rng.normal(size=(100, 4))
+    y = (x * np.array([1.0, 0.5, -0.5, 0.2])).max(axis=1)
+    y = y + 0.2 * rng.normal(size=100)
+    with pm.Model() as m:
+        beta = pm.Normal("beta", 0.0, 1.0, shape=4)
+        s = pm.HalfNormal("s", 1.0)
+        pm.Normal("y", pt.max(pt.as_tensor(x) * beta, axis=1), s, observed=y)
+    return m
+
+
+def periodic_gp(pm):
+    """A latent GP whose covariance is a squared exponential times a periodic kernel
+    (``pm.gp.cov.ExpQuad * pm.gp.cov.Periodic``) over 40 points, under a Poisson likelihood."""
+    rng = _rng()
+    t = np.linspace(0.0, 10.0, 40)[:, None]
+    counts = rng.poisson(np.exp(1.0 + 0.8 * np.sin(2 * np.pi * t[:, 0] / 3.0)))
+    with pm.Model() as m:
+        ls = pm.Gamma("ls", 5, 1)
+        period = pm.Normal("period", 3.0, 0.3)
+        eta = pm.HalfNormal("eta", 1.0)
+        cov = eta**2 * pm.gp.cov.ExpQuad(1, ls=ls) * pm.gp.cov.Periodic(1, period=period,
+                                                                          ls=1.0)
+        gp = pm.gp.Latent(cov_func=cov)
+        f = gp.prior("f", X=t, jitter=1e-5)
+        pm.Poisson("counts", pm.math.exp(1.0 + f), observed=counts)
+    return m
+
+
 MODELS = [missing_observations, normal_mixture, censored, truncated, zero_sum_with_coords,
           random_walk, autoregressive, potential_and_deterministic, custom_dist, lkj_mvnormal,
           flat_prior, discrete_free_variable, binomial_regression, large_offset, multinomial,
@@ -1382,7 +1467,9 @@ MODELS = [missing_observations, normal_mixture, censored, truncated, zero_sum_wi
           sar_spatial, kalman_ar2, as_op_likelihood,
           # a thirteenth set (2026-12-01, morning)
           inner_optimization, nuclear_norm_prior, qr_loadings, vector_potential,
-          norm_at_the_start]
+          norm_at_the_start,
+          # a fourteenth set (2026-12-01, morning)
+          threshold_sqrt, hard_constraint_potential, pareto_tail, max_utility, periodic_gp]
 
 
 # ---- arguments and situations -------------------------------------------------------------
