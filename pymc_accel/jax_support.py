@@ -232,19 +232,131 @@ def switched_log_densities(model: Any) -> list[str]:
             if type(rv.owner.op).__name__ in SWITCHED_LOG_DENSITY_OPS]
 
 
+#: Scalar ops whose value and derivative are NaN for an argument outside their domain, by
+#: class name: the test of an argument outside it. Where a log density takes one inside a
+#: switch's branch, as a threshold regression's ``pt.switch(x > c, b * pt.sqrt(x - c), 0)``
+#: does, the switch keeps the NaN values out of the log density, and PyTensor's gradient,
+#: which applies the switch to the derivative, stays finite; JAX differentiates the branch not
+#: taken too, and its zero cotangent times the NaN derivative is NaN. NumPyro's, BlackJAX's and
+#: DEER-MALA's chains never left their start on that model (``bench/sweep_user_models.py``'s
+#: ``threshold_sqrt``, 2026-12-01), where PyMC's and nutpie's ran. A power with a constant
+#: exponent that is not an integer (``x ** 0.5``) is one too, for a negative base.
+NAN_OUTSIDE_DOMAIN = {
+    "Sqrt": lambda x: x < 0,
+    "ArcSin": lambda x: abs(x) > 1,
+    "ArcCos": lambda x: abs(x) > 1,
+    "ArcCosh": lambda x: x < 1,
+    "ArcTanh": lambda x: abs(x) > 1,
+}
+#: How :func:`switched_nan_branches` names what it finds, in ``nan_jax_gradient_ops``
+SWITCHED_BRANCH_SUFFIX = " in a switch's branch"
+
+
+def _non_integer_constant(var: Any) -> bool:
+    """Whether ``var`` is a constant, or a constant broadcast, with an element that is not an
+    integer."""
+    import numpy as np
+    from pytensor.graph.basic import Constant
+
+    while var.owner is not None and type(var.owner.op).__name__ == "DimShuffle":
+        var = var.owner.inputs[0]
+    if not isinstance(var, Constant):
+        return False
+    data = np.asarray(var.data)
+    return bool(np.issubdtype(data.dtype, np.floating) and np.any(data != np.round(data)))
+
+
+def _switched_domain_arguments(outputs: list[Any], params: list[Any]) -> list[tuple[str, Any]]:
+    """The arguments, reading a parameter, of the :data:`NAN_OUTSIDE_DOMAIN` ops (and of
+    powers with a constant exponent that is not an integer, as ``"Pow"``) from which a value
+    reaches a branch of a switch: where JAX's derivative can be NaN if the argument lies
+    outside the domain. One walk of the graph in order."""
+    from pytensor.graph.traversal import io_toposort
+    from pytensor.tensor.elemwise import Elemwise
+
+    varying = set(params)
+    reaching: dict[Any, list[tuple[str, Any]]] = {}  # variable -> the ops' arguments behind it
+    found: list[tuple[str, Any]] = []
+    for node in io_toposort(list(params), list(outputs)):
+        inputs = node.inputs
+        if any(i in varying for i in inputs):
+            varying.update(node.outputs)
+        behind = [a for i in inputs for a in reaching.get(i, ())]
+        if isinstance(node.op, Elemwise):
+            name = type(node.op.scalar_op).__name__
+            if name == "Switch":
+                found += [a for i in inputs[1:] for a in reaching.get(i, ())]
+                behind = []
+            elif inputs and inputs[0] in varying and (
+                    name in NAN_OUTSIDE_DOMAIN
+                    or (name == "Pow" and len(inputs) == 2 and _non_integer_constant(inputs[1]))):
+                behind.append((name, inputs[0]))
+        if behind:
+            for out in node.outputs:
+                reaching[out] = behind
+    return list({id(a): (name, a) for name, a in found}.values())
+
+
+def switched_nan_branches(outputs: list[Any], params: list[Any], point: Any) -> list[str]:
+    """The ops of :data:`NAN_OUTSIDE_DOMAIN` (and non-integer powers) inside a switch's branch
+    whose argument lies outside their domain at ``point``, each named with
+    :data:`SWITCHED_BRANCH_SUFFIX`, sorted: JAX's derivative of the log density is NaN there,
+    where PyTensor's is finite.
+
+    A switch's branch found by the graph alone is not enough: PyMC's own log densities take
+    square roots inside the switches that bound their support (an LKJ prior's), of values
+    that are never negative. So each argument found is evaluated at ``point`` (the model's
+    initial point, where the chains start: :class:`pymc_accel.graph_building.Evaluator`, no
+    compile); only a model with such a switch pays for it.
+
+    Parameters
+    ----------
+    outputs : list of Variable
+        The log density.
+    params : list of Variable
+        Its value variables.
+    point : callable
+        Returns the initial point (value variables' names to values); called only where a
+        switch's branch is found.
+    """
+    import numpy as np
+
+    from pymc_accel.graph_building import Evaluator
+
+    found = _switched_domain_arguments(outputs, params)
+    if not found:
+        return []
+    values = point()
+    arguments = Evaluator(list(params), [a for _, a in found])(
+        *[values[p.name] for p in params])
+    outside = set()
+    for (name, _), value in zip(found, arguments, strict=True):
+        value = np.asarray(value)
+        test = NAN_OUTSIDE_DOMAIN.get(name, lambda x: x < 0)  # Pow: a negative base
+        if np.any(test(value)):
+            outside.add(name + SWITCHED_BRANCH_SUFFIX)
+    return sorted(outside)
+
+
 def nan_gradient_reason(ops: list[str], variables: list[str] = ()) -> str:
     """The refusal, in ``auto``, of a JAX candidate for a log density with the ops ``ops``
-    (:data:`NAN_JAX_GRADIENT_OPS`) or the censored or truncated ``variables``."""
+    (:data:`NAN_JAX_GRADIENT_OPS`, and those :func:`switched_nan_branches` names) or the
+    censored or truncated ``variables``."""
     what = []
     if variables:
         what.append(f"censored or truncated variables ({', '.join(variables)}), whose log "
                     "density switches to a log-CDF or log-survival function")
-    if ops:
-        what.append(f"{', '.join(ops)} (PyMC's normal log-CDF)")
+    switched = [op for op in ops if op.endswith(SWITCHED_BRANCH_SUFFIX)]
+    named = [op for op in ops if op not in switched]
+    if named:
+        what.append(f"{', '.join(named)} (PyMC's normal log-CDF)")
+    if switched:
+        what.append(f"{', '.join(switched)} not taken, whose argument is outside the function's "
+                    "domain at the initial point")
     return (f"the log density has {' and '.join(what)}: JAX differentiates the branch not "
-            "taken too, and its derivative is NaN where that branch is infinite and PyTensor's "
-            "gradient is finite (pymc-devs/pymc#7980), so a chain started there never moves. "
-            "Name the sampler (nuts_sampler=...) to run it anyway")
+            "taken too, and its derivative is NaN where that branch is infinite or NaN and "
+            "PyTensor's gradient is finite (pymc-devs/pymc#7980), so a chain started there "
+            "never moves. Name the sampler (nuts_sampler=...) to run it anyway")
 
 
 def still_without_jax(names: Iterable[str]) -> list[str]:

@@ -14,7 +14,11 @@ from pytensor.gradient import NullTypeGradError
 
 from pymc_accel.census import OpCensus, census_of
 from pymc_accel.graph_building import initial_point, quietly
-from pymc_accel.jax_support import jax_findings_with_derivatives, switched_log_densities
+from pymc_accel.jax_support import (
+    jax_findings_with_derivatives,
+    switched_log_densities,
+    switched_nan_branches,
+)
 
 _DISCRETE_PREFIXES = ("int", "uint", "bool")
 
@@ -61,7 +65,9 @@ class ModelProfile:
         (:func:`pymc_accel.jax_support.ops_without_jax`): the JAX samplers cannot run it.
     nan_jax_gradient_ops : list of str
         Ops of the log density whose derivative under JAX is NaN where PyTensor's is finite
-        (:data:`pymc_accel.jax_support.NAN_JAX_GRADIENT_OPS`): ``auto`` leaves the JAX
+        (:data:`pymc_accel.jax_support.NAN_JAX_GRADIENT_OPS`, and, named so, those in a
+        switch's branch whose argument is outside their domain at the initial point:
+        :func:`pymc_accel.jax_support.switched_nan_branches`): ``auto`` leaves the JAX
         samplers out.
     ops_without_jax_derivative : list of str
         Ops the log density applies to a parameter where JAX has no derivative of them
@@ -426,6 +432,17 @@ def profile_and_logp(model: pm.Model | None = None) -> tuple[ModelProfile, LogpG
         without_jax, nan_prone, underivable = jax_findings_with_derivatives([graph.logp])
     except Exception:  # an unusual graph: the JAX linker's own error at the run, as before
         without_jax, nan_prone, underivable = [], [], []
+
+    def start_point() -> dict:
+        if graph.initial_point is None:
+            graph.initial_point = initial_point(model)
+        return graph.initial_point
+
+    try:
+        nan_prone = sorted({*nan_prone, *switched_nan_branches(
+            [graph.logp], list(graph.value_vars), start_point)})
+    except Exception:  # a graph the evaluator cannot run: no such branch found, as before
+        pass
     profile = ModelProfile(
         n_free=n_free,
         free_vars=free_vars,
