@@ -1354,16 +1354,16 @@ def norm_at_the_start(pm):
     return m
 
 
-def threshold_sqrt(pm):
+def threshold_sqrt(pm, n: int = 120):
     """A threshold regression: the mean grows as the square root of the distance past a free
     threshold, written ``pt.switch(x > c, b * pt.sqrt(x - c), 0)``, whose branch not taken is
     the square root of a negative number below the threshold."""
     import pytensor.tensor as pt
 
     rng = _rng()
-    x = rng.uniform(0.0, 10.0, 120)
+    x = rng.uniform(0.0, 10.0, n)
     y = 1.0 + np.where(x > 4.0, 1.5 * np.sqrt(np.clip(x - 4.0, 0, None)), 0.0)
-    y = y + 0.3 * rng.normal(size=120)
+    y = y + 0.3 * rng.normal(size=n)
     with pm.Model() as m:
         c = pm.Uniform("c", 0.0, 10.0)
         a = pm.Normal("a", 0.0, 5.0)
@@ -1373,6 +1373,11 @@ def threshold_sqrt(pm):
         mu = a + pt.switch(xs > c, b * pt.sqrt(xs - c), 0.0)
         pm.Normal("y", mu, s, observed=y)
     return m
+
+
+def threshold_sqrt_rows(pm):
+    """:func:`threshold_sqrt` with 20,000 observations, where ``auto`` ranks NumPyro first."""
+    return threshold_sqrt(pm, n=20_000)
 
 
 def hard_constraint_potential(pm):
@@ -1469,7 +1474,8 @@ MODELS = [missing_observations, normal_mixture, censored, truncated, zero_sum_wi
           inner_optimization, nuclear_norm_prior, qr_loadings, vector_potential,
           norm_at_the_start,
           # a fourteenth set (2026-12-01, morning)
-          threshold_sqrt, hard_constraint_potential, pareto_tail, max_utility, periodic_gp]
+          threshold_sqrt, hard_constraint_potential, pareto_tail, max_utility, periodic_gp,
+          threshold_sqrt_rows]
 
 
 # ---- arguments and situations -------------------------------------------------------------
