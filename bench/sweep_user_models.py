@@ -1376,7 +1376,8 @@ def threshold_sqrt(pm, n: int = 120):
 
 
 def threshold_sqrt_rows(pm):
-    """:func:`threshold_sqrt` with 20,000 observations, where ``auto`` ranks NumPyro first."""
+    """:func:`threshold_sqrt` with 20,000 observations: ``auto`` ranks PyMC's NUTS first, and
+    ``measure=True`` NumPyro's (before 0f23a14)."""
     return threshold_sqrt(pm, n=20_000)
 
 
@@ -1497,6 +1498,12 @@ def _sample(**kwargs):
     return pymc_accel.sample(**{**FAST, **sampler, **kwargs})
 
 
+def _case_measured_threshold(pm):
+    """``measure=True`` on :func:`threshold_sqrt`: the timed JAX gradient is fast, and NaN."""
+    with threshold_sqrt(pm):
+        return _sample(measure=True, draws=1000, tune=1000)
+
+
 def _case_set_data(pm):
     with _regression(pm):
         _sample()
@@ -1599,6 +1606,7 @@ def _with(**kwargs):
 
 ARGUMENTS = {
     "set_data then sample again": _case_set_data,
+    "measure=True on a threshold through a root": _case_measured_threshold,
     "random_seed twice": _case_seeded_twice,
     "pm.sample under enable()": _case_enable,
     "step=pm.Metropolis()": _case_metropolis,
