@@ -629,6 +629,22 @@ def _runs_on_jax(report: SelectionReport) -> bool:
     return report.estimate is not None and "jax" in report.estimate.first_use
 
 
+def _nan_jax_gradient_hint(report: SelectionReport) -> str:
+    """For a run on JAX of a log density whose JAX derivative the profile found can be NaN
+    where PyTensor's is finite, a sentence saying so, with the fix; else ``""``. nutpie on
+    JAX, named, stopped at "All initialization points failed" on a threshold regression (a
+    square root in a switch's branch not taken), reported as the plugin's failure."""
+    profile = report.model_profile
+    if profile is None or not _runs_on_jax(report):
+        return ""
+    found = [*profile.nan_jax_gradient_ops, *profile.switched_log_densities]
+    if not found:
+        return ""
+    return (f"The log density has {', '.join(found)}, where JAX's derivative can be NaN and "
+            "PyTensor's gradient is finite, so a sampler on JAX can find no start with a finite "
+            "gradient: sample with nuts_sampler='numba', whose gradient is PyTensor's. ")
+
+
 def _run_backend(model, report: SelectionReport, request: SampleRequest, registry):
     candidate = report.candidate
     # idata_kwargs={"log_prior": True}: ArviZ's from_dict, which PyMC's JAX path and
@@ -663,7 +679,8 @@ def _run_backend(model, report: SelectionReport, request: SampleRequest, registr
         if builtin:
             raise
         raise _plugin_error(candidate.backend, origin, registry,
-                            f"failed while sampling: {type(exc).__name__}: {exc}. If the error "
+                            f"failed while sampling: {type(exc).__name__}: {exc}. "
+                            f"{_nan_jax_gradient_hint(report)}If the error "
                             "is about the model or the arguments given, fix those; otherwise "
                             "report it to the plugin's authors") from exc
     if not (hasattr(idata, "attrs") and hasattr(idata, "children")):

@@ -57,6 +57,23 @@ def infinite_before_jitter_model() -> pm.Model:
     return model
 
 
+def threshold_root_model(power=None) -> pm.Model:
+    """A mean that grows past a free threshold ``c`` as a square root (or ``power``) of the
+    distance, zero below it, through a switch (the sweep's ``threshold_sqrt``, smaller): the
+    branch not taken is the root of a negative number, and JAX's derivative is NaN there."""
+    rng = np.random.default_rng(2)
+    x = rng.uniform(0.0, 10.0, 40)
+    y = 1.0 + np.where(x > 4.0, np.sqrt(np.clip(x - 4.0, 0, None)), 0.0)
+    y = y + 0.3 * rng.normal(size=40)
+    with pm.Model() as model:
+        c = pm.Uniform("c", 0.0, 10.0)
+        b = pm.HalfNormal("b", 3.0)
+        dist = pt.as_tensor(x) - c
+        grow = pt.sqrt(dist) if power is None else dist**power
+        pm.Normal("y", 1.0 + pt.switch(pt.as_tensor(x) > c, b * grow, 0.0), 0.3, observed=y)
+    return model
+
+
 def large_offset_model(n: int = 200) -> pm.Model:
     """Data at 1e5 with noise of 0.01: float32's spacing at 1e5 (0.0078) erases the noise, so
     its log density and gradient are wrong (float32 known to fail)."""

@@ -11,7 +11,7 @@ from pytensor.tensor.elemwise import Elemwise
 
 from pymc_accel.jax_support import ops_without_jax, refusal_reason, still_without_jax
 from pymc_accel.models import eight_schools
-from tests.models import BlackBoxLogLike, blackbox_model
+from tests.models import BlackBoxLogLike, blackbox_model, threshold_root_model
 
 BLACK_BOX = "tests.models.BlackBoxLogLike"
 
@@ -464,30 +464,13 @@ def test_every_op_of_pytensors_without_a_jax_conversion_is_placed():
     assert not unplaced, "\n".join(sorted(unplaced))
 
 
-def _threshold_model(power=None):
-    """The sweep's ``threshold_sqrt``, smaller: a mean that grows past a free threshold ``c``
-    as a square root (or ``power``) of the distance, zero below it, through a switch."""
-    import pymc as pm
-
-    rng = np.random.default_rng(2)
-    x = rng.uniform(0.0, 10.0, 40)
-    y = 1.0 + np.where(x > 4.0, np.sqrt(np.clip(x - 4.0, 0, None)), 0.0) + 0.3 * rng.normal(size=40)
-    with pm.Model() as model:
-        c = pm.Uniform("c", 0.0, 10.0)
-        b = pm.HalfNormal("b", 3.0)
-        dist = pt.as_tensor(x) - c
-        grow = pt.sqrt(dist) if power is None else dist**power
-        pm.Normal("y", 1.0 + pt.switch(pt.as_tensor(x) > c, b * grow, 0.0), 0.3, observed=y)
-    return model
-
-
 def test_jaxs_derivative_through_a_switch_of_a_square_root_is_nan_where_pytensors_is_not():
     """The premise: at the start, JAX's gradient of the threshold model is NaN and PyTensor's
     finite (NumPyro's, BlackJAX's and DEER-MALA's chains never left their start on it)."""
     import jax
     from pymc.sampling.jax import get_jaxified_logp
 
-    model = _threshold_model()
+    model = threshold_root_model()
     point = model.initial_point()
     values = [point[v.name] for v in model.value_vars]
     assert np.isfinite(model.compile_dlogp()(point)).all()
@@ -499,7 +482,7 @@ def test_a_switch_over_a_root_of_a_negative_leaves_jax_out_of_auto_and_a_named_o
     from pymc_accel.profile import profile_model
     from pymc_accel.selection import select
 
-    model = _threshold_model()
+    model = threshold_root_model()
     assert profile_model(model).nan_jax_gradient_ops == ["Sqrt in a switch's branch"]
     report = select(model, chains=2)
     refused = [r for r in report.rows if r.label.startswith("numpyro[cpu")]
@@ -507,9 +490,9 @@ def test_a_switch_over_a_root_of_a_negative_leaves_jax_out_of_auto_and_a_named_o
                            for r in refused)
     assert not report.chosen.startswith(("numpyro", "deer_mala"))
     assert select(model, backend="numpyro", chains=2).chosen.startswith("numpyro[cpu")
-    assert profile_model(_threshold_model(power=1.5)).nan_jax_gradient_ops == [
+    assert profile_model(threshold_root_model(power=1.5)).nan_jax_gradient_ops == [
         "Pow in a switch's branch"]
-    assert profile_model(_threshold_model(power=2)).nan_jax_gradient_ops == []
+    assert profile_model(threshold_root_model(power=2)).nan_jax_gradient_ops == []
 
 
 def test_a_root_in_a_switch_whose_argument_is_never_outside_its_domain_is_not_found():

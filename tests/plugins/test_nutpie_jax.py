@@ -176,3 +176,15 @@ def test_a_start_infinite_before_its_jitter_only_is_sampled_from_nutpies_jittere
                               quiet=True, compute_convergence_checks=False)
     assert np.isfinite(idata.posterior["v"].values).all()
 
+
+def test_a_log_density_whose_jax_derivative_is_nan_at_every_start_names_the_fix():
+    """nutpie finds no start where JAX's gradient is finite ("All initialization points
+    failed"): the error, the plugin's, says why and names the numba backend."""
+    import pymc_accel
+    from pymc_accel.errors import PluginError
+    from tests.models import threshold_root_model
+
+    with pytest.raises(PluginError, match=r"Sqrt in a switch's branch.*nuts_sampler='numba'"):
+        pymc_accel.sample(model=threshold_root_model(), nuts_sampler="nutpie_jax", draws=20,
+                          tune=20, chains=1, random_seed=3, progressbar=False, quiet=True)
+
