@@ -1445,6 +1445,88 @@ def periodic_gp(pm):
     return m
 
 
+def wald_regression(pm):
+    """Waiting times under an inverse Gaussian (``pm.Wald``) whose mean is a log-linear
+    regression and whose shape is free: square roots of parameters inside the switch that
+    bounds its support."""
+    rng = _rng()
+    x = rng.normal(size=100)
+    mean = np.exp(0.5 + 0.3 * x)
+    y = rng.wald(mean, 4.0)
+    with pm.Model() as m:
+        a = pm.Normal("a", 0.0, 2.0)
+        b = pm.Normal("b", 0.0, 1.0)
+        lam = pm.Gamma("lam", 2, 0.5)
+        pm.Wald("y", mu=pm.math.exp(a + b * x), lam=lam, observed=y)
+    return m
+
+
+def box_cox(pm):
+    """Positive data normal after a Box-Cox transform of free power, written with a switch for
+    the logarithm at a power of 0 (the transform's limit), with its Jacobian."""
+    import pytensor.tensor as pt
+
+    rng = _rng()
+    y = rng.lognormal(1.0, 0.4, 80)
+    logy = np.log(y)
+    with pm.Model() as m:
+        lam = pm.Normal("lam", 0.0, 1.0)
+        mu = pm.Normal("mu", 0.0, 5.0)
+        s = pm.HalfNormal("s", 2.0)
+        z = pt.switch(pt.abs(lam) < 1e-6, pt.as_tensor(logy),
+                      (pt.exp(lam * pt.as_tensor(logy)) - 1) / lam)
+        pm.Potential("box_cox", pm.logp(pm.Normal.dist(mu, s), z).sum()
+                     + (lam - 1) * logy.sum())
+    return m
+
+
+def gaussian_copula(pm):
+    """Two margins (exponential, gamma) joined by a Gaussian copula of free correlation: each
+    margin's CDF through the normal quantile (``pt.erfinv``), the copula's density beside the
+    margins' own."""
+    import pytensor.tensor as pt
+
+    rng = _rng()
+    z = rng.multivariate_normal([0, 0], [[1, 0.6], [0.6, 1]], 150)
+    from scipy import stats
+
+    u = stats.norm.cdf(z)
+    x1 = stats.expon(scale=1 / 1.5).ppf(u[:, 0])
+    x2 = stats.gamma(3.0, scale=0.5).ppf(u[:, 1])
+    with pm.Model() as m:
+        rate = pm.Gamma("rate", 2, 1)
+        shape = pm.Gamma("shape", 2, 1)
+        scale = pm.Gamma("scale", 2, 2)
+        rho = pm.Uniform("rho", -0.95, 0.95)
+        pm.Exponential("x1", rate, observed=x1)
+        pm.Gamma("x2", alpha=shape, beta=1 / scale, observed=x2)
+        u1 = pt.clip(1 - pt.exp(-rate * x1), 1e-9, 1 - 1e-9)
+        u2 = pt.clip(pt.gammainc(shape, x2 / scale), 1e-9, 1 - 1e-9)
+        q1 = np.sqrt(2.0) * pt.erfinv(2 * u1 - 1)
+        q2 = np.sqrt(2.0) * pt.erfinv(2 * u2 - 1)
+        copula = (-0.5 * pt.log(1 - rho**2)
+                  - (rho**2 * (q1**2 + q2**2) - 2 * rho * q1 * q2) / (2 * (1 - rho**2)))
+        pm.Potential("copula", copula.sum())
+    return m
+
+
+def measurement_error(pm):
+    """Errors in variables: 100 latent true covariates, each seen once with known noise, and a
+    regression on them."""
+    rng = _rng()
+    x_true = rng.normal(0.0, 1.0, 100)
+    x_obs = x_true + 0.5 * rng.normal(size=100)
+    y = 1.0 + 2.0 * x_true + 0.5 * rng.normal(size=100)
+    with pm.Model() as m:
+        x = pm.Normal("x", 0.0, 1.0, shape=100)
+        pm.Normal("x_obs", x, 0.5, observed=x_obs)
+        a = pm.Normal("a", 0.0, 5.0)
+        b = pm.Normal("b", 0.0, 5.0)
+        s = pm.HalfNormal("s", 2.0)
+        pm.Normal("y", a + b * x, s, observed=y)
+    return m
+
+
 MODELS = [missing_observations, normal_mixture, censored, truncated, zero_sum_with_coords,
           random_walk, autoregressive, potential_and_deterministic, custom_dist, lkj_mvnormal,
           flat_prior, discrete_free_variable, binomial_regression, large_offset, multinomial,
@@ -1476,7 +1558,9 @@ MODELS = [missing_observations, normal_mixture, censored, truncated, zero_sum_wi
           norm_at_the_start,
           # a fourteenth set (2026-12-01, morning)
           threshold_sqrt, hard_constraint_potential, pareto_tail, max_utility, periodic_gp,
-          threshold_sqrt_rows]
+          threshold_sqrt_rows,
+          # a fifteenth set (2026-12-01, morning)
+          wald_regression, box_cox, gaussian_copula, measurement_error]
 
 
 # ---- arguments and situations -------------------------------------------------------------
