@@ -1186,70 +1186,22 @@ def cumprod_survival(pm):
 def sar_spatial(pm):
     """A simultaneous autoregressive (SAR) regression on a 7 x 7 lattice: ``(I - rho W) y``
     is normal around the covariates' effect, its log density carrying the log determinant of
-    ``I - rho W`` (``pt.linalg.slogdet``) of the free spatial correlation."""
-    import pytensor.tensor as pt
+    ``I - rho W`` (``pt.linalg.slogdet``) of the free spatial correlation (the regret zoo's
+    ``sar_lattice`` at side 7, with this sweep's data seed)."""
+    import zoo
 
-    rng = _rng()
-    side = 7
-    n = side * side
-    w = np.zeros((n, n))
-    for i in range(side):
-        for j in range(side):
-            for di, dj in ((0, 1), (1, 0), (0, -1), (-1, 0)):
-                if 0 <= i + di < side and 0 <= j + dj < side:
-                    w[i * side + j, (i + di) * side + j + dj] = 1.0
-    w = w / w.sum(axis=1, keepdims=True)
-    x = rng.normal(size=(n, 2))
-    y = np.linalg.solve(np.eye(n) - 0.5 * w, x @ np.array([1.0, -0.7]) + 0.5 * rng.normal(size=n))
-    with pm.Model() as m:
-        rho = pm.Uniform("rho", -0.95, 0.95)
-        beta = pm.Normal("beta", 0.0, 2.0, shape=2)
-        sigma = pm.HalfNormal("sigma", 1.0)
-        a = pt.eye(n) - rho * pt.as_tensor(w)
-        resid = pt.dot(a, pt.as_tensor(y)) - pt.dot(pt.as_tensor(x), beta)
-        _, logdet = pt.linalg.slogdet(a)
-        pm.Potential("sar", logdet + pm.logp(pm.Normal.dist(0.0, sigma), resid).sum())
-    return m
+    return zoo.sar_lattice(7, seed=0)
 
 
 def kalman_ar2(pm):
     """An AR(2) process seen with noise, its likelihood a Kalman filter written with
     ``pytensor.scan`` over 60 observations (2 x 2 state covariances), started from the
     stationary covariance (``pt.linalg.solve_discrete_lyapunov``); the AR coefficients from
-    free partial autocorrelations, so stationary."""
-    import pytensor
-    import pytensor.tensor as pt
+    free partial autocorrelations, so stationary (the regret zoo's ``kalman_ar2`` at 60
+    steps, with this sweep's data seed)."""
+    import zoo
 
-    rng = _rng()
-    x = np.zeros(62)
-    for t in range(2, 62):
-        x[t] = 0.5 * x[t - 1] - 0.3 * x[t - 2] + 0.5 * rng.normal()
-    y = x[2:] + 0.3 * rng.normal(size=60)
-    with pm.Model() as m:
-        r1 = pm.Uniform("r1", -0.95, 0.95)
-        r2 = pm.Uniform("r2", -0.95, 0.95)
-        q = pm.HalfNormal("q", 1.0)
-        h = pm.HalfNormal("h", 1.0)
-        phi1, phi2 = r1 * (1 - r2), r2
-        trans = pt.stack([pt.stack([phi1, phi2]), pt.stack([pt.constant(1.0), pt.constant(0.0)])])
-        cov = pt.stack([pt.stack([q ** 2, pt.constant(0.0)]),
-                        pt.stack([pt.constant(0.0), pt.constant(0.0)])])
-        p0 = pt.linalg.solve_discrete_lyapunov(trans, cov)
-
-        def step(obs, a, p, h, trans, cov):
-            f = p[0, 0] + h ** 2
-            v = obs - a[0]
-            k = p[:, 0] / f
-            a_new = pt.dot(trans, a + k * v)
-            p_upd = p - pt.outer(k, p[0, :])
-            p_new = pt.dot(pt.dot(trans, p_upd), trans.T) + cov
-            return a_new, p_new, -0.5 * (pt.log(2 * np.pi * f) + v ** 2 / f)
-
-        (_, _, terms), _ = pytensor.scan(step, sequences=[pt.as_tensor(y)],
-                                         outputs_info=[pt.zeros(2), p0, None],
-                                         non_sequences=[h, trans, cov])
-        pm.Potential("kalman", terms.sum())
-    return m
+    return zoo.kalman_ar2(60, seed=0)
 
 
 def as_op_likelihood(pm):

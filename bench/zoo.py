@@ -867,12 +867,12 @@ def adstock_regression(weeks: int = 156, channels: int = 3, lags: int = 8) -> pm
     return model
 
 
-def kalman_ar2(steps: int = 200) -> pm.Model:
+def kalman_ar2(steps: int = 200, seed: int = 53) -> pm.Model:
     """An AR(2) process seen with noise, its likelihood a Kalman filter written with
     ``pytensor.scan`` (2 x 2 state covariances) from the stationary covariance
     (``pt.linalg.solve_discrete_lyapunov``); the coefficients from free partial
     autocorrelations."""
-    rng = np.random.default_rng(53)
+    rng = np.random.default_rng(seed)
     x = np.zeros(steps + 2)
     for t in range(2, steps + 2):
         x[t] = 0.5 * x[t - 1] - 0.3 * x[t - 2] + 0.5 * rng.normal()
@@ -902,11 +902,11 @@ def kalman_ar2(steps: int = 200) -> pm.Model:
     return model
 
 
-def sar_lattice(side: int = 10) -> pm.Model:
+def sar_lattice(side: int = 10, seed: int = 59) -> pm.Model:
     """A simultaneous autoregressive regression on a ``side`` x ``side`` lattice: its log
     density carries the log determinant of ``I - rho W`` (``pt.linalg.slogdet``, an LU of
     ``side**2`` x ``side**2`` a gradient) of the free spatial correlation."""
-    rng = np.random.default_rng(59)
+    rng = np.random.default_rng(seed)
     n = side * side
     w = np.zeros((n, n))
     for i in range(side):

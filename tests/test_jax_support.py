@@ -263,34 +263,42 @@ _NOT_IN_A_LOG_DENSITY = ("pymc.model.fgraph.", "pymc.model.transform.", "pymc.lo
                          "pymc.variational.minibatch_rv.MinibatchRandomVariable")
 
 
-def test_every_op_of_pymcs_without_a_jax_conversion_is_listed():
-    """The list of PyMC's ops without a conversion is written by hand; a PyMC release that
-    adds one fails here until the list has it."""
+def _op_classes(package, skip=()):
+    """``(qualified name, class)`` of every op class defined in ``package``'s modules (those
+    under ``skip`` left out), as the modules import."""
     import importlib
     import inspect
     import pkgutil
 
-    import pymc
-    import pymc.sampling.jax  # noqa: F401  PyMC's own conversions, registered on import
     from pytensor.graph.op import Op
-    from pytensor.tensor.random.op import RandomVariable
 
-    from pymc_accel.jax_support import PYMC_OPS_WITHOUT_JAX, _converts, _qualified_name
+    from pymc_accel.jax_support import _qualified_name
 
-    missing = set()
-    for info in pkgutil.walk_packages(pymc.__path__, "pymc."):
+    prefix = package.__name__ + "."
+    for info in pkgutil.walk_packages(package.__path__, prefix):
+        if info.name.startswith(tuple(skip)):
+            continue
         try:
             module = importlib.import_module(info.name)
         except Exception:  # an optional dependency missing: its ops cannot be in a model here
             continue
         for _, cls in inspect.getmembers(module, inspect.isclass):
-            name = _qualified_name(cls)
-            if (not issubclass(cls, Op) or not cls.__module__.startswith("pymc.")
-                    or issubclass(cls, RandomVariable) or "Measurable" in cls.__name__
-                    or name.startswith(_NOT_IN_A_LOG_DENSITY)):
-                continue
-            if not _converts(cls):
-                missing.add(name)
+            if issubclass(cls, Op) and cls.__module__.startswith(prefix):
+                yield _qualified_name(cls), cls
+
+
+def test_every_op_of_pymcs_without_a_jax_conversion_is_listed():
+    """The list of PyMC's ops without a conversion is written by hand; a PyMC release that
+    adds one fails here until the list has it."""
+    import pymc
+    import pymc.sampling.jax  # noqa: F401  PyMC's own conversions, registered on import
+    from pytensor.tensor.random.op import RandomVariable
+
+    from pymc_accel.jax_support import PYMC_OPS_WITHOUT_JAX, _converts
+
+    missing = {name for name, cls in _op_classes(pymc)
+               if not (issubclass(cls, RandomVariable) or "Measurable" in cls.__name__
+                       or name.startswith(_NOT_IN_A_LOG_DENSITY)) and not _converts(cls)}
     assert missing <= PYMC_OPS_WITHOUT_JAX, sorted(missing - PYMC_OPS_WITHOUT_JAX)
     assert "pymc.distributions.dist_math.SplineWrapper" in missing  # the walk reaches them
 
@@ -436,31 +444,17 @@ def test_every_op_of_pytensors_without_a_jax_conversion_is_placed():
     """Each op class of PyTensor's with no conversion is listed, looked up by its module
     (sparse, typed lists), or named above as never reaching JAX; a PyTensor release that adds
     one fails here until it is placed."""
-    import importlib
     import inspect
-    import pkgutil
 
     import pytensor
-    from pytensor.graph.op import Op
 
-    from pymc_accel.jax_support import PYTENSOR_OPS_WITHOUT_JAX, _converts, _qualified_name
+    from pymc_accel.jax_support import PYTENSOR_OPS_WITHOUT_JAX, _converts
 
-    unplaced = set()
-    for info in pkgutil.walk_packages(pytensor.__path__, "pytensor."):
-        if info.name.startswith(("pytensor.link.", "pytensor.sandbox.")):
-            continue  # the backends' own ops and experiments: no log density holds them
-        try:
-            module = importlib.import_module(info.name)
-        except Exception:  # an optional dependency missing: its ops cannot be in a model here
-            continue
-        for _, cls in inspect.getmembers(module, inspect.isclass):
-            name = _qualified_name(cls)
-            if (not issubclass(cls, Op) or not cls.__module__.startswith("pytensor.")
-                    or inspect.isabstract(cls) or name in PYTENSOR_OPS_WITHOUT_JAX
-                    or name.startswith(_PYTENSOR_NOT_REACHING_JAX)):
-                continue
-            if not _converts(cls):
-                unplaced.add(name)
+    # the backends' own ops and experiments: no log density holds them
+    unplaced = {name for name, cls in _op_classes(
+                    pytensor, skip=("pytensor.link.", "pytensor.sandbox."))
+                if not (inspect.isabstract(cls) or name in PYTENSOR_OPS_WITHOUT_JAX
+                        or name.startswith(_PYTENSOR_NOT_REACHING_JAX)) and not _converts(cls)}
     assert not unplaced, "\n".join(sorted(unplaced))
 
 
