@@ -303,6 +303,7 @@ class Evaluator:
                 for var in (*node.inputs, *node.outputs):
                     cell(var)
                 thunk = (_elemwise_thunk(node, storage, computed)
+                         or _scalar_loop_thunk(node, storage, computed)
                          or node.op.make_thunk(node, storage, computed, [], "py"))
                 thunk.inputs = [storage[v] for v in node.inputs]
                 thunk.outputs = [storage[v] for v in node.outputs]
@@ -427,6 +428,110 @@ def _elemwise_thunk(node: Any, storage: dict[Any, list], computed: dict[Any, lis
 
 
 @functools.cache
+def _array_function(fgraph: Any) -> Any:
+    """A function of arrays computing a scalar op's inner graph (a ``Composite``'s, a scalar
+    loop's step) with NumPy, each inner op by its ``nfunc_spec``'s function (a cast by
+    ``astype``, an inner ``Composite`` by this function again) and each result cast to its
+    variable's dtype, as the scalar ops' ``impl`` casts theirs; ``None`` where an inner op has
+    no such function, and the op is left to PyTensor's element-by-element path."""
+    import pytensor.scalar as ps
+    from pytensor.graph.basic import Constant
+
+    steps = []
+    for node in fgraph.toposort():
+        op = node.op
+        if isinstance(op, ps.Cast):
+            function = None
+        elif isinstance(op, ps.Composite):
+            function = _array_function(op.fgraph)
+            if function is None:
+                return None
+        else:
+            spec = getattr(op, "nfunc_spec", None)
+            if spec is None or spec[1] != len(node.inputs) or spec[2] != len(node.outputs):
+                return None
+            function = _numpy_function(spec[0])
+            if function is None:
+                return None
+        steps.append((node, function))
+    inputs, outputs = list(fgraph.inputs), list(fgraph.outputs)
+
+    def evaluate(*args: Any) -> list[Any]:
+        values = dict(zip(inputs, args, strict=True))
+        for node, function in steps:
+            ins = [np.asarray(v.data, dtype=v.type.dtype) if isinstance(v, Constant)
+                   else values[v] for v in node.inputs]
+            if function is None:  # a cast
+                results = [ins[0]]
+            else:
+                results = function(*ins)
+                if len(node.outputs) == 1 or not isinstance(results, (list, tuple)):
+                    results = [results]
+            for var, value in zip(node.outputs, results, strict=True):
+                values[var] = np.asarray(value).astype(var.type.dtype, copy=False)
+        return [np.asarray(v.data, dtype=v.type.dtype) if isinstance(v, Constant) else values[v]
+                for v in outputs]
+
+    return evaluate
+
+
+def _scalar_loop_thunk(node: Any, storage: dict[Any, list], computed: dict[Any, list]) -> Any:
+    """A thunk computing an elementwise scalar loop (``pytensor.scalar.loop.ScalarLoop``, what
+    PyTensor writes the derivatives of ``gammainc``, ``gammaincc`` and ``betainc`` in their
+    parameters with) on whole arrays: every element's loop stepped together by
+    :func:`_array_function`, an element's carry left as it stands once its own step count or
+    its stop condition is reached, as the element-by-element loop stops; ``None`` for any
+    other node, or a loop whose step has an op without a NumPy function.
+
+    Element by element, each step of each element is a Python call of the step's graph: the
+    float32 check of an exponential and a gamma margin joined by a Gaussian copula (500 pairs,
+    ``gammainc`` of a free shape) took 14.5 s, 520% of its 2.7 s NumPyro run
+    (docs/benchmarks.md, "A fifteenth set in the user sweep"). Written here: PyTensor
+    evaluates a scalar loop only element by element, or compiled."""
+    from pytensor.scalar.loop import ScalarLoop
+    from pytensor.tensor.elemwise import Elemwise
+
+    op = node.op
+    if (not isinstance(op, Elemwise) or op.inplace_pattern
+            or not isinstance(op.scalar_op, ScalarLoop)):
+        return None
+    loop = op.scalar_op
+    step = _array_function(loop.fgraph)
+    if step is None:
+        return None
+    n_update = len(loop.outputs) - (1 if loop.is_while else 0)
+    dtypes = [np.dtype(o.type.dtype) for o in node.outputs]
+    ins = [storage[v] for v in node.inputs]
+    outs = [storage[o] for o in node.outputs]
+    done = [computed[o] for o in node.outputs]
+
+    def thunk():
+        n_steps, *args = np.broadcast_arrays(*[np.asarray(c[0]) for c in ins])
+        if not loop.is_while and np.any(n_steps < 0):
+            raise ValueError("ScalarLoop does not have a termination condition.")
+        carry = [np.array(a, dtype=d) for a, d in zip(args[:n_update], dtypes, strict=False)]
+        constant = args[n_update:]
+        until = np.zeros(n_steps.shape, dtype=bool)
+        active = n_steps > 0
+        i = 0
+        while active.any():
+            new = step(*carry, *constant)
+            for k in range(n_update):
+                carry[k] = np.where(active, new[k], carry[k]).astype(dtypes[k], copy=False)
+            if loop.is_while:
+                stop = np.asarray(new[n_update], dtype=bool)
+                until = np.where(active, stop, until)
+                active = active & ~stop
+            i += 1
+            active = active & (i < n_steps)
+        results = [*carry, until] if loop.is_while else carry
+        for cell, value, dtype, flag in zip(outs, results, dtypes, done, strict=True):
+            cell[0] = np.asarray(value, dtype=dtype)
+            flag[0] = True
+
+    return thunk
+
+
 def _numpy_function(path: str) -> Any:
     """The function an ``nfunc_spec`` names (``"numpy.exp"``, ``"scipy.special.gammaln"``), as
     ``Elemwise.prepare_node`` imports it; ``None`` where it cannot be imported."""
