@@ -427,11 +427,11 @@ def _elemwise_thunk(node: Any, storage: dict[Any, list], computed: dict[Any, lis
     return thunk
 
 
-@functools.cache
 def _array_function(fgraph: Any) -> Any:
     """A function of arrays computing a scalar op's inner graph (a ``Composite``'s, a scalar
-    loop's step) with NumPy, each inner op by its ``nfunc_spec``'s function (a cast by
-    ``astype``, an inner ``Composite`` by this function again) and each result cast to its
+    loop's step) with NumPy, each inner op by its ``nfunc_spec``'s function or this module's
+    (:func:`_vectorized_ops`; a cast by ``astype``, an inner ``Composite`` by this function
+    again) and each result cast to its
     variable's dtype, as the scalar ops' ``impl`` casts theirs; ``None`` where an inner op has
     no such function, and the op is left to PyTensor's element-by-element path."""
     import pytensor.scalar as ps
@@ -446,6 +446,11 @@ def _array_function(fgraph: Any) -> Any:
             function = _array_function(op.fgraph)
             if function is None:
                 return None
+        elif (vectorized := _vectorized_ops().get(type(op))) is not None and (
+                getattr(op, "nfunc_spec", None) is None):
+            if len(node.inputs) != vectorized[1] or len(node.outputs) != 1:
+                return None
+            function = globals()[vectorized[0]]
         else:
             spec = getattr(op, "nfunc_spec", None)
             if spec is None or spec[1] != len(node.inputs) or spec[2] != len(node.outputs):
@@ -532,6 +537,7 @@ def _scalar_loop_thunk(node: Any, storage: dict[Any, list], computed: dict[Any, 
     return thunk
 
 
+@functools.cache
 def _numpy_function(path: str) -> Any:
     """The function an ``nfunc_spec`` names (``"numpy.exp"``, ``"scipy.special.gammaln"``), as
     ``Elemwise.prepare_node`` imports it; ``None`` where it cannot be imported."""

@@ -336,19 +336,20 @@ def test_evaluator_runs_a_lazy_ifelse_on_a_rewritten_nodes_output_and_an_op_from
 
 
 def test_a_scalar_loop_is_evaluated_on_whole_arrays_with_the_compiled_values():
-    """PyTensor's derivative of ``gammainc`` in its shape is a scalar loop; element by
-    element, each step of each element was a Python call (the float32 check of a copula with
-    500 pairs took 14.5 s). Stepped on whole arrays it gives what the compiled function gives,
-    in float64 and float32."""
+    """PyTensor's derivatives of ``gammainc`` in its shape and of ``betainc`` in its first two
+    arguments are scalar loops; element by element, each step of each element was a Python
+    call (the float32 check of a copula with 500 pairs took 14.5 s). Stepped on whole arrays
+    they give what the compiled function gives, in float64 and float32."""
     import pytensor
     import pytensor.tensor as pt
     from pytensor.scalar.loop import ScalarLoop
 
     from pymc_accel import graph_building
 
-    for dtype in ("float64", "float32"):
+    for dtype, special in [("float64", pt.gammainc), ("float32", pt.gammainc),
+                           ("float64", lambda a, x: pt.betainc(a, x, 0.3))]:
         a, x = pt.vector("a", dtype=dtype), pt.vector("x", dtype=dtype)
-        outputs = pytensor.grad(pt.gammainc(a, x).sum(), [a, x])
+        outputs = pytensor.grad(special(a, x).sum(), [a, x])
         loops = [n for n in pytensor.graph.traversal.apply_ancestors(outputs)
                  if isinstance(getattr(n.op, "scalar_op", None), ScalarLoop)]
         assert loops
