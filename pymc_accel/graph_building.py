@@ -460,12 +460,15 @@ def _array_function(fgraph: Any) -> Any:
                 return None
         steps.append((node, function))
     inputs, outputs = list(fgraph.inputs), list(fgraph.outputs)
+    # the inner graph's constants as arrays, made once, not at every step of a loop
+    used = [v for node, _ in steps for v in node.inputs] + outputs
+    constants = {v: np.asarray(v.data, dtype=v.type.dtype) for v in used
+                 if isinstance(v, Constant)}
 
     def evaluate(*args: Any) -> list[Any]:
-        values = dict(zip(inputs, args, strict=True))
+        values = {**constants, **dict(zip(inputs, args, strict=True))}
         for node, function in steps:
-            ins = [np.asarray(v.data, dtype=v.type.dtype) if isinstance(v, Constant)
-                   else values[v] for v in node.inputs]
+            ins = [values[v] for v in node.inputs]
             if function is None:  # a cast
                 results = [ins[0]]
             else:
@@ -474,8 +477,7 @@ def _array_function(fgraph: Any) -> Any:
                     results = [results]
             for var, value in zip(node.outputs, results, strict=True):
                 values[var] = np.asarray(value).astype(var.type.dtype, copy=False)
-        return [np.asarray(v.data, dtype=v.type.dtype) if isinstance(v, Constant) else values[v]
-                for v in outputs]
+        return [values[v] for v in outputs]
 
     return evaluate
 
