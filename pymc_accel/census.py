@@ -162,6 +162,13 @@ class OpCensus:
         The same evaluations counted by function (``"Exp"``, ``"Log"``, ``"Softplus"``, ...),
         not weighted: for a runtime whose own functions cost other multiples of an ``exp``
         than a numba loop's (XLA's vectorised ``exp`` and ``log``).
+    series_evaluations : dict of str to float
+        Elements of each :data:`SERIES_FUNCTIONS` function the log density evaluates on values
+        that depend on the parameters (``"GammaInc"``), and, keyed with the input's position
+        (``"GammaInc'0"``), the elements whose derivative in that input the gradient takes
+        (the input depends on the parameters): what a runtime that differentiates the log
+        density itself (JAX) computes, not PyTensor's gradient graph. Filled by
+        :func:`series_evaluations`.
     compiled_kernels_by_rank : dict
         Kernels a compiler generates code for, by the largest rank they loop over (:data:`RANKS`;
         a Scan's inner kernels once, not once per step; dense linear algebra, a call into LAPACK,
@@ -187,6 +194,7 @@ class OpCensus:
     transcendentals: float = 0.0
     transcendental_flops: float = 0.0
     transcendentals_by_function: dict[str, float] = field(default_factory=dict)
+    series_evaluations: dict[str, float] = field(default_factory=dict)
 
     @property
     def compiled_kernels(self) -> int:
@@ -447,6 +455,61 @@ def census_of(inputs: list[Any], outputs: list[Any]) -> OpCensus:
     census = OpCensus()
     _Walk(census, inputs).nodes(io_toposort(inputs, outputs))
     return census
+
+
+#: Scalar functions that JAX computes by a series or a continued fraction looped to convergence
+#: for every element (XLA's ``igamma``, ``igammac`` and their derivative in the shape,
+#: ``igamma_grad_a``; ``betainc``), at hundreds of ``exp`` an element where the census charges
+#: one transcendental function (:data:`TRANSCENDENTAL_FLOPS`): a Gaussian copula's gamma
+#: margin (``bench/zoo.py``'s ``gaussian_copula``, 500 rows) took NumPyro 459 µs a gradient
+#: where 74 µs was priced. ``costmodel.XLA_SERIES_EXP_EQUIVALENTS`` prices them.
+SERIES_FUNCTIONS = ("GammaInc", "GammaIncC", "BetaInc")
+
+
+def series_function_nodes(inputs: list[Any], output: Any) -> list[tuple[Any, tuple[int, ...]]]:
+    """The elementwise nodes of :data:`SERIES_FUNCTIONS` functions that evaluating ``output``
+    from ``inputs`` computes on values depending on ``inputs``, each with the positions of its
+    inputs that depend on them (a gradient in ``inputs`` takes the function's derivative in
+    those), in the order of the graph."""
+    varying = set(inputs)
+    found = []
+    for node in io_toposort(inputs, [output]):
+        depends = [v in varying for v in node.inputs]
+        if not any(depends):
+            continue
+        varying.update(node.outputs)
+        name = type(getattr(node.op, "scalar_op", None)).__name__
+        if type(node.op).__name__ == "Elemwise" and name in SERIES_FUNCTIONS:
+            found.append((node, tuple(i for i, free in enumerate(depends) if free)))
+    return found
+
+
+def series_evaluations(inputs: list[Any], output: Any) -> dict[str, float]:
+    """Elements of each :data:`SERIES_FUNCTIONS` function that evaluating ``output`` from
+    ``inputs`` computes on values depending on ``inputs``, and, keyed ``"Name'i"``, the
+    elements whose derivative in the function's input ``i`` a gradient in ``inputs`` takes.
+
+    Parameters
+    ----------
+    inputs : list of TensorVariable
+        The log density's value variables.
+    output : TensorVariable
+        The log density, before any gradient: a runtime that differentiates it itself (JAX)
+        evaluates the functions' derivatives, not PyTensor's gradient graph.
+
+    Returns
+    -------
+    dict of str to float
+        Empty for a graph without such functions.
+    """
+    scratch = OpCensus()
+    counts: dict[str, float] = {}
+    for node, free in series_function_nodes(inputs, output):
+        name = type(node.op.scalar_op).__name__
+        size = float(_size(node.outputs[0], scratch))
+        for key in (name, *(f"{name}'{i}" for i in free)):
+            counts[key] = counts.get(key, 0.0) + size
+    return counts
 
 
 class _Walk:

@@ -12,13 +12,19 @@ import pymc as pm
 import pytensor
 from pytensor.gradient import NullTypeGradError
 
-from pymc_accel.census import OpCensus, census_of
+from pymc_accel.census import (
+    OpCensus,
+    census_of,
+    series_evaluations,
+    series_function_nodes,
+)
 from pymc_accel.graph_building import initial_point, quietly
 from pymc_accel.jax_support import (
     jax_findings_with_derivatives,
     switched_log_densities,
     switched_nan_branches,
 )
+from pymc_accel.xla_series import loop_work, xla_gradient_stand_in
 
 _DISCRETE_PREFIXES = ("int", "uint", "bool")
 
@@ -80,6 +86,11 @@ class ModelProfile:
         Free variables the log density has no gradient for (:func:`gradient_free_variables`):
         only a sampler with gradient-free steps (PyMC's, which gives them slice sampling) can
         run the model.
+    xla_census : OpCensus or None
+        For a log density with functions JAX computes by loops of its own
+        (``census.SERIES_FUNCTIONS``), the work of the log density and the gradient JAX takes
+        of it (:func:`pymc_accel.xla_series.xla_gradient_stand_in`), which the XLA runtimes
+        are priced on; ``None`` otherwise (they are priced on ``census``).
     """
 
     n_free: int
@@ -102,6 +113,7 @@ class ModelProfile:
     nan_jax_gradient_ops: list[str] = field(default_factory=list)
     switched_log_densities: list[str] = field(default_factory=list)
     ops_without_jax_derivative: list[str] = field(default_factory=list)
+    xla_census: OpCensus | None = None
 
     @property
     def has_discrete(self) -> bool:
@@ -179,6 +191,8 @@ class ModelProfile:
         data = dict(data)
         data["free_vars"] = {k: tuple(v) for k, v in data["free_vars"].items()}
         data["census"] = OpCensus.from_dict(data["census"])
+        if data.get("xla_census") is not None:
+            data["xla_census"] = OpCensus.from_dict(data["xla_census"])
         return cls(**data)
 
 
@@ -274,6 +288,8 @@ class LogpGraph:
     #: the model's initial point (no ``initvals``), where the profile evaluated it for the free
     #: variables' shapes; the selection's scale spread and float32 check start from it
     initial_point: dict | None = field(default=None, repr=False, compare=False)
+    #: the census the XLA runtimes are priced on, where it differs (:class:`ModelProfile`)
+    xla_census: Any = field(default=None, repr=False, compare=False)
 
     def built_from(self, model: Any) -> bool:
         """Whether this graph was built from ``model`` (True where that was not recorded)."""
@@ -349,6 +365,15 @@ def _logp_and_grad_census(
         grads = pytensor.grad(logp, with_gradient) if with_gradient else []
         note = "; ".join(filter(None, [note, "no gradient for " + ", ".join(without)]))
     census = census_of(list(value_vars), [logp, *grads])
+    census.series_evaluations = series_evaluations(list(value_vars), logp)
+    graph.xla_census = None
+    series_nodes = series_function_nodes(list(value_vars), logp)
+    if series_nodes and not without:
+        stand_in = xla_gradient_stand_in(logp, series_nodes)
+        graph.xla_census = census_of(
+            list(value_vars), [stand_in, *pytensor.grad(stand_in, value_vars)])
+        # the same dictionary: the loops' work at the initial point is added to both
+        graph.xla_census.series_evaluations = census.series_evaluations
     if census.unknown_shapes and not note:
         note = f"{census.unknown_shapes} intermediate shapes unknown; counted as 1 element each"
     shapes = {v.name: tuple(v.type.shape) for v in value_vars}
@@ -443,6 +468,13 @@ def profile_and_logp(model: pm.Model | None = None) -> tuple[ModelProfile, LogpG
             [graph.logp], list(graph.value_vars), start_point)})
     except Exception:  # a graph the evaluator cannot run: no such branch found, as before
         pass
+    try:
+        series_nodes = series_function_nodes(list(graph.value_vars), graph.logp)
+        if series_nodes:
+            census.series_evaluations.update(
+                loop_work(series_nodes, list(graph.value_vars), start_point()))
+    except Exception:  # a graph the evaluator cannot run: the loops left unpriced
+        pass
     profile = ModelProfile(
         n_free=n_free,
         free_vars=free_vars,
@@ -462,6 +494,7 @@ def profile_and_logp(model: pm.Model | None = None) -> tuple[ModelProfile, LogpG
         ops_without_jax_derivative=underivable,
         switched_log_densities=switched,
         gradient_free_vars=list(graph.gradient_free_vars),
+        xla_census=graph.xla_census,
     )
     return profile, graph
 

@@ -35,11 +35,11 @@ def enabled() -> bool:
 @functools.cache
 def _code_and_versions() -> str:
     """Versions of the libraries that build the graph, and a hash of the code that counts it."""
-    from pymc_accel import census, jax_support, profile
+    from pymc_accel import census, jax_support, profile, xla_series
     from pymc_accel.machine import library_versions
 
     digest = hashlib.sha1()
-    for module in (census, jax_support, profile):
+    for module in (census, jax_support, profile, xla_series):
         digest.update(Path(module.__file__).read_bytes())
     libs = library_versions(("pymc", "pytensor", "pymc-accel"))
     return json.dumps(sorted(libs.items())) + digest.hexdigest()

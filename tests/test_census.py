@@ -128,3 +128,30 @@ def test_a_mixtures_log_density_counts_its_log_sum_exp():
         pm.Mixture("y", w=w, comp_dists=pm.Poisson.dist(lam), observed=np.arange(500) % 7)
     census = profile_model(model).census
     assert census.transcendentals_by_function.get("Exp", 0) >= 1000
+
+
+def test_series_functions_are_counted_with_the_derivatives_a_jax_gradient_takes():
+    """JAX differentiates the log density itself: the incomplete gamma function of a free shape
+    costs it the value and ``igamma_grad_a`` for every element, of a fixed shape only the value
+    (its derivative in ``x`` is a few ordinary functions)."""
+    from pymc_accel.census import series_evaluations
+
+    shape, rate = pt.dscalar("shape"), pt.dscalar("rate")
+    data = np.linspace(0.5, 5.0, 40)
+    free = pt.sum(pt.log(pt.gammainc(shape, rate * data)))
+    assert series_evaluations([shape, rate], free) == {
+        "GammaInc": 40.0, "GammaInc'0": 40.0, "GammaInc'1": 40.0}
+    fixed = pt.sum(pt.log(pt.gammaincc(3.0, rate * data)))
+    assert series_evaluations([rate], fixed) == {"GammaIncC": 40.0, "GammaIncC'1": 40.0}
+    # on data alone the function is folded before the run; other functions are not counted
+    folded = rate * pt.sum(pt.gammainc(2.0, data)) + pt.sum(pt.gammaln(rate * data))
+    assert series_evaluations([rate], folded) == {}
+
+
+def test_a_models_profile_counts_the_series_functions_of_its_log_density():
+    with pm.Model() as model:
+        alpha = pm.Gamma("alpha", 2, 0.5)
+        pm.Censored("y", pm.Gamma.dist(alpha=alpha, beta=1.0), lower=None, upper=2.5,
+                    observed=np.minimum(np.linspace(0.1, 4.0, 30), 2.5))
+    evaluations = profile_model(model).census.series_evaluations
+    assert evaluations["GammaInc'0"] == 30.0 and evaluations["GammaInc"] == 30.0
