@@ -984,6 +984,54 @@ def gaussian_copula(n: int = 500, seed: int = 67) -> pm.Model:
     return model
 
 
+def censored_gamma(n: int = 2000, free_shape: bool = True, seed: int = 71) -> pm.Model:
+    """Waiting times censored at a fixed follow-up (``pm.Censored`` of a gamma regression):
+    each row's log-likelihood is the gamma's survival function at the follow-up, an incomplete
+    gamma function (``gammaincc``) of the shape and of the row's rate, the free shape's or a
+    fixed one's (``free_shape``)."""
+    rng = np.random.default_rng(seed)
+    x = rng.normal(size=n)
+    y = np.minimum(rng.gamma(3.0, np.exp(0.3 + 0.4 * x) / 3.0), 2.5)
+    with pm.Model() as model:
+        alpha = pm.Gamma("alpha", 2, 0.5) if free_shape else 3.0
+        b = pm.Normal("b", 0, 1, shape=2)
+        mu = pm.math.exp(b[0] + b[1] * x)
+        pm.Censored("y", pm.Gamma.dist(alpha=alpha, beta=alpha / mu), lower=None, upper=2.5,
+                    observed=y)
+    return model
+
+
+def censored_t(n: int = 2000, seed: int = 73) -> pm.Model:
+    """A regression with Student-t noise of fixed degrees of freedom, censored below
+    (``pm.Censored`` of a Student-t): its log-CDF is an incomplete beta function
+    (``betainc``) of each row's location."""
+    rng = np.random.default_rng(seed)
+    x = rng.normal(size=n)
+    y = np.maximum(0.5 * x + rng.standard_t(4, n), -1.5)
+    with pm.Model() as model:
+        b = pm.Normal("b", 0, 2)
+        sigma = pm.HalfNormal("sigma", 2)
+        pm.Censored("y", pm.StudentT.dist(4, mu=b * x, sigma=sigma), lower=-1.5, upper=None,
+                    observed=y)
+    return model
+
+
+def series_function_shapes() -> dict[str, Callable[[], pm.Model]]:
+    """Name -> factory of models whose log densities hold functions that JAX computes by a
+    series looped to convergence for each element (``census.SERIES_FUNCTIONS``: the incomplete
+    gamma and beta functions), for fitting what they cost a JAX sampler's leapfrog
+    (``bench/fit_xla_series_functions.py``). The held-out ``copula_4`` and
+    ``truncated_gamma_6`` are not among them."""
+    return {
+        "copula_150": lambda: gaussian_copula(150),
+        "copula_2000": lambda: gaussian_copula(2000),
+        "censored_gamma_300": lambda: censored_gamma(300),
+        "censored_gamma_2000": lambda: censored_gamma(2000),
+        "censored_gamma_fixed_2000": lambda: censored_gamma(2000, free_shape=False),
+        "censored_t_2000": censored_t,
+    }
+
+
 def held_out() -> dict[str, Callable[[], pm.Model]]:
     """Name -> factory of models that no trajectory or regret figure was fitted on, with 7 to
     503 free dimensions: out-of-sample checks of the cost model (``bench/fit_trajectories.py``,
@@ -1086,6 +1134,7 @@ def fit_models() -> dict[str, Callable[[], pm.Model]]:
 
 def named() -> dict[str, Callable[[], pm.Model]]:
     """Every model a timing script can name: :func:`fit_models`, the larger leapfrog shapes, the
-    held-out models, the dense shapes, the value-variable shapes and the program-size shapes."""
+    held-out models, the dense shapes, the value-variable shapes, the program-size shapes and
+    the series-function shapes."""
     return (fit_models() | leapfrog_shapes() | held_out() | dense_shapes()
-            | value_variable_shapes() | program_size_shapes())
+            | value_variable_shapes() | program_size_shapes() | series_function_shapes())

@@ -548,6 +548,53 @@ def xla_program_seconds(profile: ModelProfile, what: str) -> float:
     return seconds
 
 
+#: What the functions JAX computes by loops run to convergence (``census.SERIES_FUNCTIONS``)
+#: cost XLA on the CPU in a leapfrog, in evaluations of ``exp`` as machine calibration times it
+#: (a compiled loop's: 10 flops at ``cpu_flops``), by ``census.series_evaluations`` key.
+#: JAX computes the incomplete gamma function (``igamma``, ``igammac``) and its derivative in
+#: the shape (``igamma_grad_a``) by a power series and a continued fraction, each looped over
+#: the whole batch until its slowest element converges (``pymc_accel.xla_series`` counts the
+#: iterations at the initial point). So an element costs a fixed part (the function's name,
+#: and ``'0`` for the derivative in the shape), more where its shape is its own rather than
+#: one value broadcast (``own shape``), and a part for each iteration of each loop
+#: (``"igamma series"``, ...: elements times iterations). Derivatives in the other inputs are
+#: a few ordinary functions, which the census counts (``ModelProfile.xla_census``). Fitted on
+#: JAX's ``igamma`` and ``igamma_grad_a`` over 4,000 elements at 24 shapes and ranges of
+#: ``x``, each with a shared and an own shape (``bench/fit_xla_series_functions.py --loops``,
+#: worst errors 1.14x and 1.22x over 48 timings each): at 4.2 ns an ``exp``, 18 ns an element
+#: (15 more with its own shape), 1.9 ns a series iteration and 6.5 ns a continued fraction's;
+#: 26 (56 more), 3.1 and 8.6 ns for the derivative. The incomplete beta function is not
+#: priced: a censored Student-t's 2,000 rows cost NumPyro 35 µs of its 96 µs leapfrog.
+XLA_SERIES_EXP_EQUIVALENTS: dict[str, float] = {
+    "GammaInc": 4.28, "GammaIncC": 4.28, "igamma own shape": 3.56,
+    "igamma series": 0.44, "igamma fraction": 1.54,
+    "GammaInc'0": 6.20, "GammaIncC'0": 6.20, "igamma_grad_a own shape": 13.18,
+    "igamma_grad_a series": 0.72, "igamma_grad_a fraction": 2.03,
+}
+
+
+def series_function_seconds(profile: ModelProfile, machine: MachineFigures,
+                            precision: str) -> float:
+    """Seconds one leapfrog of an XLA runtime on the CPU spends in the functions JAX computes
+    by a series looped to convergence for each element (:data:`XLA_SERIES_EXP_EQUIVALENTS`,
+    ``census.series_evaluations``); 0 for a model without them.
+
+    Parameters
+    ----------
+    profile : ModelProfile
+    machine : MachineFigures
+        Its ``cpu_flops`` price one ``exp`` (10 flops).
+    precision : {"float64", "float32"}
+
+    Returns
+    -------
+    float
+    """
+    evaluations = getattr(profile.census, "series_evaluations", None) or {}
+    exps = sum(n * XLA_SERIES_EXP_EQUIVALENTS.get(key, 0.0) for key, n in evaluations.items())
+    return exps * TRANSCENDENTAL_FLOPS / machine.cpu_flops[precision] if exps else 0.0
+
+
 def _on_xla(runtime: Runtime) -> bool:
     """Whether ``runtime`` runs XLA's programs (JAX's CPU runtimes start JAX)."""
     return "jax" in runtime.first_use
@@ -592,9 +639,21 @@ def cpu_gradient_seconds(
     -------
     Figure
     """
+    profile = as_run_by(profile, runtime)
     seconds = _cpu_roofline(profile, machine, precision, runtime, parallel_chains)
     seconds += driver_seconds(profile, machine, runtime)
     return Figure(seconds, "modelled", f"{runtime.name} roofline on measured CPU figures")
+
+
+def as_run_by(profile: ModelProfile, runtime: Runtime | None = None) -> ModelProfile:
+    """``profile`` with the census of what ``runtime`` runs: for an XLA runtime (``None``: a
+    GPU's), the log density and the gradient JAX takes of it where the two differ
+    (``profile.xla_census``: functions JAX computes by loops of its own, whose PyTensor
+    gradient is a loop of dozens of ops an element), else ``profile`` itself."""
+    xla = getattr(profile, "xla_census", None)
+    if xla is None or (runtime is not None and not _on_xla(runtime)):
+        return profile
+    return replace(profile, census=xla)
 
 
 def _cpu_roofline(
@@ -633,7 +692,10 @@ def _cpu_roofline(
     kernels = kernel_work_seconds(profile, machine, runtime)
     if runtime.threaded:  # XLA's kernels of chains side by side take turns on the thread pool
         kernels *= max(1, parallel_chains)
-    programs = xla_program_seconds(profile, "leapfrog") if _on_xla(runtime) else 0.0
+    programs = 0.0
+    if _on_xla(runtime):
+        programs = (xla_program_seconds(profile, "leapfrog")
+                    + series_function_seconds(profile, machine, streaming))
     return max(stream, compute) + matvec + dense / dense_rate + kernels + programs
 
 
@@ -911,6 +973,7 @@ def gradient_compile_seconds(profile: ModelProfile, runtime: Runtime,
     what measured mode pays before it can time a candidate. For numba, ``cold_seconds`` is
     what compiling the model's kernels not yet in PyTensor's cache adds
     (:func:`cold_compile_seconds`, or what the run history leaves of it)."""
+    profile = as_run_by(profile, runtime)
     if runtime.name.startswith("numba"):
         return (NUMBA_GRADIENT_COMPILE_SECONDS
                 + NUMBA_GRADIENT_COMPILE_PER_KERNEL * profile.census.compiled_kernels
@@ -948,6 +1011,7 @@ def gpu_gradient_seconds(
     A NUTS sampler compiled whole runs its gradients inside its loops, where a kernel costs a
     fraction of a launch: :func:`gpu_nuts_leapfrog_seconds`.
     """
+    profile = as_run_by(profile)
     launches = max(1, profile.census.kernels // 3)
     launch, gpu = _gpu_launch_seconds(machine)
     seconds = launches * launch + _gpu_roofline_seconds(profile, precision, gpu)
@@ -1181,6 +1245,7 @@ def compile_seconds(profile: ModelProfile, runtime: Runtime) -> Figure:
     generates, and a loop nest over a matrix is several times a vector loop's code, where a
     kernel count charges both alike (a model of 15 scalar variables, 342 kernels, compiled in
     half the seed model's time with its 216)."""
+    profile = as_run_by(profile, runtime)
     c = profile.census
     ranks = getattr(c, "compiled_kernels_by_rank", None) or {}
     if runtime.compile_seconds_by_rank and sum(ranks.values()):
@@ -1272,6 +1337,7 @@ def cold_compile_seconds(profile: ModelProfile, runtime: Runtime,
     :data:`USED_MACHINE_MODELS` on, the kernels are priced by loop rank as on a machine that
     has compiled other models (``Runtime.cold_seconds_by_rank_used``), whose scalar kernels are
     mostly cached already."""
+    profile = as_run_by(profile, runtime)
     ranks = profile.census.compiled_kernels_by_rank
     if (runtime.cold_seconds_by_rank_used and models_compiled_here >= USED_MACHINE_MODELS
             and any(ranks.values())):
