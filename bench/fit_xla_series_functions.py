@@ -107,11 +107,11 @@ LOOP_RANGES = ((0.05, 0.5), (0.3, 0.95), (0.8, 1.2), (1.05, 2.0), (2.0, 6.0), (0
 
 def time_loops(elements: int = 4000, repeats: int = 7, calls: int = 50) -> list[dict]:
     """JAX's ``igamma`` and ``igamma_grad_a`` on ``elements`` of each shape of
-    :data:`LOOP_SHAPES` with ``x`` drawn over each range of :data:`LOOP_RANGES`, the shape
-    one scalar broadcast in the program (``"shared"``, as a PyMC model's shape parameter) or
-    an array of its own (``"own"``): seconds a call (best of ``repeats`` x ``calls``, less an
-    ``a + x`` call's), with the iterations each loop takes (``pymc_accel.xla_series``) and the
-    machine's calibrated ``exp``."""
+    :data:`LOOP_SHAPES` with ``x`` drawn over each range of :data:`LOOP_RANGES`, in float64
+    and float32, the shape one scalar broadcast in the program (``"shared"``, as a PyMC model's
+    shape parameter) or an array of its own (``"own"``): seconds a call (best of ``repeats`` x
+    ``calls``, less an ``a + x`` call's), with the iterations each loop takes in that
+    precision (``pymc_accel.xla_series``) and the machine's calibrated ``exp`` in it."""
     import jax
     import jax.numpy as jnp
     import numpy as np
@@ -121,7 +121,7 @@ def time_loops(elements: int = 4000, repeats: int = 7, calls: int = 50) -> list[
     from pymc_accel.machine import machine_figures
     from pymc_accel.xla_series import igamma_loop_iterations
 
-    exp_seconds = TRANSCENDENTAL_FLOPS / machine_figures().cpu_flops["float64"]
+    cpu_flops = machine_figures().cpu_flops
 
     def best(fn, *args) -> float:
         fn = jax.jit(fn)
@@ -139,48 +139,59 @@ def time_loops(elements: int = 4000, repeats: int = 7, calls: int = 50) -> list[
     lines = []
     for shape in LOOP_SHAPES:
         for low, high in LOOP_RANGES:
-            a = np.full(elements, shape)
-            x = shape * rng.uniform(low, high, elements)
-            base = best(lambda a, x: a + x, a, x)
-            for loop, fn, derivative in (("igamma", jax.lax.igamma, False),
-                                         ("igamma_grad_a", jax.lax.igamma_grad_a, True)):
-                series, fraction = igamma_loop_iterations(a, x, derivative=derivative)
-                for kind in ("shared", "own"):
-                    if kind == "own":
-                        seconds = best(fn, a, x)
-                    else:
-                        seconds = best(lambda s, x: fn(jnp.broadcast_to(s, x.shape), x),
-                                       np.float64(shape), x)
-                    line = {"loop": loop, "shape": shape, "shape_is": kind,
-                            "x_over_shape": [low, high], "elements": elements,
-                            "seconds": seconds - base, "series": series,
-                            "fraction": fraction, "exp_seconds": exp_seconds}
-                    print(json.dumps(line), flush=True)
-                    lines.append(line)
+            drawn = shape * rng.uniform(low, high, elements)
+            for dtype in ("float64", "float32"):
+                a = np.full(elements, shape, dtype=dtype)
+                x = drawn.astype(dtype)
+                base = best(lambda a, x: a + x, a, x)
+                exp_seconds = TRANSCENDENTAL_FLOPS / cpu_flops[dtype]
+                for loop, fn, derivative in (("igamma", jax.lax.igamma, False),
+                                             ("igamma_grad_a", jax.lax.igamma_grad_a, True)):
+                    series, fraction = igamma_loop_iterations(a, x, derivative=derivative,
+                                                              dtype=dtype)
+                    for kind in ("shared", "own"):
+                        if kind == "own":
+                            seconds = best(fn, a, x)
+                        else:
+                            seconds = best(lambda s, x: fn(jnp.broadcast_to(s, x.shape), x),
+                                           a[:1].reshape(()), x)
+                        line = {"loop": loop, "dtype": dtype, "shape": shape,
+                                "shape_is": kind, "x_over_shape": [low, high],
+                                "elements": elements, "seconds": seconds - base,
+                                "series": series, "fraction": fraction,
+                                "exp_seconds": exp_seconds}
+                        print(json.dumps(line), flush=True)
+                        lines.append(line)
     return lines
 
 
-def fit_loops(lines: list[dict]) -> dict[str, float]:
-    """Least squares, per loop, of a call's seconds an element on an intercept, an intercept
-    for a shape of the element's own, and the two loops' iterations, in exps an element (an
-    element-iteration for the loops): the figures of ``costmodel.XLA_SERIES_EXP_EQUIVALENTS``."""
+def fit_loops(lines: list[dict]) -> dict[str, dict[str, float]]:
+    """Least squares, per precision and loop, of a call's seconds an element on an intercept,
+    an intercept for a shape of the element's own, and the two loops' iterations, in exps an
+    element (an element-iteration for the loops) of that precision: the figures of
+    ``costmodel.XLA_SERIES_EXP_EQUIVALENTS``."""
     import numpy as np
 
-    fitted = {}
-    for loop in ("igamma", "igamma_grad_a"):
-        rows = [line for line in lines if line["loop"] == loop]
-        a = np.array([[1.0, float(line["shape_is"] == "own"), line["series"], line["fraction"]]
-                      for line in rows])
-        b = np.array([line["seconds"] / line["elements"] / line["exp_seconds"] for line in rows])
-        solution, *_ = np.linalg.lstsq(a, b, rcond=None)
-        names = ("element", "own shape", "series", "fraction")
-        fitted.update({f"{loop} {name}": float(v) for name, v in zip(names, solution)})
-        predicted = a @ solution
-        worst = max(abs(math.log(p / t)) for p, t in zip(predicted, b))
-        ns = lines[0]["exp_seconds"] * 1e9
-        print(f"{loop}: " + ", ".join(f"{name} {v:.2f} exps ({v * ns:.1f} ns)"
-                                      for name, v in zip(names, solution))
-              + f"; worst error {math.exp(worst):.2f}x over {len(rows)} timings")
+    fitted: dict[str, dict[str, float]] = {}
+    names = ("element", "own shape", "series", "fraction")
+    for dtype in ("float64", "float32"):
+        for loop in ("igamma", "igamma_grad_a"):
+            rows = [line for line in lines
+                    if line["loop"] == loop and line.get("dtype", "float64") == dtype]
+            if not rows:
+                continue
+            a = np.array([[1.0, float(line["shape_is"] == "own"), line["series"],
+                           line["fraction"]] for line in rows])
+            b = np.array([line["seconds"] / line["elements"] / line["exp_seconds"]
+                          for line in rows])
+            solution, *_ = np.linalg.lstsq(a, b, rcond=None)
+            fitted.setdefault(dtype, {}).update(
+                {f"{loop} {name}": float(v) for name, v in zip(names, solution)})
+            worst = max(abs(math.log(p / t)) for p, t in zip(a @ solution, b))
+            ns = rows[0]["exp_seconds"] * 1e9
+            print(f"{loop} in {dtype}: " + ", ".join(
+                f"{name} {v:.2f} exps ({v * ns:.1f} ns)" for name, v in zip(names, solution))
+                + f"; worst error {math.exp(worst):.2f}x over {len(rows)} timings")
     return fitted
 
 

@@ -549,34 +549,44 @@ def xla_program_seconds(profile: ModelProfile, what: str) -> float:
 
 
 #: What the functions JAX computes by loops run to convergence (``census.SERIES_FUNCTIONS``)
-#: cost XLA on the CPU in a leapfrog, in evaluations of ``exp`` as machine calibration times it
-#: (a compiled loop's: 10 flops at ``cpu_flops``), by ``census.series_evaluations`` key.
-#: JAX computes the incomplete gamma function (``igamma``, ``igammac``) and its derivative in
-#: the shape (``igamma_grad_a``) by a power series and a continued fraction, each looped over
-#: the whole batch until its slowest element converges (``pymc_accel.xla_series`` counts the
-#: iterations at the initial point). So an element costs a fixed part (the function's name,
-#: and ``'0`` for the derivative in the shape), more where its shape is its own rather than
-#: one value broadcast (``own shape``), and a part for each iteration of each loop
-#: (``"igamma series"``, ...: elements times iterations). Derivatives in the other inputs are
-#: a few ordinary functions, which the census counts (``ModelProfile.xla_census``). Fitted on
-#: JAX's ``igamma`` and ``igamma_grad_a`` over 4,000 elements at 24 shapes and ranges of
+#: cost XLA on the CPU in a leapfrog, by precision, in evaluations of ``exp`` in that precision
+#: as machine calibration times it (a compiled loop's: 10 flops at ``cpu_flops``), by
+#: ``census.series_evaluations`` key. JAX computes the incomplete gamma function (``igamma``,
+#: ``igammac``) and its derivative in the shape (``igamma_grad_a``) by a power series and a
+#: continued fraction, each looped over the whole batch until its slowest element converges
+#: (``pymc_accel.xla_series`` counts the iterations at the initial point, in each precision:
+#: float32's machine epsilon ends them sooner). So an element costs a fixed part (the
+#: function's name, and ``'0`` for the derivative in the shape), more where its shape is its
+#: own rather than one value broadcast (``own shape``), and a part for each iteration of each
+#: loop (``"igamma series"``, ...: elements times iterations). Derivatives in the other inputs
+#: are a few ordinary functions, which the census counts (``ModelProfile.xla_census``). Fitted
+#: on JAX's ``igamma`` and ``igamma_grad_a`` over 4,000 elements at 24 shapes and ranges of
 #: ``x``, each with a shared and an own shape (``bench/fit_xla_series_functions.py --loops``,
-#: worst errors 1.14x and 1.22x over 48 timings each): at 4.2 ns an ``exp``, 18 ns an element
-#: (15 more with its own shape), 1.9 ns a series iteration and 6.5 ns a continued fraction's;
-#: 26 (56 more), 3.1 and 8.6 ns for the derivative. The incomplete beta function is not
-#: priced: a censored Student-t's 2,000 rows cost NumPyro 35 µs of its 96 µs leapfrog.
-XLA_SERIES_EXP_EQUIVALENTS: dict[str, float] = {
-    "GammaInc": 4.28, "GammaIncC": 4.28, "igamma own shape": 3.56,
-    "igamma series": 0.44, "igamma fraction": 1.54,
-    "GammaInc'0": 6.20, "GammaIncC'0": 6.20, "igamma_grad_a own shape": 13.18,
-    "igamma_grad_a series": 0.72, "igamma_grad_a fraction": 2.03,
+#: worst errors 1.28x and 1.11x in float64, 1.43x and 1.38x in float32, over 48 timings each).
+#: In float64, at 4.2 ns an ``exp``: 19 ns an element (13 more with its own shape), 1.8 ns a
+#: series iteration and 6.5 ns a continued fraction's; 21 (49 more), 3.1 and 8.6 ns for the
+#: derivative. The incomplete beta function is not priced: a censored Student-t's 2,000 rows
+#: cost NumPyro 35 µs of its 96 µs leapfrog.
+XLA_SERIES_EXP_EQUIVALENTS: dict[str, dict[str, float]] = {
+    "float64": {
+        "GammaInc": 4.60, "GammaIncC": 4.60, "igamma own shape": 3.19,
+        "igamma series": 0.42, "igamma fraction": 1.54,
+        "GammaInc'0": 5.04, "GammaIncC'0": 5.04, "igamma_grad_a own shape": 11.46,
+        "igamma_grad_a series": 0.73, "igamma_grad_a fraction": 2.03,
+    },
+    "float32": {
+        "GammaInc": 6.75, "GammaIncC": 6.75, "igamma own shape": 9.63,
+        "igamma series": 0.35, "igamma fraction": 1.59,
+        "GammaInc'0": 5.93, "GammaIncC'0": 5.93, "igamma_grad_a own shape": 14.48,
+        "igamma_grad_a series": 0.54, "igamma_grad_a fraction": 2.80,
+    },
 }
 
 
 def series_function_seconds(profile: ModelProfile, machine: MachineFigures,
                             precision: str) -> float:
     """Seconds one leapfrog of an XLA runtime on the CPU spends in the functions JAX computes
-    by a series looped to convergence for each element (:data:`XLA_SERIES_EXP_EQUIVALENTS`,
+    by loops run to convergence for each element (:data:`XLA_SERIES_EXP_EQUIVALENTS`,
     ``census.series_evaluations``); 0 for a model without them.
 
     Parameters
@@ -585,13 +595,19 @@ def series_function_seconds(profile: ModelProfile, machine: MachineFigures,
     machine : MachineFigures
         Its ``cpu_flops`` price one ``exp`` (10 flops).
     precision : {"float64", "float32"}
+        The loops' iterations and figures of this precision.
 
     Returns
     -------
     float
     """
+    from pymc_accel.xla_series import FLOAT32_SUFFIX
+
     evaluations = getattr(profile.census, "series_evaluations", None) or {}
-    exps = sum(n * XLA_SERIES_EXP_EQUIVALENTS.get(key, 0.0) for key, n in evaluations.items())
+    table = XLA_SERIES_EXP_EQUIVALENTS.get(precision, {})
+    suffix = FLOAT32_SUFFIX if precision == "float32" else ""
+    exps = sum(evaluations.get(key + suffix, evaluations.get(key, 0.0)) * figure
+               for key, figure in table.items())
     return exps * TRANSCENDENTAL_FLOPS / machine.cpu_flops[precision] if exps else 0.0
 
 
@@ -695,7 +711,7 @@ def _cpu_roofline(
     programs = 0.0
     if _on_xla(runtime):
         programs = (xla_program_seconds(profile, "leapfrog")
-                    + series_function_seconds(profile, machine, streaming))
+                    + series_function_seconds(profile, machine, precision))
     return max(stream, compute) + matvec + dense / dense_rate + kernels + programs
 
 

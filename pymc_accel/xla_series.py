@@ -138,11 +138,15 @@ def igamma_loop_iterations(a, x, *, complement: bool = False, derivative: bool =
 #: each computes the shape's log-gamma, and digamma for the derivative).
 LOOP_KEYS = ("igamma series", "igamma fraction", "igamma own shape", "igamma_grad_a series",
              "igamma_grad_a fraction", "igamma_grad_a own shape")
+#: The loops' iterations in float32, whose machine epsilon ends them sooner, are kept under
+#: the same keys with this suffix (``"igamma series float32"``).
+FLOAT32_SUFFIX = " float32"
 
 
 def loop_work(nodes: list, params: list, values: dict) -> dict[str, float]:
     """Elements times iterations of each of JAX's incomplete gamma loops that a leapfrog runs
-    (:data:`LOOP_KEYS`), with the arguments evaluated at ``values``.
+    (:data:`LOOP_KEYS`; in float32 too, :data:`FLOAT32_SUFFIX`), with the arguments evaluated
+    at ``values``.
 
     Parameters
     ----------
@@ -168,20 +172,23 @@ def loop_work(nodes: list, params: list, values: dict) -> dict[str, float]:
     arguments = Evaluator(list(params), [v for node, _ in gamma for v in node.inputs[:2]])(
         *[values[p.name] for p in params])
     work = dict.fromkeys(LOOP_KEYS, 0.0)
+    work.update({key + FLOAT32_SUFFIX: 0.0 for key in LOOP_KEYS if "own" not in key})
     for i, (node, free) in enumerate(gamma):
         shape = np.asarray(arguments[2 * i])
         a, x = np.broadcast_arrays(shape, np.asarray(arguments[2 * i + 1]))
         own = a.size if shape.size == a.size and a.size > 1 else 0
         complement = type(node.op.scalar_op).__name__ == "GammaIncC"
-        series, fraction = igamma_loop_iterations(a, x, complement=complement)
-        work["igamma series"] += a.size * series
-        work["igamma fraction"] += a.size * fraction
         work["igamma own shape"] += own
         if 0 in free:
-            series, fraction = igamma_loop_iterations(a, x, derivative=True)
-            work["igamma_grad_a series"] += a.size * series
-            work["igamma_grad_a fraction"] += a.size * fraction
             work["igamma_grad_a own shape"] += own
+        for dtype, suffix in (("float64", ""), ("float32", FLOAT32_SUFFIX)):
+            series, fraction = igamma_loop_iterations(a, x, complement=complement, dtype=dtype)
+            work["igamma series" + suffix] += a.size * series
+            work["igamma fraction" + suffix] += a.size * fraction
+            if 0 in free:
+                series, fraction = igamma_loop_iterations(a, x, derivative=True, dtype=dtype)
+                work["igamma_grad_a series" + suffix] += a.size * series
+                work["igamma_grad_a fraction" + suffix] += a.size * fraction
     return work
 
 

@@ -86,6 +86,7 @@ def test_loop_work_counts_elements_times_iterations_and_the_derivative_for_a_fre
         assert work["igamma series"] % 200 == 0 and work["igamma series"] >= 200
         assert (work["igamma_grad_a series"] > 0) == free
         assert work["igamma own shape"] == 0  # one shape broadcast over the rows
+        assert 0 < work["igamma series float32"] < work["igamma series"]
     model = _censored_gamma(True, own_shape=True)
     graph, _ = log_density_graph(model)
     nodes = series_function_nodes(list(graph.value_vars), graph.logp)
