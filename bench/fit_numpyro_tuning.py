@@ -50,12 +50,12 @@ sys.path.insert(0, str(Path(__file__).parent))
 
 
 def _factory(name: str):
-    """A model any fitting script can name: the quick zoo, its shapes, a held-out model, or a
-    value-variable or program-size shape."""
+    """A model any fitting script can name (``zoo.named()``: the quick zoo, its shapes, a
+    held-out model, or a leapfrog, dense, value-variable, program-size or series-function
+    shape)."""
     import zoo
 
-    return (zoo.fit_models() | zoo.held_out() | zoo.value_variable_shapes()
-            | zoo.program_size_shapes())[name]
+    return zoo.named()[name]
 
 
 def numpyro_inputs(model, precision: str, layout: str = "flat", logp_source: str = "run"):

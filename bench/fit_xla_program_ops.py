@@ -31,6 +31,20 @@ the census:
         --fixed docs/results/fit-xla-program-ops-fixed-cpu-2026-12-01.jsonl \\
         --gradient docs/results/fit-xla-program-ops-gradient-cpu-2026-12-01.jsonl
 
+The incomplete gamma function's nodes (``--op igamma``), on a copula, a truncated gamma
+regression and interval-censored waiting times of ``bench/zoo.py`` with 1 to 8 nodes:
+
+    for m in eight_schools copula_150 truncated_gamma_6 intervals_4 intervals_8; do
+        JAX_PLATFORMS=cpu PYMC_ACCEL_HISTORY=off python bench/fit_numpyro_fixed.py \\
+            --jax-cache on --primer funnel --repeats 2 --models $m
+    done > docs/results/fit-xla-program-ops-fixed-cpu-2026-12-01-igamma.jsonl
+    JAX_PLATFORMS=cpu python bench/fit_jax_gradient_timing.py \\
+        --models copula_150,truncated_gamma_6,intervals_4,intervals_8 \\
+        > docs/results/fit-xla-program-ops-gradient-cpu-2026-12-01-igamma.jsonl
+    python bench/fit_xla_program_ops.py --op igamma \\
+        --fixed docs/results/fit-xla-program-ops-fixed-cpu-2026-12-01-igamma.jsonl \\
+        --gradient docs/results/fit-xla-program-ops-gradient-cpu-2026-12-01-igamma.jsonl
+
 ``--numba FILE`` fits the numba drivers' figures (``costmodel.NUMBA_PROGRAM_OPS``) from
 ``bench/fit_cold_compile.py`` runs of the same shapes (each candidate in a new process with an
 empty PyTensor compile directory: a primer, then the target twice). Per driver, by least

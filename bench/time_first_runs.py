@@ -35,7 +35,7 @@ def _model(name: str):
     found = {f.__name__: f for f in sweep_user_models.MODELS}
     if name in found:
         return found[name](pm)
-    return {**zoo.zoo(quick=True), **zoo.held_out()}[name]()
+    return {**zoo.zoo(quick=True), **zoo.named()}[name]()
 
 
 def one(name: str) -> None:

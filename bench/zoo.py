@@ -1016,6 +1016,26 @@ def censored_t(n: int = 2000, seed: int = 73) -> pm.Model:
     return model
 
 
+def interval_gamma(groups: int = 2, n: int = 100, seed: int = 79) -> pm.Model:
+    """Waiting times each known only to lie in an interval, ``groups`` clinics recording them
+    to intervals of their own width: each group's likelihood a difference of two incomplete
+    gamma functions of the free shape and rate (``pt.gammainc``), ``2 * groups`` nodes in
+    all."""
+    rng = np.random.default_rng(seed)
+    with pm.Model() as model:
+        shape = pm.Gamma("shape", 2, 1)
+        rate = pm.Gamma("rate", 2, 1)
+        total = 0.0
+        for g in range(groups):
+            width = 0.5 + g
+            t = rng.gamma(3.0, 1 / 1.5, n)
+            lo = np.floor(t / width) * width
+            p = pt.gammainc(shape, rate * (lo + width)) - pt.gammainc(shape, rate * lo)
+            total = total + pt.log(pt.maximum(p, 1e-300)).sum()
+        pm.Potential("intervals", total)
+    return model
+
+
 def series_function_shapes() -> dict[str, Callable[[], pm.Model]]:
     """Name -> factory of models whose log densities hold functions that JAX computes by a
     series looped to convergence for each element (``census.SERIES_FUNCTIONS``: the incomplete
@@ -1029,6 +1049,8 @@ def series_function_shapes() -> dict[str, Callable[[], pm.Model]]:
         "censored_gamma_2000": lambda: censored_gamma(2000),
         "censored_gamma_fixed_2000": lambda: censored_gamma(2000, free_shape=False),
         "censored_t_2000": censored_t,
+        "intervals_4": lambda: interval_gamma(2),
+        "intervals_8": lambda: interval_gamma(4),
     }
 
 

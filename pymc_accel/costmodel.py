@@ -504,17 +504,31 @@ class XlaProgramOp:
 XLA_PROGRAM_OPS: dict[str, XlaProgramOp] = {
     "Expm": XlaProgramOp(leapfrog_seconds=3.77e-6, cached_seconds=0.078, cold_seconds=0.574,
                          gradient_compile_seconds=0.187),
+    # each node of the incomplete gamma function (census.series_evaluations' "GammaInc
+    # nodes"), whose value and derivative in the shape are while loops XLA compiles on their
+    # own; their leapfrog is priced by the element (series_function_seconds). On a copula, a
+    # truncated gamma regression and interval-censored waiting times with 1 to 8 nodes
+    # (bench/zoo.py), NumPyro's first run took 2.7-13.9 s beyond what the census's kernels
+    # charge, its repeats 0.26-0.63 s, measured mode's compile 1.0-9.4 s (fitted through the
+    # origin, bench/fit_xla_program_ops.py --op igamma)
+    "igamma": XlaProgramOp(leapfrog_seconds=0.0, cached_seconds=0.118, cold_seconds=2.40,
+                           gradient_compile_seconds=1.09),
 }
 
 
 def xla_program_ops(profile: ModelProfile) -> dict[str, int]:
     """How many of each :data:`XLA_PROGRAM_OPS` op the census found in the log density and its
-    gradient (none for a census without dense operands)."""
+    gradient: dense operands (``Expm``), and the nodes of the incomplete gamma function
+    (``igamma``, ``census.series_evaluations``)."""
     ops = getattr(profile.census, "dense_linalg_operands", None) or []
     counts: dict[str, int] = {}
     for op in ops:
         if op.op in XLA_PROGRAM_OPS:
             counts[op.op] = counts.get(op.op, 0) + 1
+    series = getattr(profile.census, "series_evaluations", None) or {}
+    nodes = int(series.get("GammaInc nodes", 0) + series.get("GammaIncC nodes", 0))
+    if nodes and "igamma" in XLA_PROGRAM_OPS:
+        counts["igamma"] = nodes
     return counts
 
 
