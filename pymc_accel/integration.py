@@ -592,12 +592,20 @@ def _fall_back_if_stuck(idata, report, model, request, registry, automatic: bool
                else f"{never_moved}, as a chain does where the gradient is not finite")
     on_jax = _runs_on_jax(report)
     again = None
-    if automatic and on_jax and "numba" in registry.backends:
-        try:
-            again = _select_for(model, request, backend="numba", device="cpu",
-                                registry=registry, profile=report.model_profile)
-        except PymcAccelError:  # numba cannot run this model or these arguments
-            again = None
+    nutpie_ran = (report.candidate is not None and report.candidate.backend == "numba"
+                  and report.candidate.option("driver") == "nutpie")
+    if automatic and "numba" in registry.backends and (on_jax or (stuck and not nutpie_ran)):
+        # a chain that never left its start: nutpie draws a start again until the log
+        # density and its gradient are finite there, where PyMC's jitter (PyMC's NUTS, and
+        # the JAX samplers through sample_jax_nuts) checks the log density only
+        tries = ([{"options": {"driver": "nutpie"}}] if stuck else []) + ([{}] if on_jax else [])
+        for extra in tries:
+            try:
+                again = _select_for(model, request, backend="numba", device="cpu",
+                                    registry=registry, profile=report.model_profile, **extra)
+                break
+            except PymcAccelError:  # numba (or its nutpie driver) cannot run this model
+                again = None
     if again is None:
         if frozen and on_jax:
             fix = ("sample with another sampler (nuts_sampler='numba': PyMC's NUTS and nutpie "
@@ -619,9 +627,28 @@ def _fall_back_if_stuck(idata, report, model, request, registry, automatic: bool
         what = "barely moved from where tuning left them" if frozen else "that start repeated"
         warnings.warn(f"{problem}. Its draws {what}; {fix}.", StuckChainsWarning, stacklevel=3)
         return idata, report
-    note = (f"{problem}; re-ran with {again.chosen}" if frozen
-            else f"{problem}; re-ran with {again.chosen}, whose gradient is PyTensor's")
-    return _re_run(model, request, registry, report, again, note)
+    if frozen:
+        note = f"{problem}; re-ran with {again.chosen}"
+    elif again.candidate is not None and again.candidate.option("driver") == "nutpie":
+        note = (f"{problem}; re-ran with {again.chosen}, whose gradient is PyTensor's and "
+                "whose start is drawn again until the log density and its gradient are "
+                "finite there")
+    else:
+        note = f"{problem}; re-ran with {again.chosen}, whose gradient is PyTensor's"
+    idata, again = _re_run(model, request, registry, report, again, note)
+    from pymc_accel.stuck_chains import stuck_chains as still
+
+    left = still(idata)
+    if left:  # the re-run's chains too: warn rather than hand the draws back unremarked
+        chains = ("chain " if len(left) == 1 else "chains ") + ", ".join(map(str, left))
+        warnings.warn(
+            f"{problem}; re-ran with {again.chosen}, and {chains} of that run never left "
+            f"{'its' if len(left) == 1 else 'their'} start either: the log density's gradient "
+            "is not finite where they started. Check the gradient near the start "
+            "(model.compile_dlogp()(model.initial_point())) and pass initvals nearer the "
+            "posterior, or write the log density so its gradient is finite there.",
+            StuckChainsWarning, stacklevel=3)
+    return idata, again
 
 
 def _runs_on_jax(report: SelectionReport) -> bool:

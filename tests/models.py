@@ -74,6 +74,24 @@ def threshold_root_model(power=None) -> pm.Model:
     return model
 
 
+def interval_gamma_model() -> pm.Model:
+    """Waiting times known only to whole units (``bench/zoo.py``'s ``interval_gamma``,
+    smaller): each likelihood a difference of incomplete gamma functions, the first interval's
+    lower bound 0. Its gradient in the rate is NaN where the shape is under 1 (the derivative
+    of ``gammainc`` in ``x`` is infinite at ``x = 0``, times the bound 0) and finite where the
+    posterior is (shape near 2.5); started at ``initvals={"shape": 0.8}``, PyMC's NUTS's and
+    NumPyro's chains never leave their start, and nutpie's, whose start is drawn again until
+    its gradient is finite, sample it."""
+    t = np.random.default_rng(0).gamma(3.0, 0.5, 40)
+    low = np.floor(t)
+    with pm.Model() as model:
+        shape = pm.Gamma("shape", 2, 1)
+        rate = pm.Gamma("rate", 2, 1)
+        p = pt.gammainc(shape, rate * (low + 1)) - pt.gammainc(shape, rate * low)
+        pm.Potential("intervals", pt.log(pt.maximum(p, 1e-300)).sum())
+    return model
+
+
 def large_offset_model(n: int = 200) -> pm.Model:
     """Data at 1e5 with noise of 0.01: float32's spacing at 1e5 (0.0078) erases the noise, so
     its log density and gradient are wrong (float32 known to fail)."""

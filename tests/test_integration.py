@@ -681,7 +681,7 @@ def test_an_automatic_jax_run_whose_chains_never_moved_is_re_run_on_pytensors_gr
 
 @pytest.mark.parametrize("stuck, named, fix", [
     (_StuckAtTheStart(), True, "nuts_sampler='numba'"),  # the caller named the sampler
-    (_StuckAtTheStart("stucknumba", on_jax=False), False, "pass initvals"),  # not JAX's doing
+    (_StuckAtTheStart("stucknumba", on_jax=False), True, "pass initvals"),  # not JAX's doing
     (_FrozenInTuning("frozenjax"), True, "barely moved.*nuts_sampler='numba'"),
 ])
 def test_stuck_chains_the_selector_may_not_re_run_warn_with_the_fix(monkeypatch, stuck, named,
@@ -693,6 +693,52 @@ def test_stuck_chains_the_selector_may_not_re_run_warn_with_the_fix(monkeypatch,
                                   nuts_sampler=stuck.name if named else "auto", **FAST)
     assert stuck.sampled == 1
     assert SelectionReport.from_idata(idata).chosen == f"{stuck.name}[cpu,float64]"
+
+
+def test_an_automatic_run_stuck_at_its_start_is_re_run_on_nutpie_whatever_ran_it(monkeypatch):
+    """nutpie draws a start again until the log density and its gradient are finite there;
+    PyMC's jitter, which PyMC's NUTS and the JAX samplers start from, checks the log density
+    only. So a chain stuck at its start is re-run on nutpie, after a non-JAX run too."""
+    stuck, truth = _StuckAtTheStart("stucknumba", on_jax=False), conjugate_normal()
+    _with_backend(monkeypatch, stuck)
+    idata = pymc_accel.sample(model=truth.model, **FAST)
+    assert stuck.sampled == 1
+    report = SelectionReport.from_idata(idata)
+    assert report.chosen == "numba[cpu,float64,driver=nutpie]"
+    assert any("whose start is drawn again until the log density and its gradient are finite"
+               in n for n in report.notes)
+    assert np.all(idata.posterior["mu"].values.std(axis=1) > 1e-3)
+
+
+def test_a_re_run_whose_chains_never_moved_either_warns_with_the_fix(monkeypatch):
+    from pymc_accel import stuck_chains
+
+    stuck = _StuckAtTheStart()
+    _with_backend(monkeypatch, stuck)
+    monkeypatch.setattr(stuck_chains, "stuck_chains", lambda idata: [0])
+    with pytest.warns(pymc_accel.StuckChainsWarning, match="never left its start either.*initvals"):
+        idata = pymc_accel.sample(model=conjugate_normal().model, **FAST)
+    assert SelectionReport.from_idata(idata).chosen == "numba[cpu,float64,driver=nutpie]"
+
+
+def test_a_start_where_the_gradient_is_nan_is_sampled_by_auto(monkeypatch):
+    """The gradient of an interval-censored gamma model is NaN at the start given (shape 0.8):
+    PyMC's NUTS's and NumPyro's chains never left it, each where ``auto`` chose it (a held-out
+    interval model's regret runs, 2026-12-01: NumPyro's chains in two of four seeds, PyMC's
+    NUTS's 369 s run). ``auto`` re-runs on nutpie, whose start is drawn again."""
+    from pymc_accel.stuck_chains import stuck_chains
+
+    from tests.models import interval_gamma_model
+
+    idata = pymc_accel.sample(model=interval_gamma_model(), initvals={"shape": 0.8},
+                              draws=200, tune=300, chains=2, progressbar=False, random_seed=1,
+                              quiet=True)
+    assert stuck_chains(idata) == []
+    report = SelectionReport.from_idata(idata)
+    assert report.chosen == "numba[cpu,float64,driver=nutpie]"
+    assert any("never left" in n for n in report.notes)
+    shape = idata.posterior["shape"].values
+    assert 1.5 < shape.mean() < 4.0
 
 
 def test_chains_stuck_without_tuning_are_not_re_run_and_the_warning_says_tune(monkeypatch):
