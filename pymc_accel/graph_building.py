@@ -460,24 +460,37 @@ def _array_function(fgraph: Any) -> Any:
                 return None
         steps.append((node, function))
     inputs, outputs = list(fgraph.inputs), list(fgraph.outputs)
-    # the inner graph's constants as arrays, made once, not at every step of a loop
-    used = [v for node, _ in steps for v in node.inputs] + outputs
-    constants = {v: np.asarray(v.data, dtype=v.type.dtype) for v in used
-                 if isinstance(v, Constant)}
+    # each variable a slot of a list, the plan made once: a scalar loop's step is evaluated
+    # at every step of every evaluation (a copula's float32 check stepped one 7,659 times, and
+    # looking its variables up by hash was half of it)
+    slot: dict[Any, int] = {}
+    for var in [*inputs, *(v for node, _ in steps for v in (*node.inputs, *node.outputs)),
+                *outputs]:
+        slot.setdefault(var, len(slot))
+    start: list[Any] = [None] * len(slot)
+    for var, i in slot.items():  # the inner graph's constants as arrays, made once
+        if isinstance(var, Constant):
+            start[i] = np.asarray(var.data, dtype=var.type.dtype)
+    plan = [(function, [slot[v] for v in node.inputs],
+             [(slot[v], np.dtype(v.type.dtype)) for v in node.outputs])
+            for node, function in steps]
+    input_slots = [slot[v] for v in inputs]
+    output_slots = [slot[v] for v in outputs]
 
     def evaluate(*args: Any) -> list[Any]:
-        values = {**constants, **dict(zip(inputs, args, strict=True))}
-        for node, function in steps:
-            ins = [values[v] for v in node.inputs]
+        values = start.copy()
+        for i, value in zip(input_slots, args, strict=True):
+            values[i] = value
+        for function, ins, outs in plan:
             if function is None:  # a cast
-                results = [ins[0]]
+                results = [values[ins[0]]]
             else:
-                results = function(*ins)
-                if len(node.outputs) == 1 or not isinstance(results, (list, tuple)):
+                results = function(*[values[i] for i in ins])
+                if len(outs) == 1 or not isinstance(results, (list, tuple)):
                     results = [results]
-            for var, value in zip(node.outputs, results, strict=True):
-                values[var] = np.asarray(value).astype(var.type.dtype, copy=False)
-        return [values[v] for v in outputs]
+            for (i, dtype), value in zip(outs, results, strict=True):
+                values[i] = np.asarray(value).astype(dtype, copy=False)
+        return [values[i] for i in output_slots]
 
     return evaluate
 
@@ -516,21 +529,33 @@ def _scalar_loop_thunk(node: Any, storage: dict[Any, list], computed: dict[Any, 
         n_steps, *args = np.broadcast_arrays(*[np.asarray(c[0]) for c in ins])
         if not loop.is_while and np.any(n_steps < 0):
             raise ValueError("ScalarLoop does not have a termination condition.")
-        carry = [np.array(a, dtype=d) for a, d in zip(args[:n_update], dtypes, strict=False)]
-        constant = args[n_update:]
-        until = np.zeros(n_steps.shape, dtype=bool)
-        active = n_steps > 0
+        shape = n_steps.shape
+        carry = [np.array(a, dtype=d).reshape(-1)
+                 for a, d in zip(args[:n_update], dtypes, strict=False)]
+        constant = [np.ravel(a) for a in args[n_update:]]
+        steps = np.ravel(n_steps)
+        until = np.zeros(steps.shape, dtype=bool)
+        # only the elements whose loop goes on are stepped: most of an incomplete gamma
+        # function's elements stop within a few dozen steps and a few go on for hundreds
+        live = np.flatnonzero(steps > 0)
         i = 0
-        while active.any():
-            new = step(*carry, *constant)
+        while live.size:
+            new = step(*[c[live] for c in carry], *[c[live] for c in constant])
             for k in range(n_update):
-                carry[k] = np.where(active, new[k], carry[k]).astype(dtypes[k], copy=False)
+                carry[k][live] = new[k]  # a step's constant output broadcast by the assignment
             if loop.is_while:
                 stop = np.asarray(new[n_update], dtype=bool)
-                until = np.where(active, stop, until)
-                active = active & ~stop
+                if stop.shape != live.shape:
+                    stop = np.broadcast_to(stop, live.shape)
+                until[live] = stop
+                keep = ~stop
+            else:
+                keep = np.ones(live.shape, dtype=bool)
             i += 1
-            active = active & (i < n_steps)
+            keep &= i < steps[live]
+            live = live[keep]
+        carry = [c.reshape(shape) for c in carry]
+        until = until.reshape(shape)
         results = [*carry, until] if loop.is_while else carry
         for cell, value, dtype, flag in zip(outs, results, dtypes, done, strict=True):
             cell[0] = np.asarray(value, dtype=dtype)
