@@ -484,18 +484,17 @@ def series_function_nodes(inputs: list[Any], output: Any) -> list[tuple[Any, tup
     return found
 
 
-def series_evaluations(inputs: list[Any], output: Any) -> dict[str, float]:
-    """Elements of each :data:`SERIES_FUNCTIONS` function that evaluating ``output`` from
-    ``inputs`` computes on values depending on ``inputs``, and, keyed ``"Name'i"``, the
-    elements whose derivative in the function's input ``i`` a gradient in ``inputs`` takes.
+def series_evaluations(nodes: list[tuple[Any, tuple[int, ...]]]) -> dict[str, float]:
+    """Elements of each :data:`SERIES_FUNCTIONS` function that the nodes found by
+    :func:`series_function_nodes` compute, and, keyed ``"Name'i"``, the elements whose
+    derivative in the function's input ``i`` a gradient in the parameters takes.
 
     Parameters
     ----------
-    inputs : list of TensorVariable
-        The log density's value variables.
-    output : TensorVariable
-        The log density, before any gradient: a runtime that differentiates it itself (JAX)
-        evaluates the functions' derivatives, not PyTensor's gradient graph.
+    nodes : list of (Apply, tuple of int)
+        :func:`series_function_nodes` of the log density, before any gradient: a runtime that
+        differentiates it itself (JAX) evaluates the functions' derivatives, not PyTensor's
+        gradient graph.
 
     Returns
     -------
@@ -505,7 +504,7 @@ def series_evaluations(inputs: list[Any], output: Any) -> dict[str, float]:
     """
     scratch = OpCensus()
     counts: dict[str, float] = {}
-    for node, free in series_function_nodes(inputs, output):
+    for node, free in nodes:
         name = type(node.op.scalar_op).__name__
         size = float(_size(node.outputs[0], scratch))
         for key in (name, *(f"{name}'{i}" for i in free)):

@@ -535,8 +535,7 @@ def _scalar_loop_thunk(node: Any, storage: dict[Any, list], computed: dict[Any, 
         constant = [np.ravel(a) for a in args[n_update:]]
         steps = np.ravel(n_steps)
         until = np.zeros(steps.shape, dtype=bool)
-        # only the elements whose loop goes on are stepped: most of an incomplete gamma
-        # function's elements stop within a few dozen steps and a few go on for hundreds
+        # an element whose loop has stopped is not stepped again
         live = np.flatnonzero(steps > 0)
         i = 0
         while live.size:

@@ -290,6 +290,9 @@ class LogpGraph:
     initial_point: dict | None = field(default=None, repr=False, compare=False)
     #: the census the XLA runtimes are priced on, where it differs (:class:`ModelProfile`)
     xla_census: Any = field(default=None, repr=False, compare=False)
+    #: the log density's nodes of functions JAX computes by loops of its own, with the inputs
+    #: that depend on the parameters (``census.series_function_nodes``)
+    series_nodes: list = field(default_factory=list, repr=False, compare=False)
 
     def built_from(self, model: Any) -> bool:
         """Whether this graph was built from ``model`` (True where that was not recorded)."""
@@ -365,9 +368,9 @@ def _logp_and_grad_census(
         grads = pytensor.grad(logp, with_gradient) if with_gradient else []
         note = "; ".join(filter(None, [note, "no gradient for " + ", ".join(without)]))
     census = census_of(list(value_vars), [logp, *grads])
-    census.series_evaluations = series_evaluations(list(value_vars), logp)
+    graph.series_nodes = series_nodes = series_function_nodes(list(value_vars), logp)
+    census.series_evaluations = series_evaluations(series_nodes)
     graph.xla_census = None
-    series_nodes = series_function_nodes(list(value_vars), logp)
     if series_nodes and not without:
         stand_in = xla_gradient_stand_in(logp, series_nodes)
         graph.xla_census = census_of(
@@ -469,10 +472,9 @@ def profile_and_logp(model: pm.Model | None = None) -> tuple[ModelProfile, LogpG
     except Exception:  # a graph the evaluator cannot run: no such branch found, as before
         pass
     try:
-        series_nodes = series_function_nodes(list(graph.value_vars), graph.logp)
-        if series_nodes:
+        if graph.series_nodes:
             census.series_evaluations.update(
-                loop_work(series_nodes, list(graph.value_vars), start_point()))
+                loop_work(graph.series_nodes, list(graph.value_vars), start_point()))
     except Exception:  # a graph the evaluator cannot run: the loops left unpriced
         pass
     profile = ModelProfile(
