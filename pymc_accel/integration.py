@@ -622,8 +622,12 @@ def _fall_back_if_stuck(idata, report, model, request, registry, automatic: bool
             if report.candidate.precision == "float32":
                 fix += ", or with precision='float64'"
         else:
-            fix = ("the log density's gradient is not finite there: check the start with "
-                   "model.point_logps() and pass initvals nearer the posterior")
+            fix = ("the log density's gradient is not finite there: check it near the start "
+                   "(model.compile_dlogp()(model.initial_point())) and pass initvals nearer "
+                   "the posterior")
+            if not nutpie_ran:
+                fix += (", or sample with nuts_sampler='numba', driver='nutpie', which draws a "
+                        "start again until the gradient there is finite")
         what = "barely moved from where tuning left them" if frozen else "that start repeated"
         warnings.warn(f"{problem}. Its draws {what}; {fix}.", StuckChainsWarning, stacklevel=3)
         return idata, report
