@@ -750,3 +750,15 @@ def test_a_model_with_data_containers_checks_alike_from_its_own_graph_and_the_pr
             continue
         assert a["logp64"] == pytest.approx(b_["logp64"], rel=1e-12)
         assert a["grad_rel_error"] == pytest.approx(b_["grad_rel_error"], rel=1e-3, abs=1e-9)
+
+
+def test_the_check_stops_at_its_first_failure_as_compiled():
+    """A float32 failure refuses float32 whatever the other points give: on interval-censored
+    waiting times (``gammainc`` of a free shape) the points after it were nearly half the
+    check's time. The points up to where the check as written failed are still evaluated."""
+    from tests.models import large_offset_model
+
+    check = check_float32(large_offset_model(), as_written_first=False)
+    assert not check.safe and "at the initial point" in check.problem
+    assert check.points == 1 and len(check.per_point) == 1
+    assert check_float32(eight_schools(), as_written_first=False).points == POINTS_CHECKED
