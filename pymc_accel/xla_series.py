@@ -19,9 +19,6 @@ import numpy as np
 #: Loops that may run away (a NaN in an argument) stop here; XLA's continued fraction stops
 #: at 2000 iterations, its series never.
 _MOST_ITERATIONS = 2000
-#: ``-log(finfo(float64).max)``: below it ``exp(a log x - x - lgamma(a))`` underflows and JAX
-#: leaves the element out of both loops.
-_UNDERFLOW = -709.782712893384
 
 
 def _log_prefactor(a: np.ndarray, x: np.ndarray) -> np.ndarray:
@@ -121,7 +118,10 @@ def igamma_loop_iterations(a, x, *, complement: bool = False, derivative: bool =
     eps = float(np.finfo(dtype).eps)
     with np.errstate(invalid="ignore"):
         bad = (np.isnan(a) | np.isnan(x) | (x < 0) | (a < 0) | np.isinf(a) | np.isinf(x)
-               | (x == 0) | (a == 0) | (_log_prefactor(a, x) < _UNDERFLOW))
+               | (x == 0) | (a == 0)
+               # exp(a log x - x - lgamma(a)) underflows in the precision: JAX leaves the
+               # element out of both loops
+               | (_log_prefactor(a, x) < -np.log(np.finfo(dtype).max)))
     if derivative or not complement:
         fraction = (x > 1) & (x > a) if derivative else (x >= 1) & (x > a)
     else:

@@ -11,7 +11,7 @@ from pymc_accel.profile import ModelProfile, log_density_graph, profile_model
 from pymc_accel.xla_series import igamma_loop_iterations, loop_work, xla_gradient_stand_in
 
 
-def _jax_loop_counts(fn, a, x) -> list[int]:
+def _jax_loop_counts(fn, a, x, dtype: str = "float64") -> list[int]:
     """The iterations of each ``while_loop`` JAX's own implementation ``fn`` runs, eagerly."""
     import jax
     import jax._src.lax.special as special
@@ -33,7 +33,7 @@ def _jax_loop_counts(fn, a, x) -> list[int]:
     special.while_loop = counted
     try:
         with jax.disable_jit(), jax.enable_x64(True):
-            fn(jnp.asarray(a), jnp.asarray(x), dtype=jnp.float64)
+            fn(jnp.asarray(a, dtype=dtype), jnp.asarray(x, dtype=dtype), dtype=jnp.dtype(dtype))
     finally:
         special.while_loop = original
     return counts
@@ -55,6 +55,21 @@ def test_the_iterations_are_those_jaxs_own_loops_take(a, x):
     assert igamma_loop_iterations(a, x, complement=True) == (series, fraction)
     fraction, series = _jax_loop_counts(special.igamma_grad_a_impl, a, x)
     assert igamma_loop_iterations(a, x, derivative=True) == (series, fraction)
+
+
+def test_float32_iterations_are_those_jaxs_own_float32_loops_take():
+    """float32's machine epsilon ends the loops sooner, and its prefactor underflows sooner:
+    at shape 200 and x 50 (a log x - x - lgamma(a) is about -126) JAX's float32 leaves the
+    element out of the loops, where float64 runs its series the longest of the batch."""
+    import jax._src.lax.special as special
+
+    a = np.array([200.0, 3.0, 0.7, 8.0])
+    x = np.array([50.0, 0.5, 0.3, 12.0])
+    assert igamma_loop_iterations(a[:1], x[:1], dtype="float32") == (0, 0)
+    fraction, series = _jax_loop_counts(special.igamma_impl, a, x, "float32")
+    assert igamma_loop_iterations(a, x, dtype="float32") == (series, fraction)
+    fraction, series = _jax_loop_counts(special.igamma_grad_a_impl, a, x, "float32")
+    assert igamma_loop_iterations(a, x, derivative=True, dtype="float32") == (series, fraction)
 
 
 def test_float32_loops_stop_sooner():
