@@ -551,6 +551,10 @@ def _re_run(model, request, registry, first: SelectionReport, again: SelectionRe
     return idata, again
 
 
+#: How a user evaluates the gradient at the model's start, named in the stuck-chain warnings.
+_GRADIENT_AT_START = "model.compile_dlogp()(model.initial_point())"
+
+
 def _fall_back_if_stuck(idata, report, model, request, registry, automatic: bool):
     """Re-run on PyMC's own gradient when chains of an automatically chosen JAX run never left
     their start (:func:`pymc_accel.stuck_chains.stuck_chains`); otherwise warn, naming the fix.
@@ -623,8 +627,7 @@ def _fall_back_if_stuck(idata, report, model, request, registry, automatic: bool
                 fix += ", or with precision='float64'"
         else:
             fix = ("the log density's gradient is not finite there: check it near the start "
-                   "(model.compile_dlogp()(model.initial_point())) and pass initvals nearer "
-                   "the posterior")
+                   f"({_GRADIENT_AT_START}) and pass initvals nearer the posterior")
             if not nutpie_ran:
                 fix += (", or sample with nuts_sampler='numba', driver='nutpie', which draws a "
                         "start again until the gradient there is finite")
@@ -640,17 +643,15 @@ def _fall_back_if_stuck(idata, report, model, request, registry, automatic: bool
     else:
         note = f"{problem}; re-ran with {again.chosen}, whose gradient is PyTensor's"
     idata, again = _re_run(model, request, registry, report, again, note)
-    from pymc_accel.stuck_chains import stuck_chains as still
-
-    left = still(idata)
+    left = stuck_chains(idata)
     if left:  # the re-run's chains too: warn rather than hand the draws back unremarked
         chains = ("chain " if len(left) == 1 else "chains ") + ", ".join(map(str, left))
         warnings.warn(
             f"{problem}; re-ran with {again.chosen}, and {chains} of that run never left "
             f"{'its' if len(left) == 1 else 'their'} start either: the log density's gradient "
-            "is not finite where they started. Check the gradient near the start "
-            "(model.compile_dlogp()(model.initial_point())) and pass initvals nearer the "
-            "posterior, or write the log density so its gradient is finite there.",
+            f"is not finite where they started. Check the gradient near the start "
+            f"({_GRADIENT_AT_START}) and pass initvals nearer the posterior, or write the log "
+            "density so its gradient is finite there.",
             StuckChainsWarning, stacklevel=3)
     return idata, again
 

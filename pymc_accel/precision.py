@@ -635,11 +635,11 @@ def _as_compiled(
     """The check of the log density as the backends compile it (``outputs``, rewritten and
     differentiated), which settles float32 either way. Points up to index ``at_least`` (where
     the check as written failed) are evaluated whatever the budget; after them, the check stops
-    at its first failure, which refuses float32 whatever the other points give (interval-
-    censored waiting times, ``gammainc`` of a free shape: the check from 927 to 494 ms). A float64 failure at the
-    initial point is reported as ``pm.sample`` reports a start outside the support. From index
-    ``compared`` on float32 need only be finite where float64 is: float64 is evaluated there
-    only where float32 is not finite (or raises)."""
+    at its first failure, which refuses float32 whatever the other points give
+    (interval-censored waiting times, ``gammainc`` of a free shape: the check from 927 to 494
+    ms). A float64 failure at the initial point is reported as ``pm.sample`` reports a start
+    outside the support. From index ``compared`` on float32 need only be finite where float64
+    is: float64 is evaluated there only where float32 is not finite (or raises)."""
     at64, at32 = _evaluators(value_vars, outputs)
     # what a parameter check raises where its condition fails (PyMC's ParameterValueError):
     # the backends compile such checks into -inf (PyMC's ``check_parameters`` rewrite), so
