@@ -79,9 +79,9 @@ def interval_gamma_model() -> pm.Model:
     smaller): each likelihood a difference of incomplete gamma functions, the first interval's
     lower bound 0. Its gradient in the rate is NaN where the shape is under 1 (the derivative
     of ``gammainc`` in ``x`` is infinite at ``x = 0``, times the bound 0) and finite where the
-    posterior is (shape near 2.5); started at ``initvals={"shape": 0.8}``, PyMC's NUTS's and
-    NumPyro's chains never leave their start, and nutpie's, whose start is drawn again until
-    its gradient is finite, sample it."""
+    posterior is (shape near 2.5); started at ``initvals={"shape": 0.8}``, PyMC's jitter alone
+    keeps starts whose gradient is NaN for about three chains in five, and chains started there
+    never leave them (:mod:`pymc_accel.backends.finite_starts` draws them again)."""
     t = np.random.default_rng(0).gamma(3.0, 0.5, 40)
     low = np.floor(t)
     with pm.Model() as model:

@@ -722,11 +722,12 @@ def test_a_re_run_whose_chains_never_moved_either_warns_with_the_fix(monkeypatch
     assert SelectionReport.from_idata(idata).chosen == "numba[cpu,float64,driver=nutpie]"
 
 
-def test_a_start_where_the_gradient_is_nan_is_sampled_by_auto(monkeypatch):
-    """The gradient of an interval-censored gamma model is NaN at the start given (shape 0.8):
-    PyMC's NUTS's and NumPyro's chains never left it, each where ``auto`` chose it (a held-out
-    interval model's regret runs, 2026-12-01: NumPyro's chains in two of four seeds, PyMC's
-    NUTS's 369 s run). ``auto`` re-runs on nutpie, whose start is drawn again."""
+def test_a_start_where_the_gradient_is_nan_is_sampled_by_autos_first_run(monkeypatch):
+    """The gradient of an interval-censored gamma model is NaN near the start given (shape
+    0.8): PyMC's NUTS's and NumPyro's chains never left such starts (a held-out interval
+    model's regret runs, 2026-12-01: NumPyro's chains in two of four seeds, PyMC's NUTS's 369 s
+    run), and ``auto`` re-ran on nutpie. Their starts are now drawn again where the gradient is
+    not finite (:mod:`pymc_accel.backends.finite_starts`), so the first run samples."""
     from pymc_accel.stuck_chains import stuck_chains
 
     from tests.models import interval_gamma_model
@@ -736,8 +737,7 @@ def test_a_start_where_the_gradient_is_nan_is_sampled_by_auto(monkeypatch):
                               quiet=True)
     assert stuck_chains(idata) == []
     report = SelectionReport.from_idata(idata)
-    assert report.chosen == "numba[cpu,float64,driver=nutpie]"
-    assert any("never left" in n for n in report.notes)
+    assert not any("never left" in n for n in report.notes)  # no re-run
     shape = idata.posterior["shape"].values
     assert 1.5 < shape.mean() < 4.0
 

@@ -116,15 +116,18 @@ def flatten_model(
     """
     from pymc.sampling.jax import _get_batched_jittered_initial_points
 
+    from pymc_accel.backends.finite_starts import finite_gradient_starts
     from pymc_accel.backends.flat_position import flatten_points
-    from pymc_accel.backends.run_logp import jaxified_logp
+    from pymc_accel.backends.run_logp import jaxified_logp, run_graph
 
+    logp_graph = run_graph(model, logp_graph)  # built once for the run and its starts' check
     # PyMC's flag is inverted from its name: the default (negative_logp=True) is +log p, what
     # BlackJAX's path uses; negative_logp=False gives NumPyro's potential energy, -log p.
     logp_fn = jaxified_logp(model, logp_graph)
-    initial = _get_batched_jittered_initial_points(
-        model=model, chains=chains, initvals=initvals, random_seed=random_seed, logp_fn=logp_fn
-    )
+    with finite_gradient_starts(model, logp_graph, jax=True):  # a start's gradient finite too
+        initial = _get_batched_jittered_initial_points(
+            model=model, chains=chains, initvals=initvals, random_seed=random_seed,
+            logp_fn=logp_fn)
     flat, leaves = flatten_points(initial, chains, dtype)
     flat = flat.reshape(chains, -1)  # PyMC drops the chain axis for a single chain
     unravel = leaves.unravel

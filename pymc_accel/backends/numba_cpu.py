@@ -8,6 +8,7 @@ the choice of driver and renames nutpie's sample_stats to PyMC's names.
 
 from __future__ import annotations
 
+import contextlib
 import math
 import time
 from dataclasses import replace
@@ -24,6 +25,7 @@ from pymc_accel.backends._common import (
     without_nutpie_ignored_layout,
 )
 from pymc_accel.backends.blas_threads import limit_blas
+from pymc_accel.backends.finite_starts import finite_gradient_starts
 from pymc_accel.backends.pm_sample_logp import pm_sample_uses
 from pymc_accel.devices import cpu_cores
 from pymc_accel.errors import SamplerStoppedError
@@ -201,8 +203,11 @@ class NumbaBackend:
                  else pymc_compiled.reused_by_pm_sample(model))
         # the selection's log density, where it is the model's own, for pm.sample's two builds
         handed = pm_sample_uses(model, request.logp_graph)
+        # PyMC's NUTS draws a start again where its gradient is not finite, as nutpie does
+        starts = (finite_gradient_starts(model) if driver == "pymc"
+                  else contextlib.nullcontext())
         with limit_blas(kwargs.get("blas_cores", "auto"), request.cores, request.chains), reuse, \
-                handed:
+                handed, starts:
             try:
                 idata = self._pm_sample(model, driver, request, kwargs)
             except Exception as exc:

@@ -260,6 +260,7 @@ class JaxNutsBackend:
         import jax
         from pymc.sampling.jax import sample_jax_nuts
 
+        from pymc_accel.backends.finite_starts import finite_gradient_starts
         from pymc_accel.backends.flat_position import flat_position
         from pymc_accel.backends.jax_model import jax_precision
         from pymc_accel.backends.run_logp import jax_runs_use
@@ -308,6 +309,7 @@ class JaxNutsBackend:
             with (jax_precision(candidate.precision), jax.default_device(device),
                   flat_position(self.jax_sampler),  # one array, not one per variable
                   jax_runs_use(model, logp_graph),  # the log density the profile built
+                  finite_gradient_starts(model, logp_graph, jax=True),
                   blas):
                 return wait_for_draws(sample_jax_nuts(
                     draws=request.draws,

@@ -201,6 +201,13 @@ def jax_runs_use(model: Any, graph: LogpGraph | None = None) -> Iterator[None]:
             held.pop(id(model), None)
 
 
+def held_graph(model: Any) -> LogpGraph | None:
+    """The log density an open :func:`jax_runs_use` block of this thread holds for ``model``
+    (given to it, or built at the run's first ask), or ``None``."""
+    entry = _held().get(id(model))
+    return entry[1] if entry is not None and entry[0] is model else None
+
+
 def _answering(pymcs: Callable) -> Callable:
     """The ``get_jaxified_logp`` swapped in for PyMC's (``pymcs``): from the graph this thread
     holds for the model, or PyMC's."""
