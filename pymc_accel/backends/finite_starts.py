@@ -21,16 +21,17 @@ gradient is not finite as well:
 - The JAX samplers (``sample_jax_nuts``, and DEER through
   :func:`pymc_accel.backends.jax_model.flatten_model`) check the jaxified log density alone.
   Their gradient is compiled into the sampler's program: compiling JAX's ``value_and_grad`` for
-  the starts took 1.6x to 4.0x the log density's compile on twelve zoo models, 0.05 to 0.9 s
-  more, and PyTensor's gradient evaluated op by op in Python 0.3 to 1.0 s for four starts on
-  the four of them with series functions (``bench/time_start_checks.py``). The check here is
-  narrower and costs milliseconds: where the log density has a function computed by series
-  whose derivative is infinite at a bound of its domain (``gammainc``, ``gammaincc``,
-  ``betainc``: :func:`series_gradient_check`), a start is drawn again where a gradient would
-  take that derivative at the bound. JAX's own derivative can be NaN elsewhere, where
-  PyTensor's is finite (a switch whose branch not taken is infinite: ``pm.Censored``); the
-  selection leaves the JAX samplers out of those (:mod:`pymc_accel.jax_support`), and a run
-  whose chains stuck is re-run where ``auto`` chose (:mod:`pymc_accel.integration`).
+  the starts took 1.5x to 4.3x the log density's compile on fourteen zoo models, 0.05 to 1.1 s
+  more, and PyTensor's gradient evaluated op by op in Python 0.30 to 1.04 s for four starts on
+  the six of them with series functions (``bench/time_start_checks.py``,
+  ``docs/results/start-checks-cpu-2026-12-01.md``). The check here is narrower and took 13 to 35
+  ms there: where the log density has a function computed by series whose derivative is infinite
+  at a bound of its domain (``gammainc``, ``gammaincc``, ``betainc``:
+  :func:`series_gradient_check`), a start is drawn again where a gradient would take that
+  derivative at the bound. JAX's own derivative can be NaN elsewhere, where PyTensor's is finite
+  (a switch whose branch not taken is infinite: ``pm.Censored``); the selection leaves the JAX
+  samplers out of those (:mod:`pymc_accel.jax_support`), and a run whose chains stuck is re-run
+  where ``auto`` chose (:mod:`pymc_accel.integration`).
 
 A start whose gradient is finite is kept as PyMC keeps it, and a start drawn again takes PyMC's
 next seed, so a seeded run's starts are PyMC's wherever PyMC's first draw had a finite gradient.
@@ -238,9 +239,10 @@ def series_gradient_check(model: Any, logp_graph: Any = None) -> Callable[[dict]
     parameters, and the chain rule makes it NaN where ``x`` is 0 through a factor of 0 (an
     interval's lower bound of 0 times a rate). So the check evaluates the functions' inputs at
     the point, forward and op by op in Python (:class:`pymc_accel.graph_building.Evaluator`):
-    no derivative and no series, where evaluating PyTensor's gradient took 0.3 to 1.0 s for
-    four starts on the zoo's models with such functions, its derivatives' loops run element by
-    element (``bench/time_start_checks.py``).
+    no derivative and no series. On the zoo's six models with such functions it took 13 to 35
+    ms for four starts, where evaluating PyTensor's gradient took 0.30 to 1.04 s (its
+    derivatives' loops run element by element), and at 40 starts of each it said what the
+    gradient did, 12 of them not finite (``bench/time_start_checks.py``).
 
     Parameters
     ----------
