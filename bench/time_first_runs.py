@@ -10,7 +10,8 @@ drivers) prints the estimate, its fixed seconds, its cold compile and its first 
 model is sampled twice (1000 + 1000 draws, 2 chains, seed 1) and each run's wall time printed.
 
     JAX_PLATFORMS=cpu python bench/time_first_runs.py --models gaussian_copula,wald_regression
-    JAX_PLATFORMS=cpu python bench/time_first_runs.py --models intervals_2 --sampler pymc
+    JAX_PLATFORMS=cpu python bench/time_first_runs.py --models intervals_2 --sampler pymc \
+        --cold-pytensor
 """
 
 from __future__ import annotations
@@ -74,6 +75,9 @@ def main(argv=None) -> int:
     p.add_argument("--models", required=True)
     p.add_argument("--sampler", choices=sorted(SAMPLERS), default="numpyro",
                    help="the sampler whose first run is timed (default: NumPyro's float64)")
+    p.add_argument("--cold-pytensor", action="store_true",
+                   help="give each model's process a new empty PyTensor compile directory too "
+                        "(its C and numba caches: a numba run's first compile is then cold)")
     p.add_argument("--one", help=argparse.SUPPRESS)
     args = p.parse_args(argv)
     if args.one:
@@ -82,6 +86,9 @@ def main(argv=None) -> int:
     for name in args.models.split(","):
         with tempfile.TemporaryDirectory() as cache:
             env = {**os.environ, "PYMC_ACCEL_CACHE_DIR": cache}
+            if args.cold_pytensor:  # PyTensor's numba cache is base_compiledir/numba
+                flags = env.get("PYTENSOR_FLAGS", "")
+                env["PYTENSOR_FLAGS"] = f"{flags},base_compiledir={cache}/pytensor".strip(",")
             done = subprocess.run([sys.executable, __file__, "--models", name, "--one", name,
                                    "--sampler", args.sampler],
                                   env=env, capture_output=True, text=True, timeout=1800)
