@@ -108,7 +108,7 @@ def summarise(path: str) -> None:
     # a primed run is a machine that has compiled other models (--primer)
     compiled_here = costmodel.USED_MACHINE_MODELS if any(r.get("primer") for r in rows) else 0
 
-    models = (zoo.fit_models() | zoo.program_size_shapes())
+    models = zoo.named()
     profiles = {m: profile_model(models[m]()) for m, _ in cold}
     kernels = {m: p.census.kernels for m, p in profiles.items()}
     runtimes = {"driver=nutpie": costmodel.NUMBA_NUTPIE, "driver=pymc": costmodel.NUMBA_PYMC}
@@ -149,7 +149,7 @@ def fit_by_rank(empty_path: str, used_path: str) -> None:
     from pymc_accel import costmodel
     from pymc_accel.profile import profile_model
 
-    models = (zoo.fit_models() | zoo.program_size_shapes())
+    models = zoo.named()
     ranks: dict[str, list[int]] = {}
     kernels: dict[str, int] = {}
 

@@ -27,11 +27,11 @@ sys.path.insert(0, str(Path(__file__).parent))
 
 
 def _models() -> dict:
-    """The models a fitting run can name: the quick zoo, its shapes and the program-size
-    shapes (``zoo.program_size_shapes``)."""
+    """The models a fitting run can name: every model of ``zoo.named()`` (the quick zoo, its
+    shapes, the program-size, series-function and held-out models)."""
     import zoo
 
-    return zoo.fit_models() | zoo.program_size_shapes()
+    return zoo.named()
 
 
 def main(argv=None) -> None:
