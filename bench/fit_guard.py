@@ -67,6 +67,7 @@ def time_model(name: str, build, as_written_first: bool | None = None,
             "graph": check.graph,
             "start_check_seconds": start_check,
             "kernels": census.kernels, "bytes": census.bytes, "flops": census.flops,
+            "series_evaluations": census.series_evaluations,
             "n_free": profile.n_free, "python_loop_seconds": loop_seconds}
 
 
@@ -192,9 +193,10 @@ def main() -> None:
         models |= {"seed_50k": lambda: hierarchical_logistic(50_000, 5_000, 20).model,
                    "seed_200k": lambda: hierarchical_logistic(200_000, 20_000, 20).model}
     names = args.models.split(",") if args.models else list(models)
-    # by name only, not fitted: the held-out models, and the seed blog's model at full size
+    # by name only, not fitted: any other model of zoo.named() (the held-out and the
+    # series-function models among them), and the seed blog's model at full size
     # (1,000,000 rows, 100,000 groups, 20 covariates)
-    by_name = {**zoo.held_out(),
+    by_name = {**zoo.named(),
                "seed_1m": lambda: hierarchical_logistic(1_000_000, 100_000, 20).model}
     models |= {k: v for k, v in by_name.items() if k in names}
     loop = python_loop_seconds()  # the machine's pace at interpreted work, for --against
