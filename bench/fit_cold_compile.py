@@ -22,6 +22,11 @@ then starts from a copy of (a user's machine that has run those models, meeting 
         --models conjugate,many_scalars,logistic,student_t,varying_intercept,mixture,many_deterministics,ar1 \
         --candidates "numba[cpu,float64,driver=pymc]" > docs/results/fit-cold-compile-used-cpu.jsonl
     python bench/fit_cold_compile.py --fit-by-rank docs/results/fit-cold-compile-cpu.jsonl docs/results/fit-cold-compile-used-cpu.jsonl
+
+``--compiled-nodes`` prints, for ``--models``, the census's kernels beside the nodes of the
+function numba compiles (``costmodel.as_compiled_by``):
+
+    JAX_PLATFORMS=cpu python bench/fit_cold_compile.py --compiled-nodes --models intervals_2,glm_poisson
 """
 
 from __future__ import annotations
@@ -196,6 +201,26 @@ def fit_by_rank(empty_path: str, used_path: str) -> None:
               f"(worst {math.exp(max(abs(flat_errors[i]) for i in mine)):.2f}x)")
 
 
+def compiled_nodes(models: list[str]) -> None:
+    """For each model: the census's kernels, the stand-in census's (what the compile figures
+    count, ``costmodel.as_compiled_by``), and the nodes of ``model.logp_dlogp_function``
+    compiled in PyTensor's numba mode, each a function numba compiles (or a view)."""
+    import zoo
+
+    from pymc_accel.costmodel import as_compiled_by
+    from pymc_accel.profile import profile_model
+
+    print("| model | census kernels | compiled-kernel census | numba function's nodes |")
+    print("|---|---|---|---|")
+    for name in models:
+        model = zoo.named()[name]()
+        profile = profile_model(model)
+        function = model.logp_dlogp_function(ravel_inputs=True, mode="NUMBA")
+        nodes = len(function._pytensor_function.maker.fgraph.apply_nodes)
+        print(f"| {name} | {profile.census.kernels} | "
+              f"{as_compiled_by(profile).census.kernels} | {nodes} |", flush=True)
+
+
 def main(argv=None) -> None:
     p = fit_arguments(__doc__, MODELS, repeats=1)
     p.add_argument("--candidates", default=",".join(CANDIDATES))
@@ -203,7 +228,14 @@ def main(argv=None) -> None:
                    help="start every target from a compile directory these models filled")
     p.add_argument("--fit-by-rank", nargs=2, metavar=("EMPTY_JSONL", "USED_JSONL"),
                    help="fit the first compile by loop rank to recorded runs instead")
+    p.add_argument("--compiled-nodes", action="store_true",
+                   help="print each model's census kernels (its own and its stand-in's, "
+                        "costmodel.as_compiled_by) beside the nodes of the function PyMC's "
+                        "NUTS compiles with numba, after PyTensor's rewrites and fusion")
     args = p.parse_args(argv)
+    if args.compiled_nodes:
+        compiled_nodes(args.models.split(","))
+        return
     if args.fit_by_rank:
         fit_by_rank(*args.fit_by_rank)
         return

@@ -686,6 +686,29 @@ def as_run_by(profile: ModelProfile, runtime: Runtime | None = None) -> ModelPro
     return replace(profile, census=xla)
 
 
+def as_compiled_by(profile: ModelProfile) -> ModelProfile:
+    """``profile`` with the census of the kernels a compiler generates code for, where it
+    differs from what a gradient runs: the log density with each function computed by series
+    replaced by its stand-in (``profile.xla_census``), for every runtime.
+
+    PyTensor writes the derivative of ``gammainc`` in the shape as its scalar graph made
+    elementwise, about 217 kernels a node in the census, and every compiler fuses them back
+    into a few loops: numba compiled 17 to 30 nodes for the interval, copula, censored and
+    truncated gamma models' log density and gradient, whose censuses count 438 to 740 kernels
+    (217 to 434 of them such derivatives). Their first compiles under both numba drivers took
+    0.18x to 0.28x of what the per-kernel figure charged for the whole census
+    (``bench/fit_cold_compile.py``,
+    ``docs/results/fit-cold-compile-series-cpu-2026-12-01.md``), and 0.50x to 0.78x of it
+    for the stand-in's census on three of the four with the derivative, within the 0.26x to
+    1.10x the fit's own models took there today (``fit-cold-compile-cpu-2026-12-01.jsonl``);
+    the copula, whose other kernels are most of its census, at 0.27x. Only the first compile
+    is priced on it (:func:`cold_compile_seconds`): a numba gradient runs PyTensor's
+    derivative, and a run's own compile and leapfrogs are priced on PyTensor's census
+    (:func:`as_run_by`), which their warm runs followed."""
+    xla = getattr(profile, "xla_census", None)
+    return profile if xla is None else replace(profile, census=xla)
+
+
 def _cpu_roofline(
     profile: ModelProfile, machine: MachineFigures, precision: str, runtime: Runtime,
     parallel_chains: int,
@@ -1274,7 +1297,11 @@ def compile_seconds(profile: ModelProfile, runtime: Runtime) -> Figure:
     it compiles (``census.compiled_kernels_by_rank``): numba's compile time follows the code it
     generates, and a loop nest over a matrix is several times a vector loop's code, where a
     kernel count charges both alike (a model of 15 scalar variables, 342 kernels, compiled in
-    half the seed model's time with its 216)."""
+    half the seed model's time with its 216). On the census of what the runtime runs
+    (:func:`as_run_by`), not of the kernels compiled (:func:`as_compiled_by`), which charges
+    less: the second runs of the four models with gammainc's derivative in the shape took 0.73x
+    to 1.76x of their estimates on it under nutpie and PyMC's NUTS
+    (``docs/results/first-runs-numba-cpu-2026-12-01-series.txt``)."""
     profile = as_run_by(profile, runtime)
     c = profile.census
     ranks = getattr(c, "compiled_kernels_by_rank", None) or {}
@@ -1366,8 +1393,8 @@ def cold_compile_seconds(profile: ModelProfile, runtime: Runtime,
     machine (:func:`pymc_accel.history.models_run_here`): from
     :data:`USED_MACHINE_MODELS` on, the kernels are priced by loop rank as on a machine that
     has compiled other models (``Runtime.cold_seconds_by_rank_used``), whose scalar kernels are
-    mostly cached already."""
-    profile = as_run_by(profile, runtime)
+    mostly cached already. The kernels counted are those compiled (:func:`as_compiled_by`)."""
+    profile = as_compiled_by(profile)
     ranks = profile.census.compiled_kernels_by_rank
     if (runtime.cold_seconds_by_rank_used and models_compiled_here >= USED_MACHINE_MODELS
             and any(ranks.values())):
