@@ -633,13 +633,16 @@ def _as_compiled(
     initvals: dict | None, at_least: int = 0,
 ) -> PrecisionCheck:
     """The check of the log density as the backends compile it (``outputs``, rewritten and
-    differentiated), which settles float32 either way. Points up to index ``at_least`` (where
-    the check as written failed) are evaluated whatever the budget; after them, the check stops
-    at its first failure, which refuses float32 whatever the other points give
-    (interval-censored waiting times, ``gammainc`` of a free shape: the check from 927 to 494
-    ms). A float64 failure at the initial point is reported as ``pm.sample`` reports a start
-    outside the support. From index ``compared`` on float32 need only be finite where float64
-    is: float64 is evaluated there only where float32 is not finite (or raises)."""
+    differentiated), which settles float32 either way. The point where the check as written
+    failed (index ``at_least``) is evaluated first, and the points before it whatever the
+    budget. The check stops at its first failure, which refuses float32 whatever the other
+    points give (interval-censored waiting times, ``gammainc`` of a free shape: the check from
+    927 to 494 ms), so float32 failing where it failed as written is refused on that point's
+    evaluations alone, not those of every point before it (each an evaluation of PyTensor's
+    derivative of ``gammainc``, a scalar loop, on the copula). A float64 failure at the initial
+    point is reported as ``pm.sample`` reports a start outside the support. From index
+    ``compared`` on float32 need only be finite where float64 is: float64 is evaluated there
+    only where float32 is not finite (or raises)."""
     at64, at32 = _evaluators(value_vars, outputs)
     # what a parameter check raises where its condition fails (PyMC's ParameterValueError):
     # the backends compile such checks into -inf (PyMC's ``check_parameters`` rewrite), so
@@ -650,10 +653,14 @@ def _as_compiled(
     problem = ""
     per_point = []
     evaluated = 0
-    for i, point in enumerate(points):
+    order = list(range(len(points)))
+    if 0 < at_least < len(points):  # where float32 failed as written, first
+        order = [at_least, *order[:at_least], *order[at_least + 1:]]
+    for i in order:
+        point = points[i]
         if i > at_least and time.perf_counter() - start > budget_seconds:
             break
-        if problem and i > at_least:  # float32 refused: the other points cannot change that
+        if problem:  # float32 refused: the other points cannot change that
             break
         evaluated += 1
         where = _where(i)

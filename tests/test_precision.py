@@ -398,8 +398,23 @@ def test_the_check_as_compiled_reaches_the_point_where_it_failed_as_written(monk
                         lambda *a, **k: ("float32 is not finite at jittered point 2", 2))
     check = check_float32(eight_schools(), budget_seconds=0.0)
     assert check.graph == AS_COMPILED and check.points == 3
-    assert [p["point"] for p in check.per_point][-1] == "jittered point 2"
+    assert [p["point"] for p in check.per_point] == [
+        "jittered point 2", "the initial point", "jittered point 1"]  # the failed one first
     assert check_float32(eight_schools(), budget_seconds=0.0, as_written_first=False).points == 1
+
+
+def test_float32_failing_as_compiled_where_it_failed_as_written_is_refused_there_alone(
+        monkeypatch):
+    """The points before it would each evaluate the gradient again in both precisions (on the
+    copula, PyTensor's derivative of gammainc, a scalar loop), and cannot change a refusal."""
+    from pymc_accel import precision
+
+    monkeypatch.setattr(precision, "_as_written",
+                        lambda *a, **k: ("float32 is not finite at jittered point 2", 2))
+    check = check_float32(large_offset_model())
+    assert not check.safe and check.graph == AS_COMPILED
+    assert check.points == 1 and check.per_point[0]["point"] == "jittered point 2"
+    assert "jittered point 2" in check.problem
 
 
 def test_float32_not_finite_as_written_stops_there_and_costs_no_float64_evaluation(monkeypatch):
