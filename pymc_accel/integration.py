@@ -14,6 +14,7 @@ import pymc.sampling.mcmc as _mcmc
 
 from pymc_accel import arguments, first_use, history, result_layout
 from pymc_accel.backend import SampleRequest
+from pymc_accel.backends import finite_starts
 from pymc_accel.backends.pm_sample_logp import handed_over
 from pymc_accel.devices import cpu_cores
 from pymc_accel.errors import (
@@ -696,7 +697,8 @@ def _run_backend(model, report: SelectionReport, request: SampleRequest, registr
         jax_cache.enable()  # a plugin's XLA programs too, from disk when run before
     start = time.perf_counter()
     try:
-        idata = backend.sample(model, candidate, request)
+        with finite_starts.counted_redraws() as redrawn:
+            idata = backend.sample(model, candidate, request)
     except DeviceOutOfMemoryError as exc:
         memory = report.estimate.memory_bytes if report.estimate is not None else None
         if memory is None or not memory.note:
@@ -724,6 +726,12 @@ def _run_backend(model, report: SelectionReport, request: SampleRequest, registr
                             f"returned {type(idata).__name__}, not the DataTree pm.sample "
                             "returns; report it to the plugin's authors")
     wall = time.perf_counter() - start
+    if redrawn[0]:
+        report.notes = [*report.notes, (
+            f"{redrawn[0]} chain start{'s' if redrawn[0] > 1 else ''} drawn again where the log "
+            "density was finite and its gradient was not (PyMC's start jitter checks the log "
+            "density only, and a chain started there never moves): the model's gradient is not "
+            "finite in part of the region PyMC jitters its starts in")]
     if report.estimate is not None:  # its runtimes have started: later runs skip their first use
         first_use.mark_used(report.estimate.first_use)
     idata.attrs["pymc_accel_wall_seconds"] = round(wall, 3)

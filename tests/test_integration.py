@@ -738,6 +738,8 @@ def test_a_start_where_the_gradient_is_nan_is_sampled_by_autos_first_run(monkeyp
     assert stuck_chains(idata) == []
     report = SelectionReport.from_idata(idata)
     assert not any("never left" in n for n in report.notes)  # no re-run
+    assert any("chain starts drawn again where the log density was finite and its gradient "
+               "was not" in n for n in report.notes)
     shape = idata.posterior["shape"].values
     assert 1.5 < shape.mean() < 4.0
 

@@ -135,6 +135,26 @@ def finite_gradient_starts(model: Any, logp_graph: Any = None, *,
             held.pop(id(model), None)
 
 
+@contextlib.contextmanager
+def counted_redraws() -> Iterator[list[int]]:
+    """Within the block, the starts this thread's runs draw again for a gradient that is not
+    finite are counted, into the yielded list's one item (a run's report says so)."""
+    if not hasattr(_local, "counters"):
+        _local.counters = []
+    box = [0]
+    _local.counters.append(box)
+    try:
+        yield box
+    finally:
+        _local.counters.remove(box)
+
+
+def _count_redraw(entry: _Held) -> None:
+    entry.redrawn += 1
+    for box in getattr(_local, "counters", ()):
+        box[0] += 1
+
+
 def redrawn_starts(model: Any) -> int:
     """Starts of ``model`` drawn again for a gradient that was not finite, in the open block
     of this thread (0 where none is open)."""
@@ -193,7 +213,7 @@ def _gradient_check(entry: _Held, logp_fn: Callable | None) -> Callable[[dict], 
             q, _ = DictToArrayBijection.map(point)
             logp, gradient = compiled([q], extra_vars={})
             if np.isfinite(logp) and not np.all(np.isfinite(gradient)):
-                entry.redrawn += 1
+                _count_redraw(entry)
                 return -np.inf
             return logp
 
@@ -207,7 +227,7 @@ def _gradient_check(entry: _Held, logp_fn: Callable | None) -> Callable[[dict], 
     def logp_where_gradient_finite(point: dict) -> Any:
         logp = logp_fn(point)
         if np.isfinite(logp) and not series_check(point):
-            entry.redrawn += 1
+            _count_redraw(entry)
             return -np.inf
         return logp
 
