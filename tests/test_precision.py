@@ -169,8 +169,39 @@ def test_the_finiteness_points_evaluate_float64_only_where_float32_is_not_finite
     check = check_float32(eight_schools())
     assert check.safe and check.points == POINTS_CHECKED
     compared = 1 + precision.JITTERED_POINTS
-    assert evaluated == [32, 64] * compared + [32] * FINITENESS_POINTS
+    # float32 at every point first, then float64 at the compared ones: the same evaluations
+    assert evaluated == [32] * POINTS_CHECKED + [64] * compared
     assert f"finite at {FINITENESS_POINTS} more" in check.summary()
+
+
+def test_float32_not_finite_at_a_further_start_costs_no_float64_evaluation_as_written(
+        monkeypatch):
+    """Evaluated point by point, the check as written evaluated float64 at the four compared
+    points before float32 failed at the fifth: on the copula each is PyTensor's derivative of
+    gammainc, a scalar loop, evaluated in Python."""
+    from pymc_accel import precision
+
+    real, evaluated = precision._evaluators, []
+
+    def counting(value_vars, outputs, f64=None):
+        at64, at32 = real(value_vars, outputs, f64=f64)
+        return ((lambda p: evaluated.append(64) or at64(p)),
+                (lambda p: evaluated.append(32) or at32(p)))
+
+    monkeypatch.setattr(precision, "_evaluators", counting)
+    written = []
+    real_written = precision._as_written
+
+    def keeping(*a, **k):
+        written.append(real_written(*a, **k))
+        written.append(list(evaluated))
+        return written[0]
+
+    monkeypatch.setattr(precision, "_as_written", keeping)
+    check = check_float32(_tail_underflow_model())
+    assert not check.safe
+    assert written[0] == ("float32 is not finite at jittered point 4", 4)
+    assert written[1] == [32] * 5
 
 
 def test_float32_is_safe_where_backends_compute_stably():
@@ -777,3 +808,21 @@ def test_the_check_stops_at_its_first_failure_as_compiled():
     assert not check.safe and "at the initial point" in check.problem
     assert check.points == 1 and len(check.per_point) == 1
     assert check_float32(eight_schools(), as_written_first=False).points == POINTS_CHECKED
+
+
+def test_float32_first_only_where_the_budget_holds_every_evaluation(monkeypatch):
+    """Where the budget might not hold every evaluation, the points are evaluated one by one,
+    each compared as it comes, as before: float32 first must not spend it on the further
+    starts and leave the comparisons without."""
+    from pymc_accel import precision
+
+    real, evaluated = precision._evaluators, []
+
+    def counting(value_vars, outputs, f64=None):
+        at64, at32 = real(value_vars, outputs, f64=f64)
+        return ((lambda p: evaluated.append(64) or at64(p)),
+                (lambda p: evaluated.append(32) or at32(p)))
+
+    monkeypatch.setattr(precision, "_evaluators", counting)
+    check = check_float32(eight_schools(), budget_seconds=0.0)
+    assert check.safe and check.points == 1 and evaluated == [32, 64]
