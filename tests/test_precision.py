@@ -158,14 +158,7 @@ def test_float32_not_finite_at_some_starts_only_is_caught_by_the_finiteness_poin
 def test_the_finiteness_points_evaluate_float64_only_where_float32_is_not_finite(monkeypatch):
     from pymc_accel import precision
 
-    real, evaluated = precision._evaluators, []
-
-    def counting(value_vars, outputs, f64=None):
-        at64, at32 = real(value_vars, outputs, f64=f64)
-        return ((lambda p: evaluated.append(64) or at64(p)),
-                (lambda p: evaluated.append(32) or at32(p)))
-
-    monkeypatch.setattr(precision, "_evaluators", counting)
+    evaluated = _counted_evaluations(monkeypatch)
     check = check_float32(eight_schools())
     assert check.safe and check.points == POINTS_CHECKED
     compared = 1 + precision.JITTERED_POINTS
@@ -181,14 +174,7 @@ def test_float32_not_finite_at_a_further_start_costs_no_float64_evaluation_as_wr
     gammainc, a scalar loop, evaluated in Python."""
     from pymc_accel import precision
 
-    real, evaluated = precision._evaluators, []
-
-    def counting(value_vars, outputs, f64=None):
-        at64, at32 = real(value_vars, outputs, f64=f64)
-        return ((lambda p: evaluated.append(64) or at64(p)),
-                (lambda p: evaluated.append(32) or at32(p)))
-
-    monkeypatch.setattr(precision, "_evaluators", counting)
+    evaluated = _counted_evaluations(monkeypatch)
     written = []
     real_written = precision._as_written
 
@@ -453,7 +439,6 @@ def test_float32_not_finite_as_written_stops_there_and_costs_no_float64_evaluati
     check as written evaluates float32 first and stops at the first such point."""
     import pytensor.tensor as pt
 
-    from pymc_accel import precision
     from pymc_accel.precision import _as_written, _points
 
     with pm.Model() as model:
@@ -461,15 +446,7 @@ def test_float32_not_finite_as_written_stops_there_and_costs_no_float64_evaluati
         pm.Potential("tail", pt.log(1 - pt.sigmoid(20.0 + b)))  # sigmoid(20) is 1 in float32
     logp = model.logp()
     grads = pytensor.grad(logp, model.value_vars)
-    evaluated = []
-    real = precision._evaluators
-
-    def counting(value_vars, outputs, f64=None):
-        at64, at32 = real(value_vars, outputs, f64=f64)
-        return ((lambda p: evaluated.append(64) or at64(p)),
-                (lambda p: evaluated.append(32) or at32(p)))
-
-    monkeypatch.setattr(precision, "_evaluators", counting)
+    evaluated = _counted_evaluations(monkeypatch)
     why = _as_written([logp, *grads], value_vars=list(model.value_vars),
                       points=_points(model, 3, None, 0), logp_rtol=LOGP_RTOL,
                       grad_rtol=GRAD_RTOL, start=0.0, budget_seconds=1e9, compared=4)
@@ -814,6 +791,13 @@ def test_float32_first_only_where_the_budget_holds_every_evaluation(monkeypatch)
     """Where the budget might not hold every evaluation, the points are evaluated one by one,
     each compared as it comes, as before: float32 first must not spend it on the further
     starts and leave the comparisons without."""
+    evaluated = _counted_evaluations(monkeypatch)
+    check = check_float32(eight_schools(), budget_seconds=0.0)
+    assert check.safe and check.points == 1 and evaluated == [32, 64]
+
+
+def _counted_evaluations(monkeypatch) -> list[int]:
+    """The check's evaluations, in order, as they are made: 32 for float32, 64 for float64."""
     from pymc_accel import precision
 
     real, evaluated = precision._evaluators, []
@@ -824,5 +808,4 @@ def test_float32_first_only_where_the_budget_holds_every_evaluation(monkeypatch)
                 (lambda p: evaluated.append(32) or at32(p)))
 
     monkeypatch.setattr(precision, "_evaluators", counting)
-    check = check_float32(eight_schools(), budget_seconds=0.0)
-    assert check.safe and check.points == 1 and evaluated == [32, 64]
+    return evaluated
