@@ -61,8 +61,8 @@ _local = threading.local()
 
 
 class _Held:
-    """What a block knows of its model: the JAX path's check (built at its first use), the
-    compiled function PyMC's NUTS initialisation made, and how many starts were drawn again."""
+    """What a block knows of its model: the JAX path's check (built at its first use) and the
+    compiled function PyMC's NUTS initialisation made."""
 
     def __init__(self, model: Any, logp_graph: Any) -> None:
         self.model = model
@@ -71,7 +71,6 @@ class _Held:
         self.compiled: Any = None  # the last ValueGradFunction model.logp_dlogp_function made
         self._check: Callable[[dict], bool] | None = None
         self._check_built = False
-        self.redrawn = 0
 
     def series_check(self) -> Callable[[dict], bool] | None:
         """:func:`series_gradient_check` for the model, built once."""
@@ -103,8 +102,8 @@ def finite_gradient_starts(model: Any, logp_graph: Any = None, *,
     model : pm.Model
         The model the run samples (the rewritten copy, where the run samples one).
     logp_graph : pymc_accel.profile.LogpGraph, optional
-        ``model``'s log density as the selection's profile built it, for the JAX path's check;
-        built the way the JAX runs build it when not given.
+        ``model``'s log density as the selection's profile built it, for the JAX path's check
+        (:func:`series_gradient_check`, which finds one where it is not given).
     jax : bool, default False
         Also check the starts of PyMC's JAX path (``pymc.sampling.jax``, imported by the
         block). PyMC's NUTS's starts are checked either way.
@@ -149,17 +148,9 @@ def counted_redraws() -> Iterator[list[int]]:
         _local.counters.remove(box)
 
 
-def _count_redraw(entry: _Held) -> None:
-    entry.redrawn += 1
+def _count_redraw() -> None:
     for box in getattr(_local, "counters", ()):
         box[0] += 1
-
-
-def redrawn_starts(model: Any) -> int:
-    """Starts of ``model`` drawn again for a gradient that was not finite, in the open block
-    of this thread (0 where none is open)."""
-    entry = _entry(model)
-    return entry.redrawn if entry is not None else 0
 
 
 @contextlib.contextmanager
@@ -213,7 +204,7 @@ def _gradient_check(entry: _Held, logp_fn: Callable | None) -> Callable[[dict], 
             q, _ = DictToArrayBijection.map(point)
             logp, gradient = compiled([q], extra_vars={})
             if np.isfinite(logp) and not np.all(np.isfinite(gradient)):
-                _count_redraw(entry)
+                _count_redraw()
                 return -np.inf
             return logp
 
@@ -227,7 +218,7 @@ def _gradient_check(entry: _Held, logp_fn: Callable | None) -> Callable[[dict], 
     def logp_where_gradient_finite(point: dict) -> Any:
         logp = logp_fn(point)
         if np.isfinite(logp) and not series_check(point):
-            _count_redraw(entry)
+            _count_redraw()
             return -np.inf
         return logp
 
