@@ -97,6 +97,19 @@ def test_the_jax_paths_starts_have_a_finite_gradient():
     assert pmjax._init_jitter is pmmcmc._init_jitter  # PyMC's own again outside the block
 
 
+def test_deer_malas_flat_model_starts_where_the_gradient_is_finite():
+    """DEER-MALA draws its starts through ``flatten_model``, not ``sample_jax_nuts``."""
+    from pymc_accel.backends.jax_model import flatten_model
+
+    model = interval_gamma_model()
+    finite = _gradient_finite(model)
+    flat = flatten_model(model, chains=len(SEEDS), initvals=AT_NAN_GRADIENTS, random_seed=1,
+                         dtype="float64")
+    starts = [{v.name: np.asarray(x) for v, x in zip(model.value_vars, flat.unravel(q))}
+              for q in flat.initial_positions]
+    assert all(finite(p) for p in starts)
+
+
 def test_other_models_and_threads_get_pymcs_starts():
     model, other = interval_gamma_model(), interval_gamma_model()
     finite = _gradient_finite(other)
