@@ -601,10 +601,9 @@ def _as_written(
             if finite32:
                 lp64, g64 = at64(point)
         except Exception as exc:  # e.g. a float32 parameter check raising
-            return (f"evaluating it raised {type(exc).__name__} at {_where(i)}: "
-                    f"{str(exc)[:100]}", i)
+            return _failed_as_written(i, exc)
         if not finite32:
-            return f"float32 is not finite at {_where(i)}", i
+            return _failed_as_written(i)
         if not _finite(lp64, g64):
             return f"float64 is not finite at {_where(i)}", i
         le, ge = _errors(lp32, g32, lp64, g64)
@@ -636,10 +635,9 @@ def _float32_first(at32: Any, points: list[dict], start: float, budget_seconds: 
         try:
             lp32, g32 = at32(point)
         except Exception as exc:  # e.g. a float32 parameter check raising
-            return (f"evaluating it raised {type(exc).__name__} at {_where(i)}: "
-                    f"{str(exc)[:100]}", i)
+            return _failed_as_written(i, exc)
         if not _finite(lp32, g32):
-            return f"float32 is not finite at {_where(i)}", i
+            return _failed_as_written(i)
         values.append((lp32, g32))
         if i == 0:  # every evaluation of the check at this one's cost, twice over
             each = time.perf_counter() - began
@@ -647,6 +645,14 @@ def _float32_first(at32: Any, points: list[dict], start: float, budget_seconds: 
                     + 2 * each * (len(points) - 1 + compared)) > budget_seconds:
                 break
     return values
+
+
+def _failed_as_written(i: int, exc: Exception | None = None) -> tuple[str, int]:
+    """Why the check as written failed at point ``i``, and ``i``: evaluating it raised
+    ``exc``, or (none given) float32 is not finite there."""
+    if exc is not None:
+        return f"evaluating it raised {type(exc).__name__} at {_where(i)}: {str(exc)[:100]}", i
+    return f"float32 is not finite at {_where(i)}", i
 
 
 def _parameter_check_errors(outputs: list[Any]) -> tuple[type, ...]:

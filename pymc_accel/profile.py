@@ -291,8 +291,9 @@ class LogpGraph:
     #: the census the XLA runtimes are priced on, where it differs (:class:`ModelProfile`)
     xla_census: Any = field(default=None, repr=False, compare=False)
     #: the log density's nodes of functions JAX computes by loops of its own, with the inputs
-    #: that depend on the parameters (``census.series_function_nodes``)
-    series_nodes: list = field(default_factory=list, repr=False, compare=False)
+    #: that depend on the parameters (``census.series_function_nodes``); ``None`` where the
+    #: graph was not walked for them
+    series_nodes: list | None = field(default=None, repr=False, compare=False)
 
     def built_from(self, model: Any) -> bool:
         """Whether this graph was built from ``model`` (True where that was not recorded)."""

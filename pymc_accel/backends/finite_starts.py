@@ -47,6 +47,7 @@ opened it and passing every other call to PyMC's, as :mod:`pymc_accel.backends.r
 from __future__ import annotations
 
 import contextlib
+import functools
 import threading
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -69,15 +70,11 @@ class _Held:
         self.logp_graph = logp_graph
         self.blocks = 0
         self.compiled: Any = None  # the last ValueGradFunction model.logp_dlogp_function made
-        self._check: Callable[[dict], bool] | None = None
-        self._check_built = False
 
+    @functools.cached_property
     def series_check(self) -> Callable[[dict], bool] | None:
         """:func:`series_gradient_check` for the model, built once."""
-        if not self._check_built:
-            self._check_built = True
-            self._check = series_gradient_check(self.model, self.logp_graph)
-        return self._check
+        return series_gradient_check(self.model, self.logp_graph)
 
 
 def _held() -> dict[int, _Held]:
@@ -209,7 +206,7 @@ def _gradient_check(entry: _Held, logp_fn: Callable | None) -> Callable[[dict], 
             return logp
 
         return logp_of_compiled
-    series_check = entry.series_check()
+    series_check = entry.series_check
     if series_check is None:
         return None
     if logp_fn is None:  # PyMC's own default
@@ -279,7 +276,7 @@ def series_gradient_check(model: Any, logp_graph: Any = None) -> Callable[[dict]
     except Exception:  # a graph the run itself builds and reports on
         return None
     value_vars = list(graph.value_vars)
-    nodes = (graph.series_nodes if graph.grads is not None
+    nodes = (graph.series_nodes if graph.series_nodes is not None
              else series_function_nodes(value_vars, graph.logp))
     # each node whose derivative in x a gradient takes, with x's position
     taken = [(node, _X_POSITION[type(node.op.scalar_op).__name__]) for node, free in nodes
