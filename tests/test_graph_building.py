@@ -363,3 +363,76 @@ def test_a_scalar_loop_is_evaluated_on_whole_arrays_with_the_compiled_values():
         for got, want in zip(evaluated, compiled, strict=True):
             assert got.dtype == want.dtype
             np.testing.assert_allclose(got, want, rtol=1e-12 if dtype == "float64" else 1e-5)
+
+
+def _loop_steps(monkeypatch):
+    """Count the scalar-loop thunks the evaluator runs."""
+    runs = []
+    made = graph_building._scalar_loop_thunk
+
+    def counting(node, storage, computed):
+        thunk = made(node, storage, computed)
+        if thunk is None:
+            return None
+
+        def run():
+            runs.append(node)
+            thunk()
+        return run
+
+    monkeypatch.setattr(graph_building, "_scalar_loop_thunk", counting)
+    return runs
+
+
+def test_evaluator_computes_a_repeated_node_once_with_the_same_values(monkeypatch):
+    """PyTensor's gradient of ``gammainc`` in its shape, taken where the function appears twice,
+    holds the same scalar loop twice (the same op of the same inputs, one input a separate
+    constant of the same value): evaluated once, with the values a compiled function gives."""
+    from pytensor.scalar.loop import ScalarLoop
+
+    a, x = pt.vector("a"), pt.vector("x")
+    out = pt.log(pt.gammainc(a, x)).sum() + (pt.gammainc(a, x) * pt.constant(2.0)).sum()
+    outputs = [out, *pytensor.grad(out, [a, x])]
+    loops = [n for n in io_toposort([a, x], outputs)
+             if isinstance(getattr(n.op, "scalar_op", None), ScalarLoop)]
+    runs = _loop_steps(monkeypatch)
+    evaluator = graph_building.Evaluator([a, x], outputs)
+    assert evaluator.merged > 0
+    assert len(evaluator.nodes) + evaluator.merged == len(io_toposort([a, x], outputs))
+    values = [np.linspace(0.5, 8.0, 40), np.linspace(0.1, 12.0, 40)]
+    got = evaluator(*values)
+    assert len(loops) > len(runs) > 0  # each distinct loop once, not each copy
+    want = pytensor.function([a, x], outputs)(*values)
+    for g, w in zip(got, want, strict=True):
+        np.testing.assert_allclose(g, w, rtol=1e-12)
+
+
+def test_evaluator_merges_small_constants_by_value_not_large_ones_or_random_draws():
+    x = pt.vector("x")
+    same = [x + pt.constant(1.0), x + pt.constant(1.0)]  # each a DimShuffle and an Add
+    evaluator = graph_building.Evaluator([x], same)
+    assert evaluator.merged == len(evaluator.nodes) == 2
+    first, second = evaluator(np.array([1.0, 2.0]))
+    np.testing.assert_array_equal(first, [2.0, 3.0])
+    np.testing.assert_array_equal(second, [2.0, 3.0])
+    assert graph_building.Evaluator([x], [x + pt.constant(1.0), x + pt.constant(2.0)]).merged == 0
+    big = np.arange(100.0)
+    assert graph_building.Evaluator([x], [x + pt.constant(big), x + pt.constant(big)]).merged == 0
+    rng = pytensor.shared(np.random.default_rng(0))
+    draws = [pt.random.normal(0, 1, size=3, rng=rng, return_next_rng=False)
+             for _ in range(2)]
+    from pytensor.tensor.random.op import RandomVariable
+    nodes = graph_building.Evaluator([], draws).nodes
+    assert sum(isinstance(n.op, RandomVariable) for n in nodes) == 2
+
+
+def test_evaluator_merges_nothing_in_a_graph_that_overwrites_an_input():
+    """An op that overwrites its input would overwrite a value merged nodes share."""
+    exp_inplace = Elemwise(ps.exp, inplace_pattern={0: 0})
+    x = pt.vector("x")
+    outputs = [exp_inplace(x * 2.0), x * 2.0 + 1.0]
+    evaluator = graph_building.Evaluator([x], outputs)
+    assert evaluator.merged == 0
+    got = evaluator(np.array([0.0, 1.0]))
+    np.testing.assert_allclose(got[0], np.exp([0.0, 2.0]))
+    np.testing.assert_allclose(got[1], [1.0, 3.0])
