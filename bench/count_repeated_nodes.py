@@ -4,8 +4,8 @@ For each model: the log density and gradient its profile built (what the scale s
 float32 check as written evaluate) and its float32 copy
 (:func:`pymc_accel.precision.float32_graph`), each as an :class:`pymc_accel.graph_building.Evaluator`; the graph's nodes, the nodes the
 evaluator computes once for the earlier node they repeat (``Evaluator.merged``), the scalar loops
-among them, and one evaluation at the initial point with the repeats computed once and, side by
-side, with every node computed where it stands (the evaluator before 2026-12-01, 15:30). Medians
+among them, and one evaluation at the initial point with the repeats computed once and, in turn
+with it, with every node computed where it stands (the evaluator before 2026-12-01, 15:30). Medians
 of ``--repeats`` evaluations, in milliseconds, as a Markdown table:
 
     JAX_PLATFORMS=cpu python bench/count_repeated_nodes.py --models copula_4,intervals_2,seed_small
@@ -26,20 +26,22 @@ sys.path.insert(0, str(Path(__file__).parent))
 def _parse(argv):
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--models", default="copula_4,intervals_2,seed_small")
-    p.add_argument("--repeats", type=int, default=5)
+    p.add_argument("--repeats", type=int, default=9)
     args = p.parse_args(argv)
     if args.repeats < 1:
         p.error("--repeats must be at least 1")
     return args
 
 
-def _timed(evaluator, args, repeats: int) -> float:
-    seconds = []
+def _timed(evaluators: list, args, repeats: int) -> list[float]:
+    """Median milliseconds of each evaluator at ``args``, taken in turn (one, the other, ...)."""
+    seconds: list[list[float]] = [[] for _ in evaluators]
     for _ in range(repeats):
-        start = time.perf_counter()
-        evaluator(*args)
-        seconds.append(time.perf_counter() - start)
-    return statistics.median(seconds) * 1e3
+        for evaluator, times in zip(evaluators, seconds, strict=True):
+            start = time.perf_counter()
+            evaluator(*args)
+            times.append(time.perf_counter() - start)
+    return [statistics.median(times) * 1e3 for times in seconds]
 
 
 def measure(model, repeats: int) -> dict:
@@ -77,10 +79,11 @@ def measure(model, repeats: int) -> dict:
             warnings.simplefilter("ignore")
             a, b = merged(*args), every(*args)
         same = all(np.array_equal(x, y, equal_nan=True) for x, y in zip(a, b, strict=True))
+        once, every_ms = _timed([merged, every], args, repeats)
         row[precision_name] = {
             "nodes": len(nodes), "merged": merged.merged, "loops": len(loops),
             "loops merged": len(loops - kept), "same values": same,
-            "once": _timed(merged, args, repeats), "every": _timed(every, args, repeats)}
+            "once": once, "every": every_ms}
     return row
 
 
