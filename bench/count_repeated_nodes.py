@@ -5,7 +5,8 @@ float32 check as written evaluate) and its float32 copy
 (:func:`pymc_accel.precision.float32_graph`), each as an :class:`pymc_accel.graph_building.Evaluator`; the graph's nodes, the nodes the
 evaluator computes once for the earlier node they repeat (``Evaluator.merged``), the scalar loops
 among them, and one evaluation at the initial point with the repeats computed once and, in turn
-with it, with every node computed where it stands (the evaluator before 2026-12-01, 15:30). Medians
+with it, with every node computed where it stands (the evaluator before 2026-12-01, 15:00); the
+evaluator's build both ways, and whether it merges by default (a graph with a scalar loop). Medians
 of ``--repeats`` evaluations, in milliseconds, as a Markdown table:
 
     JAX_PLATFORMS=cpu python bench/count_repeated_nodes.py --models copula_4,intervals_2,seed_small
@@ -67,14 +68,12 @@ def measure(model, repeats: int) -> dict:
             args = [a.astype(cast) if a.dtype == np.float64 else a for a in args]
         nodes = io_toposort(list(ins), outs)
         loops = {n for n in nodes if isinstance(getattr(n.op, "scalar_op", None), ScalarLoop)}
-        merged = Evaluator(list(ins), outs)
+        merged, every = Evaluator(list(ins), outs, merge=True), Evaluator(list(ins), outs,
+                                                                           merge=False)
         kept = set(merged.nodes)
-        original = graph_building._SameNodes.earlier
-        graph_building._SameNodes.earlier = lambda self, node: None
-        try:
-            every = Evaluator(list(ins), outs)
-        finally:
-            graph_building._SameNodes.earlier = original
+        build_once, build_every = _timed(
+            [lambda: Evaluator(list(ins), outs, merge=True),
+             lambda: Evaluator(list(ins), outs, merge=False)], [], repeats)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             a, b = merged(*args), every(*args)
@@ -83,7 +82,8 @@ def measure(model, repeats: int) -> dict:
         row[precision_name] = {
             "nodes": len(nodes), "merged": merged.merged, "loops": len(loops),
             "loops merged": len(loops - kept), "same values": same,
-            "once": once, "every": every_ms}
+            "once": once, "every": every_ms, "build once": build_once,
+            "build every": build_every, "default": Evaluator(list(ins), outs).merged > 0}
     return row
 
 
@@ -100,14 +100,17 @@ def main(argv=None) -> int:
     print(f"Command: `JAX_PLATFORMS=cpu python bench/count_repeated_nodes.py --models "
           f"{args.models} --repeats {args.repeats}`\n")
     print("| model | precision | nodes | repeats computed once | scalar loops | loops repeated "
-          "| same values | evaluation, repeats once (ms) | evaluation, every node (ms) | ratio |")
-    print("|---|---|---|---|---|---|---|---|---|---|")
+          "| same values | evaluation, repeats once (ms) | evaluation, every node (ms) | ratio "
+          "| build, repeats found (ms) | build, every node (ms) | merged by default |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for name in args.models.split(","):
         row = measure(named[name](), args.repeats)
         for precision_name, r in row.items():
             print(f"| {name} | {precision_name} | {r['nodes']} | {r['merged']} | {r['loops']} "
                   f"| {r['loops merged']} | {'yes' if r['same values'] else 'NO'} "
-                  f"| {r['once']:.2f} | {r['every']:.2f} | {r['once'] / r['every']:.2f} |",
+                  f"| {r['once']:.2f} | {r['every']:.2f} | {r['once'] / r['every']:.2f} "
+                  f"| {r['build once']:.1f} | {r['build every']:.1f} "
+                  f"| {'yes' if r['default'] else 'no'} |",
                   flush=True)
     return 0
 

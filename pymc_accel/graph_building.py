@@ -221,25 +221,33 @@ class _SameNodes:
     node's output it duplicates, and a small constant by its type and value), without the
     ``FunctionGraph`` it works on.
 
-    PyTensor's gradient repeats subexpressions that a compiled function merges: 407 of the 945
-    nodes of a Gaussian copula's log density and gradient (four of its six scalar loops, the
-    derivative of ``gammainc`` in its shape, each stepped up to thousands of times), and 19-185
-    of 132-586 nodes on seven zoo models (docs/benchmarks.md, "The checks' repeated nodes
-    computed once"). The values are the same either way; nothing is merged in a graph with an
-    op that overwrites its input, and a random variable's node is never merged."""
+    PyTensor's gradient repeats subexpressions that a compiled function merges: 406 of the 945
+    nodes of a Gaussian copula's log density and gradient, four of its six scalar loops (the
+    derivative of ``gammainc`` in its shape, each stepped up to thousands of times), whose
+    evaluation takes 0.33-0.38x the time with them computed once (20-29 ms less an
+    evaluation, on three models). On eight zoo and held-out models without a loop, 15-180 of
+    121-586 nodes repeat, their evaluations take 0.79-1.01x the time with them computed once
+    (0.5 ms less at most), and finding them adds 0.2-4.0 ms to building the evaluator, which
+    the checks evaluate a handful of times (docs/results/repeated-nodes-cpu-2026-12-01.md).
+    So by default only a graph with a scalar loop is merged. The values are the same either
+    way; nothing is merged in a graph with an op that overwrites its input, and a random
+    variable's node is never merged."""
 
-    def __init__(self, nodes: list[Any]) -> None:
+    def __init__(self, nodes: list[Any], merge: bool | None = None) -> None:
+        from pytensor.graph.basic import Constant
+        from pytensor.scalar.loop import ScalarLoop
         from pytensor.tensor.random.op import RandomVariable
 
-        self._on = not any(getattr(node.op, "destroy_map", None) for node in nodes)
-        self._random = RandomVariable
+        if merge is None:
+            merge = any(isinstance(getattr(node.op, "scalar_op", None), ScalarLoop)
+                        for node in nodes)
+        self._on = merge and not any(getattr(node.op, "destroy_map", None) for node in nodes)
+        self._random, self._constant = RandomVariable, Constant
         self._first: dict[Any, Any] = {}
         self._stands_for: dict[Any, Any] = {}
 
     def _key(self, var: Any) -> Any:
-        from pytensor.graph.basic import Constant
-
-        if isinstance(var, Constant):
+        if isinstance(var, self._constant):
             data = var.data
             if isinstance(data, np.ndarray) and data.size <= 64:
                 return ("constant", var.type, data.dtype.str, data.shape, data.tobytes())
@@ -295,15 +303,22 @@ class Evaluator:
     outputs : list of Variable
         The variables to compute. Their other root variables must be constants or shared
         variables (read when called).
+    merge : bool, optional
+        Whether a node that repeats an earlier one is computed once (its outputs are the
+        earlier node's values). By default, where the graph has a scalar loop
+        (:class:`_SameNodes`).
 
     Attributes
     ----------
     nodes : list of Apply
         The nodes evaluated, in order: the graph's own and the batched solves'
         replacements.
+    merged : int
+        The nodes not evaluated for the earlier node they repeat.
     """
 
-    def __init__(self, inputs: list[Any], outputs: list[Any]) -> None:
+    def __init__(self, inputs: list[Any], outputs: list[Any],
+                 merge: bool | None = None) -> None:
         from pytensor.compile.sharedvalue import SharedVariable
         from pytensor.graph.basic import Constant
         from pytensor.graph.traversal import io_toposort
@@ -332,7 +347,7 @@ class Evaluator:
 
         nodes = []
         order = io_toposort(self.inputs, outputs)
-        same = _SameNodes(order)
+        same = _SameNodes(order, merge)
         self.merged = 0
         for node in order:
             earlier = same.earlier(node)

@@ -410,19 +410,22 @@ def test_evaluator_computes_a_repeated_node_once_with_the_same_values(monkeypatc
 def test_evaluator_merges_small_constants_by_value_not_large_ones_or_random_draws():
     x = pt.vector("x")
     same = [x + pt.constant(1.0), x + pt.constant(1.0)]  # each a DimShuffle and an Add
-    evaluator = graph_building.Evaluator([x], same)
+    assert graph_building.Evaluator([x], same).merged == 0  # no scalar loop: not by default
+    evaluator = graph_building.Evaluator([x], same, merge=True)
     assert evaluator.merged == len(evaluator.nodes) == 2
     first, second = evaluator(np.array([1.0, 2.0]))
     np.testing.assert_array_equal(first, [2.0, 3.0])
     np.testing.assert_array_equal(second, [2.0, 3.0])
-    assert graph_building.Evaluator([x], [x + pt.constant(1.0), x + pt.constant(2.0)]).merged == 0
+    differ = [x + pt.constant(1.0), x + pt.constant(2.0)]
+    assert graph_building.Evaluator([x], differ, merge=True).merged == 0
     big = np.arange(100.0)
-    assert graph_building.Evaluator([x], [x + pt.constant(big), x + pt.constant(big)]).merged == 0
+    large = [x + pt.constant(big), x + pt.constant(big)]
+    assert graph_building.Evaluator([x], large, merge=True).merged == 0
     rng = pytensor.shared(np.random.default_rng(0))
     draws = [pt.random.normal(0, 1, size=3, rng=rng, return_next_rng=False)
              for _ in range(2)]
     from pytensor.tensor.random.op import RandomVariable
-    nodes = graph_building.Evaluator([], draws).nodes
+    nodes = graph_building.Evaluator([], draws, merge=True).nodes
     assert sum(isinstance(n.op, RandomVariable) for n in nodes) == 2
 
 
@@ -431,7 +434,7 @@ def test_evaluator_merges_nothing_in_a_graph_that_overwrites_an_input():
     exp_inplace = Elemwise(ps.exp, inplace_pattern={0: 0})
     x = pt.vector("x")
     outputs = [exp_inplace(x * 2.0), x * 2.0 + 1.0]
-    evaluator = graph_building.Evaluator([x], outputs)
+    evaluator = graph_building.Evaluator([x], outputs, merge=True)
     assert evaluator.merged == 0
     got = evaluator(np.array([0.0, 1.0]))
     np.testing.assert_allclose(got[0], np.exp([0.0, 2.0]))
