@@ -215,7 +215,7 @@ def _batched_vector_solve(node: Any) -> list[Any] | None:
     return batched_vector_b_solve_to_matrix_b_solve.transform(None, node) or None
 
 
-class _SameNodes:
+class RepeatedNodes:
     """Which node of a graph computes what an earlier one already does: the same op of the
     same inputs, as PyTensor's ``MergeOptimizer`` finds them (an input counted as the earlier
     node's output it duplicates, and a small constant by its type and value), without the
@@ -306,7 +306,7 @@ class Evaluator:
     merge : bool, optional
         Whether a node that repeats an earlier one is computed once (its outputs are the
         earlier node's values). By default, where the graph has a scalar loop
-        (:class:`_SameNodes`).
+        (:class:`RepeatedNodes`).
 
     Attributes
     ----------
@@ -347,7 +347,7 @@ class Evaluator:
 
         nodes = []
         order = io_toposort(self.inputs, outputs)
-        same = _SameNodes(order, merge)
+        same = RepeatedNodes(order, merge)
         self.merged = 0
         for node in order:
             earlier = same.earlier(node)

@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from pymc_accel.graph_building import Evaluator, initial_point, quietly
+from pymc_accel.graph_building import Evaluator, RepeatedNodes, initial_point, quietly
 
 if TYPE_CHECKING:
     from pymc_accel.profile import LogpGraph
@@ -215,7 +215,9 @@ def float32_graph(inputs: list[Any], outputs: list[Any]) -> tuple[list[Any], lis
     fixed inner types, such as a ``Scan``) runs on its original dtypes with its float outputs
     rounded to float32, which still rounds at its boundary. A parameter check
     (``CheckAndRaise``, PyMC's ``CheckParameterValue``) passes its value through unchecked, as
-    in the JAX runs float32 is checked for.
+    in the JAX runs float32 is checked for. In a graph with a scalar loop, a node that repeats
+    an earlier one (the same op of the same inputs) is copied once, as the evaluator computes
+    it once (:class:`pymc_accel.graph_building.RepeatedNodes`).
 
     Parameters
     ----------
@@ -270,8 +272,15 @@ def float32_graph(inputs: list[Any], outputs: list[Any]) -> tuple[list[Any], lis
         mapping[var] = new
         return new
 
-    for node in io_toposort(inputs, outputs):
+    order = io_toposort(inputs, outputs)
+    same = RepeatedNodes(order)  # a graph with a scalar loop: a repeated node copied once
+    for node in order:
         op = node.op
+        earlier = same.earlier(node)
+        if earlier is not None:
+            for old, first in zip(node.outputs, earlier.outputs, strict=True):
+                mapping[old] = mapping[first]
+            continue
         if isinstance(op, CheckAndRaise):
             # a parameter check passes its value through, as every JAX run does (PyTensor's
             # and PyMC's JAX conversions of CheckAndRaise and CheckParameterValue): its

@@ -69,6 +69,35 @@ def test_float32_graph_types_each_node_as_make_node_would():
         assert [o.type for o in node.outputs] == [o.type for o in expected], node
 
 
+def test_float32_graph_copies_a_repeated_node_once_in_a_graph_with_a_scalar_loop():
+    """PyTensor's gradient of ``gammainc`` in its shape, taken where the function appears
+    twice, repeats its scalar loop: the float32 copy holds it once, with the values of a copy
+    of every node."""
+    import pytensor.tensor as pt
+    from pytensor.graph.traversal import io_toposort
+    from pytensor.scalar.loop import ScalarLoop
+
+    from pymc_accel.graph_building import Evaluator
+
+    a, x = pt.vector("a"), pt.vector("x")
+    out = pt.log(pt.gammainc(a, x)).sum() + (pt.gammainc(a, x) * 2.0).sum()
+    outputs = [out, *pytensor.grad(out, [a, x])]
+    ins, outs = float32_graph([a, x], outputs)
+
+    def loops(i, o):
+        return sum(isinstance(getattr(n.op, "scalar_op", None), ScalarLoop)
+                   for n in io_toposort(i, o))
+
+    assert 0 < loops(ins, outs) < loops([a, x], outputs)
+    values = [np.linspace(0.5, 8.0, 40, dtype="float32"),
+              np.linspace(0.1, 12.0, 40, dtype="float32")]
+    got = Evaluator(ins, outs, merge=False)(*values)
+    want = Evaluator([a, x], outputs, merge=False)(*[v.astype("float64") for v in values])
+    for g, w in zip(got, want, strict=True):
+        assert g.dtype == np.float32
+        np.testing.assert_allclose(g, w, rtol=2e-3)
+
+
 def test_float32_is_safe_on_eight_schools():
     check = check_float32(eight_schools())
     assert check.safe and not check.problem
