@@ -1440,14 +1440,36 @@ def cold_compile_seconds(profile: ModelProfile, runtime: Runtime,
 GUARD_SECONDS = 0.0009
 GUARD_SECONDS_PER_KERNEL = 0.223e-3
 GUARD_SECONDS_PER_BYTE = 0.849e-9
+#: The check of a log density whose gradient PyTensor writes as scalar loops (the derivative of
+#: ``gammainc`` or ``gammaincc`` in the shape, of ``betainc`` in its first two arguments) is
+#: charged this many times the figure above: on eight of the nine such models timed (the
+#: interval, copula, censored and truncated gamma models, all ``gammainc``) the check failed as
+#: written and went on to the log density as the backends compile it, a second rewrite,
+#: gradient, copy and evaluation. Charged once, their checks took 2.1x-2.4x the charge; twice,
+#: 0.83x-0.95x on seven, 1.27x on the one that passed as written, and 0.26x on a truncated
+#: gamma regression whose four points each step the loops (bench/fit_guard.py at cfb3ba3,
+#: fit-guard-cpu-2026-12-01-repeated-nodes.jsonl in docs/results; docs/benchmarks.md, "The
+#: float32 check charged twice where the gradient loops"). ``betainc``'s loops are charged
+#: alike, untimed.
+GUARD_LOOP_DERIVATIVE_PASSES = 2.0
+
+#: The inputs of each series function whose derivative PyTensor writes as a scalar loop
+#: (``census.series_evaluations`` keys ``"Name'i"``); its derivative in ``x`` is closed-form.
+_LOOP_DERIVATIVES = ("GammaInc'0", "GammaIncC'0", "BetaInc'0", "BetaInc'1")
 
 
 def guard_seconds(profile: ModelProfile) -> Figure:
     """Modelled seconds of the float32 accuracy check the selector runs before it chooses
     float32 for a float64 model: selection time, charged to float32 candidates when they are
-    ranked (float32 is worth its check only where it saves more than the check costs)."""
+    ranked (float32 is worth its check only where it saves more than the check costs).
+    A gradient with PyTensor's scalar loops is charged :data:`GUARD_LOOP_DERIVATIVE_PASSES`
+    passes, the check as written and as compiled."""
     c = profile.census
     seconds = GUARD_SECONDS + GUARD_SECONDS_PER_KERNEL * c.kernels + GUARD_SECONDS_PER_BYTE * c.bytes
+    if any(c.series_evaluations.get(key) for key in _LOOP_DERIVATIVES):
+        return Figure(seconds * GUARD_LOOP_DERIVATIVE_PASSES, "modelled",
+                      "float32 accuracy check: fixed + per kernel + per byte, as written and "
+                      "as compiled (the gradient's scalar loops)")
     return Figure(seconds, "modelled", "float32 accuracy check: fixed + per kernel + per byte")
 
 

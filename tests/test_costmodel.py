@@ -900,3 +900,24 @@ def test_a_first_compile_counts_the_kernels_compiled_not_the_derivative_written_
         stand_in = (runtime.cold_seconds + runtime.cold_seconds_per_kernel
                     * profile.xla_census.compiled_kernels)
         assert cold == pytest.approx(stand_in)
+
+
+@pytest.mark.parametrize(("free_shape", "passes"), [(True, 2.0), (False, 1.0)])
+def test_the_float32_check_is_charged_twice_where_the_gradient_loops(free_shape, passes):
+    """PyTensor writes ``gammainc``'s derivative in its shape as a scalar loop; on eight of nine
+    such models the check failed as written and went on as compiled, a second pass its charge
+    left out. The derivative in ``x`` alone is closed-form: one pass."""
+    import pymc as pm
+    import pytensor.tensor as pt
+
+    x = np.linspace(0.5, 4.0, 50)
+    with pm.Model() as model:
+        k = pm.HalfNormal("k", 2.0) if free_shape else 2.0
+        scale = pm.HalfNormal("scale", 1.0)
+        pm.Potential("tail", pt.log(pt.gammainc(k, x / scale)).sum())
+    profile = profile_model(model)
+    one_pass = (costmodel.GUARD_SECONDS + costmodel.GUARD_SECONDS_PER_KERNEL
+                * profile.census.kernels + costmodel.GUARD_SECONDS_PER_BYTE * profile.census.bytes)
+    charged = costmodel.guard_seconds(profile)
+    assert charged.value == pytest.approx(passes * one_pass)
+    assert ("as written and as compiled" in charged.note) == free_shape
