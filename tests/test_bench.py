@@ -1708,3 +1708,20 @@ def test_backend_posterior_comparison_tells_unmixed_chains_from_a_wrong_posterio
     assert rhat < cmp.RHAT_LIMIT and ess > 1000
     rhat, ess = cmp.convergence(unmixed)
     assert rhat > cmp.RHAT_LIMIT and ess < 100
+
+
+def test_repeated_nodes_bench_counts_the_repeats_and_compares_both_evaluations():
+    """bench/count_repeated_nodes.py: PyTensor's gradient of the interval model's
+    ``gammainc`` of a free shape repeats its scalar loops; the evaluator merges them by
+    default, with the values of the evaluator that computes every node."""
+    import count_repeated_nodes
+
+    row = count_repeated_nodes.measure(zoo.named()["intervals_2"](), repeats=1)
+    r = row["float64"]
+    assert r["same values"] and r["default"]
+    assert 0 < r["loops merged"] < r["loops"] and 0 < r["merged"] < r["nodes"]
+    assert r["once"] > 0 and r["every"] > 0
+    # the float32 copy holds each repeated loop once already (precision.float32_graph)
+    r32 = row["float32"]
+    assert r32["same values"] and r32["loops merged"] == 0
+    assert r32["loops"] == r["loops"] - r["loops merged"]
