@@ -3,10 +3,11 @@
 For each model: the log density and gradient its profile built (what the scale spread and the
 float32 check as written evaluate) and its float32 copy
 (:func:`pymc_accel.precision.float32_graph`, which since 2026-12-01, 15:09, copies a repeated
-node once where the graph has a scalar loop, so its float32 rows count fewer repeats), each as an :class:`pymc_accel.graph_building.Evaluator`; the graph's nodes, the nodes the
-evaluator computes once for the earlier node they repeat (``Evaluator.merged``), the scalar loops
-among them, and one evaluation at the initial point with the repeats computed once and, in turn
-with it, with every node computed where it stands (the evaluator before 2026-12-01, 15:00); the
+node once where the graph has a scalar loop, so its float32 rows count fewer repeats), each as
+an :class:`pymc_accel.graph_building.Evaluator`; the graph's nodes, the nodes the evaluator
+computes once for the earlier node they repeat (``Evaluator.merged``), the scalar loops among
+them, and one evaluation at the initial point with the repeats computed once and, in turn with
+it, with every node computed where it stands (the evaluator before 2026-12-01, 15:00); the
 evaluator's build both ways, and whether it merges by default (a graph with a scalar loop). Medians
 of ``--repeats`` evaluations, in milliseconds, as a Markdown table:
 
