@@ -354,8 +354,7 @@ class _Rebuilder:
             key = (op.scalar_op, tuple(v.type.dtype for v in new_ins))
             dtypes = self.out_dtypes.get(key)
             if dtypes is None:
-                dtypes = [o.type.dtype for o in op.make_scalar_node(*new_ins).outputs]
-                self.out_dtypes[key] = dtypes
+                dtypes = self.out_dtypes[key] = _scalar_out_dtypes(op, new_ins)
         elif all(new.type == old.type for new, old
                  in zip(new_ins[1:], node.inputs[1:], strict=True)):  # the shape, unchanged
             dtypes = [new_ins[0].type.dtype]
@@ -372,6 +371,37 @@ class _Rebuilder:
         if tensor_type is None:
             tensor_type = self.types[(dtype, shape)] = TensorType(dtype, shape=shape)
         return tensor_type
+
+
+#: Output dtypes of a scalar loop on new input dtypes, kept across copies (the float32 check
+#: copies a graph as written and again as compiled): working them out rebuilds the loop's inner
+#: graph, 5-10 ms a loop (``ScalarLoop.make_node``), where the interval model's gradient has
+#: four distinct loops. A loop that cannot be rebuilt keeps its error's text, raised again as a
+#: ``TypeError`` (the copy then runs the loop on its original dtypes).
+_LOOP_OUT_DTYPES: dict[tuple, list[str] | str] = {}
+_LOOP_OUT_DTYPES_MAX = 256
+
+
+def _scalar_out_dtypes(op: Any, new_ins: list[Any]) -> list[str]:
+    """The output dtypes ``op`` (an ``Elemwise``) gives ``new_ins``, as ``make_scalar_node``
+    works them out; for a scalar loop, kept in :data:`_LOOP_OUT_DTYPES`."""
+    from pytensor.scalar.loop import ScalarLoop
+
+    if not isinstance(op.scalar_op, ScalarLoop):
+        return [o.type.dtype for o in op.make_scalar_node(*new_ins).outputs]
+    key = (op.scalar_op, tuple(v.type.dtype for v in new_ins))
+    kept = _LOOP_OUT_DTYPES.get(key)
+    if kept is None:
+        try:
+            kept = [o.type.dtype for o in op.make_scalar_node(*new_ins).outputs]
+        except Exception as exc:  # raised again below, each time
+            kept = f"{type(exc).__name__}: {exc}"
+        if len(_LOOP_OUT_DTYPES) >= _LOOP_OUT_DTYPES_MAX:
+            _LOOP_OUT_DTYPES.clear()
+        _LOOP_OUT_DTYPES[key] = kept
+    if isinstance(kept, str):
+        raise TypeError(kept)
+    return list(kept)
 
 
 def _points(model: Any, n_jittered: int, initvals: dict | None, seed: int,

@@ -98,6 +98,39 @@ def test_float32_graph_copies_a_repeated_node_once_in_a_graph_with_a_scalar_loop
         np.testing.assert_allclose(g, w, rtol=2e-3)
 
 
+def test_float32_copies_work_out_a_scalar_loops_dtypes_once(monkeypatch):
+    """Working out a scalar loop's output dtypes on float32 inputs rebuilds its inner graph;
+    the check copies the gradient twice (as written, as compiled), and the second copy reuses
+    the first's answer, a loop that cannot be rebuilt included."""
+    import pytensor.tensor as pt
+    from pytensor.graph.traversal import io_toposort
+    from pytensor.scalar.loop import ScalarLoop
+
+    from pymc_accel import precision
+
+    monkeypatch.setattr(precision, "_LOOP_OUT_DTYPES", {})
+    built = []
+    init = ScalarLoop.__init__
+
+    def counting(self, *args, **kwargs):  # a loop rebuilt on new types is a new op
+        built.append(self)
+        init(self, *args, **kwargs)
+
+    monkeypatch.setattr(ScalarLoop, "__init__", counting)
+    k, x = pt.vector("k"), pt.vector("x")
+    outputs = [pt.log(pt.gammainc(k, x)).sum(), *pytensor.grad(pt.log(pt.gammainc(k, x)).sum(),
+                                                                 [k, x])]
+    first = float32_graph([k, x], outputs)
+    once = len(built)
+    assert once > 0
+    second = float32_graph([k, x], outputs)
+    assert len(built) == once  # nothing rebuilt the second time
+    loops = [[n.op for n in io_toposort(*g) if isinstance(getattr(n.op, "scalar_op", None),
+                                                           ScalarLoop)] for g in (first, second)]
+    assert loops[0] == loops[1]
+    assert [o.type for o in first[1]] == [o.type for o in second[1]]
+
+
 def test_float32_is_safe_on_eight_schools():
     check = check_float32(eight_schools())
     assert check.safe and not check.problem
