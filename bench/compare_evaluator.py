@@ -12,7 +12,10 @@ initial point the evaluator computes, both ways, and prints the largest relative
 check, which evaluates with it, says.
 
     JAX_PLATFORMS=cpu PYMC_ACCEL_PROFILE_CACHE=off python bench/compare_evaluator.py \
-        [--markdown docs/results/X.md]
+        [--models a,b] [--markdown docs/results/X.md]
+
+Run from this checkout with an older checkout's package first on ``PYTHONPATH`` (``git
+worktree add``), it compares that version's evaluator and check on the same models.
 """
 
 from __future__ import annotations
@@ -86,17 +89,25 @@ def float32_verdict(model) -> str:
     except Exception as exc:  # the check is public: what it raises is a finding
         return f"raised {type(exc).__name__}"
     return (f"{'safe' if check.safe else 'unsafe'} ({check.logp_rel_error:.1e} / "
-            f"{check.grad_rel_error:.1e})")
+            f"{check.grad_rel_error:.1e}; {check.points} points, {check.graph})")
 
 
 def main(argv=None) -> str:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--markdown", default=None, help="write the table here as well")
+    p.add_argument("--models", default=None,
+                   help="comma-separated names (default: every model, about 150)")
     args = p.parse_args(argv)
     warnings.filterwarnings("ignore")
     started = time.strftime("%H:%M")
     rows, agree, raised = [], 0, 0
-    for name, make in models().items():
+    chosen = models()
+    if args.models:
+        unknown = sorted(set(args.models.split(",")) - set(chosen))
+        if unknown:
+            p.error(f"unknown models: {', '.join(unknown)}")
+        chosen = {name: chosen[name] for name in args.models.split(",")}
+    for name, make in chosen.items():
         worst, same_start, error = compare(make())
         if error:
             raised += 1
