@@ -375,8 +375,9 @@ class _Rebuilder:
 
 #: Output dtypes of a scalar loop on new input dtypes, kept across copies (the float32 check
 #: copies a graph as written and again as compiled): working them out rebuilds the loop's inner
-#: graph, 5-10 ms a loop (``ScalarLoop.make_node``), where the interval model's gradient has
-#: four distinct loops. A loop that cannot be rebuilt keeps its error's text, raised again as a
+#: graph (``ScalarLoop.make_node``). Kept, the interval model's two float32 copies took 32-35 ms
+#: where 70, the copula's 40-43 where 80 (selection-parts-cpu-2026-12-01-loop-dtypes.md in
+#: docs/results). A loop that cannot be rebuilt keeps its error's text, raised again as a
 #: ``TypeError`` (the copy then runs the loop on its original dtypes).
 _LOOP_OUT_DTYPES: dict[tuple, list[str] | str] = {}
 _LOOP_OUT_DTYPES_MAX = 256
