@@ -26,16 +26,6 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).parent))
 
 
-def _parse(argv):
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--models", default="copula_4,intervals_2,seed_small")
-    p.add_argument("--repeats", type=int, default=9)
-    args = p.parse_args(argv)
-    if args.repeats < 1:
-        p.error("--repeats must be at least 1")
-    return args
-
-
 def _timed(evaluators: list, args, repeats: int) -> list[float]:
     """Median milliseconds of each evaluator at ``args``, taken in turn (one, the other, ...)."""
     seconds: list[list[float]] = [[] for _ in evaluators]
@@ -90,15 +80,19 @@ def measure(model, repeats: int) -> dict:
 
 
 def main(argv=None) -> int:
-    args = _parse(argv)
-    warnings.filterwarnings("ignore")
     import zoo
 
     named = zoo.named()
-    unknown = [m for m in args.models.split(",") if m not in named]
-    if unknown:
-        print(f"unknown models: {unknown}; known: {sorted(named)}", file=sys.stderr)
-        return 2
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--models", default="copula_4,intervals_2,seed_small",
+                        help="comma-separated names of bench/zoo.py's named() models")
+    parser.add_argument("--repeats", type=int, default=9, help="evaluations timed each way")
+    args = parser.parse_args(argv)
+    unknown = sorted(set(args.models.split(",")) - set(named))
+    if unknown or args.repeats < 1:
+        parser.error(f"unknown models: {', '.join(unknown)}" if unknown
+                     else "--repeats must be at least 1")
+    warnings.filterwarnings("ignore")
     print(f"Command: `JAX_PLATFORMS=cpu python bench/count_repeated_nodes.py --models "
           f"{args.models} --repeats {args.repeats}`\n")
     print("| model | precision | nodes | repeats computed once | scalar loops | loops repeated "
