@@ -319,8 +319,8 @@ class _Rebuilder:
     ``make_node`` works out what the original node already says:
 
     - ``Elemwise``: its output dtypes are the scalar op's on the new dtypes, worked out once per
-      scalar op and input dtypes; ``make_node`` works them out, and builds a new
-      ``TensorType``, for every node.
+      scalar op and input dtypes (:func:`_scalar_out_dtypes`, kept across copies);
+      ``make_node`` works them out, and builds a new ``TensorType``, for every node.
     - ``Alloc``: its output has the value's dtype and the original's static shape;
       ``make_node`` infers that shape by constant-folding the shape's graph (a ``FunctionGraph``
       and rewrites on each call), a good part of the copy's time on the GP's gradient.
@@ -336,7 +336,6 @@ class _Rebuilder:
         from pytensor.tensor.elemwise import Elemwise
 
         self._alloc, self._elemwise = Alloc, Elemwise
-        self.out_dtypes: dict[tuple, list[str]] = {}  # (scalar op, input dtypes) -> dtypes
         self.types: dict[tuple, Any] = {}  # (dtype, static shape) -> TensorType
 
     def __call__(self, op: Any, node: Any, new_ins: list[Any]) -> Any:
@@ -351,10 +350,7 @@ class _Rebuilder:
         ):
             return None
         if elementwise:
-            key = (op.scalar_op, tuple(v.type.dtype for v in new_ins))
-            dtypes = self.out_dtypes.get(key)
-            if dtypes is None:
-                dtypes = self.out_dtypes[key] = _scalar_out_dtypes(op, new_ins)
+            dtypes = _scalar_out_dtypes(op, new_ins)
         elif all(new.type == old.type for new, old
                  in zip(new_ins[1:], node.inputs[1:], strict=True)):  # the shape, unchanged
             dtypes = [new_ins[0].type.dtype]
@@ -373,33 +369,30 @@ class _Rebuilder:
         return tensor_type
 
 
-#: Output dtypes of a scalar loop on new input dtypes, kept across copies (the float32 check
-#: copies a graph as written and again as compiled): working them out rebuilds the loop's inner
-#: graph (``ScalarLoop.make_node``). Kept, the interval model's two float32 copies took 32-35 ms
-#: where 70, the copula's 40-43 where 80 (selection-parts-cpu-2026-12-01-loop-dtypes.md in
-#: docs/results). A loop that cannot be rebuilt keeps its error's text, raised again as a
-#: ``TypeError`` (the copy then runs the loop on its original dtypes).
-_LOOP_OUT_DTYPES: dict[tuple, list[str] | str] = {}
-_LOOP_OUT_DTYPES_MAX = 256
+#: Output dtypes of a scalar op on new input dtypes (:func:`_scalar_out_dtypes`), kept across
+#: copies: the float32 check copies a graph as written and again as compiled, and for a scalar
+#: loop working them out rebuilds the loop's inner graph (``ScalarLoop.make_node``). Kept
+#: within one copy only, the interval model's two float32 copies took 70 ms, kept across them
+#: 32-35 ms; the copula's 80 and 40-43 (selection-parts-cpu-2026-12-01-loop-dtypes.md in
+#: docs/results). An op that cannot be rebuilt on them keeps its error's text, raised again as
+#: a ``TypeError`` (the copy then runs the node on its original dtypes).
+_OUT_DTYPES: dict[tuple, list[str] | str] = {}
+_OUT_DTYPES_MAX = 1024
 
 
 def _scalar_out_dtypes(op: Any, new_ins: list[Any]) -> list[str]:
     """The output dtypes ``op`` (an ``Elemwise``) gives ``new_ins``, as ``make_scalar_node``
-    works them out; for a scalar loop, kept in :data:`_LOOP_OUT_DTYPES`."""
-    from pytensor.scalar.loop import ScalarLoop
-
-    if not isinstance(op.scalar_op, ScalarLoop):
-        return [o.type.dtype for o in op.make_scalar_node(*new_ins).outputs]
+    works them out, kept in :data:`_OUT_DTYPES` per scalar op and input dtypes."""
     key = (op.scalar_op, tuple(v.type.dtype for v in new_ins))
-    kept = _LOOP_OUT_DTYPES.get(key)
+    kept = _OUT_DTYPES.get(key)
     if kept is None:
         try:
             kept = [o.type.dtype for o in op.make_scalar_node(*new_ins).outputs]
         except Exception as exc:  # raised again below, each time
             kept = f"{type(exc).__name__}: {exc}"
-        if len(_LOOP_OUT_DTYPES) >= _LOOP_OUT_DTYPES_MAX:
-            _LOOP_OUT_DTYPES.clear()
-        _LOOP_OUT_DTYPES[key] = kept
+        if len(_OUT_DTYPES) >= _OUT_DTYPES_MAX:
+            _OUT_DTYPES.clear()
+        _OUT_DTYPES[key] = kept
     if isinstance(kept, str):
         raise TypeError(kept)
     return list(kept)

@@ -108,7 +108,7 @@ def test_float32_copies_work_out_a_scalar_loops_dtypes_once(monkeypatch):
 
     from pymc_accel import precision
 
-    monkeypatch.setattr(precision, "_LOOP_OUT_DTYPES", {})
+    monkeypatch.setattr(precision, "_OUT_DTYPES", {})
     built = []
     init = ScalarLoop.__init__
 
