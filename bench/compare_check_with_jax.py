@@ -10,9 +10,10 @@ float64 (a scalar loop's inner types are fixed when it is built).
 
 For each model this runs the check as a selection does (after the profile, on its log density),
 then evaluates the log density a JAX run jaxifies
-(:func:`pymc_accel.backends.run_logp.jaxified_logp`) and its JAX gradient in float64 and in float32, at the check's points (the initial point and
-the same jittered ones, :func:`pymc_accel.precision._points` with the check's seed), and applies
-the check's own tolerances and finiteness rule to JAX's errors. One JSON line per model:
+(:func:`pymc_accel.backends.run_logp.jaxified_logp`) and its JAX gradient in float64 and in
+float32, at the check's points (the initial point and the same jittered ones,
+:func:`pymc_accel.precision._points` with the check's seed), and applies the check's own
+tolerances and finiteness rule to JAX's errors. One JSON line per model:
 
     JAX_PLATFORMS=cpu PYMC_ACCEL_HISTORY=off python bench/compare_check_with_jax.py \\
         --models copula_4,intervals_2,truncated_gamma_6,... [--markdown FILE]
