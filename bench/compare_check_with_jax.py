@@ -16,7 +16,7 @@ float32, at the check's points (the initial point and the same jittered ones,
 tolerances and finiteness rule to JAX's errors. One JSON line per model:
 
     JAX_PLATFORMS=cpu PYMC_ACCEL_HISTORY=off python bench/compare_check_with_jax.py \\
-        --models copula_4,intervals_2,truncated_gamma_6,... [--markdown FILE]
+        --models copula_4,intervals_2,truncated_gamma_6,...|all [--markdown FILE]
 
 A model where the two verdicts differ is one where the check either refuses a float32 run that
 would have computed what float64 computes (a lost speed-up), or passes one that would not (a
@@ -136,17 +136,19 @@ def markdown(rows: list[dict], command: str) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--models", required=True,
-                        help="comma-separated names from bench/zoo.py's zoo.named()")
+                        help="comma-separated names of the zoo, its held-out set and the user "
+                             "sweep (compare_evaluator.models()), or 'all'")
     parser.add_argument("--markdown", metavar="FILE", help="also write a markdown table here")
     args = parser.parse_args()
-    import zoo
+    from compare_evaluator import models as every_model
 
-    models = zoo.named()
-    unknown = [n for n in args.models.split(",") if n not in models]
+    models = every_model()
+    names = list(models) if args.models == "all" else args.models.split(",")
+    unknown = [n for n in names if n not in models]
     if unknown:
         parser.error(f"unknown models: {', '.join(unknown)}")
     rows = []
-    for name in args.models.split(","):
+    for name in names:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             try:
