@@ -77,11 +77,13 @@ def jax_errors(model, graph, points: list[dict], compared: int, logp_rtol: float
         if i < compared:
             le, ge = _errors(lp32, g32, lp64, g64)
             logp_error, grad_error = max(logp_error, le), max(grad_error, ge)
+    finite64 = sum(_finite(lp, g) for lp, g in at64)
+    if not finite64:  # as the check: float64 not finite anywhere leaves nothing to compare
+        problem = "float64 itself is not finite at any point; nothing to compare"
     if not problem and logp_error > logp_rtol:
         problem = f"logp rel. error {logp_error:.2g}"
     if not problem and grad_error > grad_rtol:
         problem = f"gradient rel. error {grad_error:.2g}"
-    finite64 = sum(_finite(lp, g) for lp, g in at64)
     return {"safe": not problem, "problem": problem, "logp_rel_error": logp_error,
             "grad_rel_error": grad_error, "points_finite_in_float64": finite64}
 
