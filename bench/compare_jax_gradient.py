@@ -1,0 +1,189 @@
+"""JAX's compiled gradient of a model's log density beside PyTensor's, in float64.
+
+A JAX sampler (NumPyro's NUTS, DEER) never runs PyTensor's gradient: it jaxifies the log
+density and differentiates it with JAX's rules inside a program XLA compiles. The float32
+check (:func:`pymc_accel.precision.check_float32`) compares float32 to float64 and takes a
+float64 gradient to be right; this asks whether it is right for the JAX samplers, at the
+check's points (the initial point and its jittered copies, :func:`pymc_accel.precision._points`
+with the check's seed: all ten, the four it compares and the six it asks to be finite). Per
+model, the largest relative gradient error (the check's measure, ``|g - g_ref| /
+max(|g_ref|, 1)``) of
+
+- ``run_jit``: the log density a JAX run jaxifies (:func:`pymc_accel.backends.run_logp.
+  jaxified_logp`), differentiated by ``jax.value_and_grad`` under ``jax.jit``, as a sampler
+  runs it;
+- ``run_flat_jit``: the same with the position one flat vector, unraveled inside the compiled
+  function, as pymc-accel's NumPyro and BlackJAX runs hand it to the sampler
+  (:mod:`pymc_accel.backends.flat_position`);
+- ``run_eager``: the function and gradient of ``run_jit`` run op by op, without ``jax.jit``
+  (computed only where a compiled way's error is over ``MARK``, to say whether the compilation
+  makes it);
+- ``pymc_jit``: PyMC's own ``get_jaxified_logp`` of the model under ``jax.jit``, which is what
+  ``pm.sample(nuts_sampler="numpyro")`` runs without pymc-accel;
+
+against PyTensor's compiled float64 gradient (``model.compile_dlogp``), and the largest relative
+error of a central finite difference of PyTensor's log density (step 1e-6) against the same
+gradient, the reference's own check, for models of at most ``MAX_DIFFERENCED`` free values.
+One JSON line per model:
+
+    JAX_PLATFORMS=cpu PYMC_ACCEL_HISTORY=off python bench/compare_jax_gradient.py \\
+        --models sparse_gp,periodic_gp,...|all [--markdown FILE]
+
+A model whose ``run_jit`` error is large where ``run_eager``'s is not has a gradient that XLA's
+compilation changes, not the jaxification: a JAX sampler runs it with a gradient that is not the
+log density's.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import warnings
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).parent))
+
+#: the relative gradient error above which a row is marked (the float32 check's tolerance)
+MARK = 1e-3
+#: the largest free dimension whose reference gradient is checked by finite differences
+MAX_DIFFERENCED = 50
+
+
+def _flat(parts):
+    """One float64 vector of a gradient given as a list of arrays or as one array."""
+    import numpy as np
+
+    if not isinstance(parts, (list, tuple)):
+        return np.ravel(np.asarray(parts, dtype=np.float64))
+    return (np.concatenate([np.ravel(np.asarray(x, dtype=np.float64)) for x in parts])
+            if parts else np.zeros(0))
+
+
+def _error(g, ref) -> float:
+    import numpy as np
+
+    if not np.all(np.isfinite(g)):
+        return float("inf")
+    return float(np.linalg.norm(g - ref)) / max(float(np.linalg.norm(ref)), 1.0)
+
+
+def compare_model(name: str, build) -> dict:
+    """The largest relative float64 gradient errors of JAX's ways of differentiating one model's
+    log density against PyTensor's gradient, at the float32 check's points."""
+    import jax
+    import numpy as np
+    from jax.flatten_util import ravel_pytree
+    from pymc.sampling.jax import get_jaxified_logp
+
+    from pymc_accel.backends.jax_model import jax_precision
+    from pymc_accel.backends.run_logp import jaxified_logp
+    from pymc_accel.precision import FINITENESS_POINTS, JITTERED_POINTS, _points
+    from pymc_accel.profile import profile_and_logp
+
+    model = build()
+    _, graph = profile_and_logp(model)
+    points = _points(model, JITTERED_POINTS + FINITENESS_POINTS, None, 0)
+    names = [v.name for v in model.value_vars]
+    logp, dlogp = model.compile_logp(), model.compile_dlogp()
+    errors = {"run_jit": 0.0, "run_flat_jit": 0.0, "pymc_jit": 0.0, "run_eager": None,
+              "finite_difference": 0.0}
+    compared = []
+    with jax_precision("float64"):
+        run = jaxified_logp(model, graph, negative_logp=True, device="cpu")
+        pymc_fn = get_jaxified_logp(model, negative_logp=True)
+        _, unravel = ravel_pytree([np.asarray(points[0][n]) for n in names])
+        ways = {"run_jit": jax.jit(jax.value_and_grad(run)),
+                "run_flat_jit": jax.jit(jax.value_and_grad(lambda flat: run(unravel(flat)))),
+                "pymc_jit": jax.jit(jax.value_and_grad(pymc_fn))}
+        for point in points:
+            ref = np.asarray(dlogp(point), dtype=np.float64)
+            if not (np.isfinite(logp(point)) and np.all(np.isfinite(ref))):
+                continue  # no reference here
+            args = [np.asarray(point[n]) for n in names]
+            compared.append((args, ref))
+            for way, fn in ways.items():
+                position = ravel_pytree(args)[0] if way.endswith("flat_jit") else args
+                errors[way] = max(errors[way], _error(_flat(fn(position)[1]), ref))
+            if ref.size <= MAX_DIFFERENCED:
+                difference = _central_difference(logp, point, names)
+                errors["finite_difference"] = max(errors["finite_difference"],
+                                                  _error(difference, ref))
+            else:
+                errors["finite_difference"] = None
+        worst = max(errors[way] for way in ways)
+        if worst > MARK:
+            eager = jax.value_and_grad(run)
+            errors["run_eager"] = max(_error(_flat(eager(args)[1]), ref)
+                                      for args, ref in compared)
+    return {"model": name, "points": len(compared), **errors, "marked": worst > MARK}
+
+
+def _central_difference(logp, point: dict, names: list[str], step: float = 1e-6):
+    """The gradient of ``logp`` at ``point`` by central differences, in the order
+    ``compile_dlogp`` returns it (``names``: the value variables in the model's order)."""
+    import numpy as np
+
+    out = []
+    for name in names:
+        value = np.asarray(point[name], dtype=np.float64)
+        flat = value.ravel()
+        for i in range(flat.size):
+            up, down = flat.copy(), flat.copy()
+            up[i] += step
+            down[i] -= step
+            out.append((logp({**point, name: up.reshape(value.shape)})
+                        - logp({**point, name: down.reshape(value.shape)})) / (2 * step))
+    return np.asarray(out)
+
+
+def markdown(rows: list[dict], command: str) -> str:
+    """A table of the errors, marked rows first."""
+    lines = [f"Command: `{command}`", "",
+             f"Relative float64 gradient errors against PyTensor's at the float32 check's "
+             f"points; **bold**: over {MARK:g} under ``jax.jit``.", "",
+             "| model | points | JAX run, jit | JAX run, flat, jit | PyMC's jaxified, jit | "
+             "JAX run, eager | finite difference |", "|---|---|---|---|---|---|---|"]
+    for r in sorted(rows, key=lambda r: (not r.get("marked", False), r["model"])):
+        if "error" in r:
+            lines.append(f"| {r['model']} | failed: {r['error']} | | | | | |")
+            continue
+        cells = [f"**{r[k]:.2g}**" if k.endswith("jit") and r[k] > MARK
+                 else "-" if r[k] is None else f"{r[k]:.2g}"
+                 for k in ("run_jit", "run_flat_jit", "pymc_jit", "run_eager",
+                           "finite_difference")]
+        lines.append(f"| {r['model']} | {r['points']} | " + " | ".join(cells) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--models", required=True,
+                        help="comma-separated names of the zoo, its held-out set and the user "
+                             "sweep (compare_evaluator.models()), or 'all'")
+    parser.add_argument("--markdown", metavar="FILE", help="also write a markdown table here")
+    args = parser.parse_args()
+    from compare_evaluator import models as every_model
+
+    models = every_model()
+    names = list(models) if args.models == "all" else args.models.split(",")
+    unknown = [n for n in names if n not in models]
+    if unknown:
+        parser.error(f"unknown models: {', '.join(unknown)}")
+    rows = []
+    for name in names:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            try:
+                row = compare_model(name, models[name])
+            except Exception as exc:  # one model's failure is a row, not the end of the run
+                row = {"model": name, "error": f"{type(exc).__name__}: {str(exc)[:200]}"}
+        rows.append(row)
+        print(json.dumps(row), flush=True)
+    if args.markdown:
+        command = "JAX_PLATFORMS=cpu PYMC_ACCEL_HISTORY=off python " + " ".join(sys.argv)
+        Path(args.markdown).write_text(markdown(rows, command))
+
+
+if __name__ == "__main__":
+    main()
