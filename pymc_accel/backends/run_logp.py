@@ -47,6 +47,11 @@ from pymc_accel.profile import LogpGraph, log_density_graph
 #: docs/benchmarks.md, "What a run builds and compiles again"). A benchmark sets it False to
 #: time PyMC's way.
 JIT_LOGP = True
+#: Whether a GP kernel's squared distance between coinciding inputs is held at an exact zero
+#: (:mod:`pymc_accel.rewrites.coincident_distances`), so that JAX's compiled gradient of PyMC's
+#: ``sqrt(clip(sqd, 0, inf) + 1e-12)`` is the log density's. A benchmark sets it False to see
+#: the gradient without it.
+ZERO_COINCIDENT_DISTANCES = True
 
 # each thread's open blocks: id(model) -> [model, graph or None, blocks]. Thread-local, since
 # sample_jax_nuts asks for the log density in the thread that runs it, and another thread's run
@@ -96,6 +101,10 @@ def jaxified_logp(model: Any, graph: LogpGraph | None = None, *,
     For a CPU, the products of a tall, narrow data matrix with a vector (a regression's
     ``X @ beta``) hold the matrix transposed, which XLA's CPU dot reads up to 5x faster
     (2000 x 10: 2.0x in float64, 3.8x in float32; :mod:`pymc_accel.rewrites.tall_products`).
+    On every device, a GP kernel's distance between coinciding inputs is an exact zero
+    (:data:`ZERO_COINCIDENT_DISTANCES`): XLA computed PyMC's cancelling form of it with other
+    roundings in each place it used it, and JAX's gradient of a sparse GP was wrong by orders
+    of magnitude (:mod:`pymc_accel.rewrites.coincident_distances`).
 
     Parameters
     ----------
@@ -131,6 +140,16 @@ def jaxified_logp(model: Any, graph: LogpGraph | None = None, *,
         from pymc_accel.rewrites.tall_products import transposed_tall_products
 
         logp = transposed_tall_products([logp])[0][0]
+    if ZERO_COINCIDENT_DISTANCES:
+        from pymc_accel.rewrites.coincident_distances import zeroed_coincident_distances
+
+        def points() -> list[list[Any]]:
+            from pymc_accel.precision import _points
+
+            return [[point[v.name] for v in model.value_vars]
+                    for point in _points(model, 1, None, 0)]
+
+        logp = zeroed_coincident_distances([logp], inputs, points)[0][0]
     fn = get_jaxified_graph(inputs=inputs, outputs=[logp])
     if JIT_LOGP:
         import jax

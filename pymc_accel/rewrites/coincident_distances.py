@@ -1,0 +1,143 @@
+"""A GP kernel's distance between coinciding inputs held at an exact zero.
+
+PyMC's stationary kernels (``pm.gp.cov.Stationary``) write the squared distance between scaled
+inputs ``A`` and ``B`` as ``clip(-2 A B' + |A|^2 + |B|^2, 0, inf)``, and the Matern and
+exponential kernels take the distance as ``sqrt(sqd + 1e-12)``. Where two inputs coincide (every
+diagonal element of ``K(X, X)``, and data points that are also inducing points) the squared
+distance is zero only because its terms cancel, its derivative in a length scale is zero the
+same way, and the square root's derivative there is 5e5. XLA's CPU compiler fuses the squared
+distance into each of its consumers, computes it again in each, and contracts products and sums
+into fused multiply-adds in some of those places and not in others: the same element rounds a
+little below zero in one (``clip``'s mask drops its derivative) and a little above in another
+(kept), the terms no longer cancel, and the 5e5 carries what is left into the gradient. The log
+density stays right; its gradient does not.
+
+Measured (``bench/compare_jax_gradient.py``; docs/benchmarks.md, "JAX's compiled gradient
+beside PyTensor's"): on the user sweep's sparse GP (``pm.gp.MarginalApprox``, FITC, Matern 5/2,
+inducing points on data points) the float64 gradient of PyMC's jaxified log density under
+``jax.jit`` was off by a relative 195 at the float32 check's points, 5e-13 evaluated op by op,
+and right under ``jax.jit`` with XLA kept to AVX, which has no fused multiply-add
+(``XLA_FLAGS=--xla_cpu_max_isa=AVX``). ``pm.sample(nuts_sampler="numpyro")`` on it ran 869 s,
+its trees at NumPyro's cap of 1023 leapfrogs, to an R-hat of 2.7 and a noise scale of 1.3 where
+PyMC's NUTS found 0.28 in 22 s. Which programs go wrong is the compiler's choice: the zoo's
+larger sparse GP was right with the position a list of arrays and wrong with it one flat vector.
+
+:func:`zeroed_coincident_distances` finds each ``sqrt(c + clip(sqd, 0, inf))``, evaluates
+``sqd`` at the points given (the initial point and a jittered copy), and where an element is
+zero to within rounding at all of them (:data:`ROUNDING_ULPS` units in the last place of the
+largest element), takes the clipped distance there as an exact zero, by a constant mask: the
+value is the same as before to rounding, and its derivative is the exact zero the log density's
+is, in every copy XLA makes. Inputs that are themselves free (a latent-variable GP) coincide at
+the initial point and not at a jittered one, so only the distances that are zero for every value
+of the parameters are held.
+
+Written by hand: PyTensor has no such rewrite, and XLA has no option that keeps one
+expression's roundings the same wherever it computes it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+#: An element of a squared distance within this many units in the last place (float64) of the
+#: matrix's largest element, at every point evaluated, is taken to be zero for every parameter
+#: value. A cancelled sum of ``|A|^2 + |B|^2`` terms leaves a few units; a distance of two
+#: distinct inputs is that small only within 1e-6 length scales of each other, where PyMC's own
+#: ``1e-12`` already sets the kernel's distance.
+ROUNDING_ULPS = 64
+
+
+def _constant_value(var: Any) -> Any | None:
+    from pytensor.tensor.elemwise import DimShuffle
+    from pytensor.tensor.variable import TensorConstant
+
+    while var.owner is not None and isinstance(var.owner.op, DimShuffle):
+        var = var.owner.inputs[0]
+    return var.data if isinstance(var, TensorConstant) else None
+
+
+def _scalar_op(var: Any) -> Any:
+    from pytensor.tensor.elemwise import Elemwise
+
+    op = var.owner.op if var.owner is not None else None
+    return op.scalar_op if isinstance(op, Elemwise) else None
+
+
+def guarded_distances(outputs: list[Any]) -> list[Any]:
+    """The outputs of the ``clip(sqd, 0, inf)`` nodes in ``outputs``' graph that are the input,
+    beside a constant, of an ``add`` under a ``sqrt``: PyMC's ``Stationary._sqrt`` of its
+    ``square_dist``."""
+    from pytensor.graph.traversal import applys_between, graph_inputs
+    from pytensor.scalar.basic import Add, Clip, Sqrt
+
+    found = []
+    for node in applys_between(list(graph_inputs(outputs)), outputs):
+        if not isinstance(_scalar_op(node.outputs[0]), Sqrt):
+            continue
+        added = node.inputs[0]
+        if not isinstance(_scalar_op(added), Add) or len(added.owner.inputs) != 2:
+            continue
+        for clipped, other in (added.owner.inputs, added.owner.inputs[::-1]):
+            if not isinstance(_scalar_op(clipped), Clip) or _constant_value(other) is None:
+                continue
+            low = _constant_value(clipped.owner.inputs[1])
+            if low is not None and np.all(low == 0) and clipped not in found:
+                found.append(clipped)
+    return found
+
+
+def zeroed_coincident_distances(
+    outputs: list[Any], inputs: list[Any], points: Callable[[], list[list[Any]]],
+) -> tuple[list[Any], int]:
+    """``outputs`` with each guarded squared distance (:func:`guarded_distances`) an exact zero
+    where it is zero to rounding at every one of ``points``.
+
+    Parameters
+    ----------
+    outputs : list of TensorVariable
+        The graph's outputs (a log density).
+    inputs : list of TensorVariable
+        The graph's inputs (its value variables).
+    points : callable
+        Called only where the graph has a guarded distance: a list of points, each a list of
+        values of ``inputs`` in their order.
+
+    Returns
+    -------
+    (list of TensorVariable, int)
+        The outputs, rewritten where a distance had coinciding elements, and how many elements
+        were held at zero.
+    """
+    import pytensor.tensor as pt
+    from pytensor.graph.replace import graph_replace
+
+    from pymc_accel.graph_building import Evaluator
+
+    clipped = guarded_distances(outputs)
+    if not clipped:
+        return list(outputs), 0
+    squared = [c.owner.inputs[0] for c in clipped]
+    evaluate = Evaluator(inputs, squared)
+    masks: list[Any] = [None] * len(squared)
+    for point in points():
+        for i, value in enumerate(evaluate(*point)):
+            value = np.asarray(value, dtype=np.float64)
+            if np.all(np.isfinite(value)):
+                scale = float(np.max(np.abs(value), initial=0.0))
+                zero = np.abs(value) <= ROUNDING_ULPS * np.finfo(np.float64).eps * scale
+            else:  # no scale to judge rounding by: hold nothing
+                zero = np.zeros(value.shape, dtype=bool)
+            masks[i] = zero if masks[i] is None else masks[i] & zero
+    replacements = {}
+    held = 0
+    for clip, mask in zip(clipped, masks, strict=True):
+        if mask is None or not mask.any():
+            continue
+        held += int(mask.sum())
+        replacements[clip] = pt.switch(pt.constant(mask), pt.zeros_like(clip), clip)
+    if not replacements:
+        return list(outputs), 0
+    return list(graph_replace(outputs, replacements, strict=False)), held
