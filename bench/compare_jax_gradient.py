@@ -186,6 +186,12 @@ def main() -> None:
                         help="comma-separated names of the zoo, its held-out set and the user "
                              "sweep (compare_evaluator.models()), or 'all'")
     parser.add_argument("--markdown", metavar="FILE", help="also write a markdown table here")
+    parser.add_argument("--chunk", type=int, default=0,
+                        help="run the models this many at a time, each lot in a process of its "
+                             "own (0: all in this one). XLA's CPU compiler ran out of memory "
+                             "maps after 84 models in one process ('Unable to allocate section "
+                             "memory'); a lot whose process dies has its models run one a "
+                             "process.")
     args = parser.parse_args()
     from compare_evaluator import models as every_model
 
@@ -194,6 +200,40 @@ def main() -> None:
     unknown = [n for n in names if n not in models]
     if unknown:
         parser.error(f"unknown models: {', '.join(unknown)}")
+    rows = ([row for i in range(0, len(names), args.chunk)
+             for row in _in_processes(names[i:i + args.chunk])] if args.chunk
+            else _here(names, models))
+    if args.markdown:
+        command = "JAX_PLATFORMS=cpu PYMC_ACCEL_HISTORY=off python " + " ".join(sys.argv)
+        Path(args.markdown).write_text(markdown(rows, command))
+
+
+def _in_processes(names: list[str]) -> list[dict]:
+    """``names``' rows from a process of their own, printed when it ends; where it dies, each
+    model left without a row from a process of its own, and a row saying how that one ended
+    where it dies too."""
+    import subprocess
+
+    def run(lot: list[str]) -> tuple[dict, str]:
+        done = subprocess.run([sys.executable, __file__, "--models", ",".join(lot)],
+                              capture_output=True, text=True)
+        found = [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
+        return {r["model"]: r for r in found}, done.stderr.strip()[-200:]
+
+    by_name, _ = run(names)
+    rows = []
+    for name in names:
+        if name not in by_name:
+            alone, ended = run([name])
+            by_name[name] = alone.get(name) or {
+                "model": name, "error": f"its process died: {ended or 'no message'}"}
+        rows.append(by_name[name])
+        print(json.dumps(by_name[name]), flush=True)
+    return rows
+
+
+def _here(names: list[str], models: dict) -> list[dict]:
+    """``names``' rows from this process, each printed as it is found."""
     rows = []
     for name in names:
         with warnings.catch_warnings():
@@ -204,9 +244,7 @@ def main() -> None:
                 row = {"model": name, "error": f"{type(exc).__name__}: {str(exc)[:200]}"}
         rows.append(row)
         print(json.dumps(row), flush=True)
-    if args.markdown:
-        command = "JAX_PLATFORMS=cpu PYMC_ACCEL_HISTORY=off python " + " ".join(sys.argv)
-        Path(args.markdown).write_text(markdown(rows, command))
+    return rows
 
 
 if __name__ == "__main__":
