@@ -12,15 +12,19 @@ little below zero in one (``clip``'s mask drops its derivative) and a little abo
 (kept), the terms no longer cancel, and the 5e5 carries what is left into the gradient. The log
 density stays right; its gradient does not.
 
-Measured (``bench/compare_jax_gradient.py``; docs/benchmarks.md, "JAX's compiled gradient
-beside PyTensor's"): on the user sweep's sparse GP (``pm.gp.MarginalApprox``, FITC, Matern 5/2,
-inducing points on data points) the float64 gradient of PyMC's jaxified log density under
-``jax.jit`` was off by a relative 195 at the float32 check's points, 5e-13 evaluated op by op,
-and right under ``jax.jit`` with XLA kept to AVX, which has no fused multiply-add
-(``XLA_FLAGS=--xla_cpu_max_isa=AVX``). ``pm.sample(nuts_sampler="numpyro")`` on it ran 869 s,
-its trees at NumPyro's cap of 1023 leapfrogs, to an R-hat of 2.7 and a noise scale of 1.3 where
-PyMC's NUTS found 0.28 in 22 s. Which programs go wrong is the compiler's choice: the zoo's
-larger sparse GP was right with the position a list of arrays and wrong with it one flat vector.
+Measured (docs/benchmarks.md, "JAX's compiled gradient beside PyTensor's"): on the user sweep's
+sparse GP (``pm.gp.MarginalApprox``, FITC, Matern 5/2, ten inducing points, two of them on data
+points) the float64 gradient of PyMC's jaxified log density under ``jax.jit`` was off by a
+relative 195 at the float32 check's points, 8e-13 evaluated op by op, and 4e-13 under
+``jax.jit`` with XLA kept to AVX, which has no fused multiply-add
+(``XLA_FLAGS=--xla_cpu_max_isa=AVX``; ``bench/compare_jax_gradient.py``), and
+``pm.sample(nuts_sampler="numpyro")`` on it took 186 s for 2 x (300 + 300) draws, 1020 leapfrogs
+a draw against NumPyro's cap of 1023, to an R-hat of 2.45 and a noise scale of 1.46 where PyMC's
+NUTS found 0.28 in 9.9 s (``bench/sample_coincident_gp.py``). Which programs go wrong is the
+compiler's choice: the zoo's larger sparse GP's gradient was right with the position a list of
+arrays and off by 136 with it one flat vector, as pymc-accel's NumPyro runs hand it, and
+pymc-accel's NumPyro run of it sampled well with the rewrite and without: inside NumPyro's
+program XLA fused it otherwise.
 
 :func:`zeroed_coincident_distances` finds each ``sqrt(c + clip(sqd, 0, inf))``, evaluates
 ``sqd`` at the points given (the initial point and a jittered copy), and where an element is
