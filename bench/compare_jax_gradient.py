@@ -35,7 +35,9 @@ One JSON line per model:
 A model whose compiled error is large where ``run_eager``'s is not has a gradient that XLA's
 compilation changes, not the jaxification: a JAX sampler runs it with a gradient that is not the
 log density's. ``marked`` says whether any compiled way's error is over ``MARK``; ``fixed``,
-whether only the ways without the zeroed distances are; ``held``, how many distance elements
+whether only the ways without the zeroed distances are; ``points_over``, for each way, the
+points (counted among those compared; 0 is the initial point) where its error is over ``MARK``;
+``held``, how many distance elements
 the rewrite holds at zero, and ``rewrite_seconds``, the least of three timings of it.
 """
 
@@ -96,6 +98,7 @@ def compare_model(name: str, build) -> dict:
     errors = {"run_jit": 0.0, "run_flat_jit": 0.0, "unheld_jit": 0.0, "unheld_flat_jit": 0.0,
               "pymc_jit": 0.0, "run_eager": None, "finite_difference": 0.0}
     compared = []
+    over: dict[str, list[int]] = {}  # way -> the points (0: the initial point) over MARK
     with jax_precision("float64"):
         run_logp.ZERO_COINCIDENT_DISTANCES = False
         try:
@@ -119,7 +122,10 @@ def compare_model(name: str, build) -> dict:
             compared.append((args, ref))
             for way, fn in ways.items():
                 position = ravel_pytree(args)[0] if way.endswith("flat_jit") else args
-                errors[way] = max(errors[way], _error(_flat(fn(position)[1]), ref))
+                error = _error(_flat(fn(position)[1]), ref)
+                if error > MARK:
+                    over.setdefault(way, []).append(len(compared) - 1)
+                errors[way] = max(errors[way], error)
             if ref.size <= MAX_DIFFERENCED:
                 difference = _central_difference(logp, point, names)
                 errors["finite_difference"] = max(errors["finite_difference"],
@@ -133,7 +139,8 @@ def compare_model(name: str, build) -> dict:
                                       for args, ref in compared)
     ours = max(errors["run_jit"], errors["run_flat_jit"])
     return {"model": name, "points": len(compared), **errors, "marked": worst > MARK,
-            "fixed": worst > MARK and ours <= MARK, **_rewrite_cost(model, graph)}
+            "fixed": worst > MARK and ours <= MARK, "points_over": over,
+            **_rewrite_cost(model, graph)}
 
 
 def _rewrite_cost(model, graph) -> dict:
