@@ -26,9 +26,7 @@ wrong posterior the divergence fallback may not catch).
 from __future__ import annotations
 
 import argparse
-import json
 import sys
-import warnings
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
@@ -139,23 +137,10 @@ def main() -> None:
                              "sweep (compare_evaluator.models()), or 'all'")
     parser.add_argument("--markdown", metavar="FILE", help="also write a markdown table here")
     args = parser.parse_args()
-    from compare_evaluator import models as every_model
+    from model_rows import chosen_models, rows_here
 
-    models = every_model()
-    names = list(models) if args.models == "all" else args.models.split(",")
-    unknown = [n for n in names if n not in models]
-    if unknown:
-        parser.error(f"unknown models: {', '.join(unknown)}")
-    rows = []
-    for name in names:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            try:
-                row = compare_model(name, models[name])
-            except Exception as exc:  # one model's failure is a row, not the end of the run
-                row = {"model": name, "error": f"{type(exc).__name__}: {str(exc)[:200]}"}
-        rows.append(row)
-        print(json.dumps(row), flush=True)
+    names, models = chosen_models(parser, args.models)
+    rows = rows_here(names, models, compare_model)
     if args.markdown:
         command = "JAX_PLATFORMS=cpu PYMC_ACCEL_HISTORY=off python " + " ".join(sys.argv)
         Path(args.markdown).write_text(markdown(rows, command))

@@ -47,7 +47,6 @@ import argparse
 import json
 import sys
 import time
-import warnings
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
@@ -214,16 +213,12 @@ def main() -> None:
                              "memory'); a lot whose process dies has its models run one a "
                              "process.")
     args = parser.parse_args()
-    from compare_evaluator import models as every_model
+    from model_rows import chosen_models, rows_here
 
-    models = every_model()
-    names = list(models) if args.models == "all" else args.models.split(",")
-    unknown = [n for n in names if n not in models]
-    if unknown:
-        parser.error(f"unknown models: {', '.join(unknown)}")
+    names, models = chosen_models(parser, args.models)
     rows = ([row for i in range(0, len(names), args.chunk)
              for row in _in_processes(names[i:i + args.chunk])] if args.chunk
-            else _here(names, models))
+            else rows_here(names, models, compare_model))
     if args.markdown:
         command = "JAX_PLATFORMS=cpu PYMC_ACCEL_HISTORY=off python " + " ".join(sys.argv)
         Path(args.markdown).write_text(markdown(rows, command))
@@ -250,21 +245,6 @@ def _in_processes(names: list[str]) -> list[dict]:
                 "model": name, "error": f"its process died: {ended or 'no message'}"}
         rows.append(by_name[name])
         print(json.dumps(by_name[name]), flush=True)
-    return rows
-
-
-def _here(names: list[str], models: dict) -> list[dict]:
-    """``names``' rows from this process, each printed as it is found."""
-    rows = []
-    for name in names:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            try:
-                row = compare_model(name, models[name])
-            except Exception as exc:  # one model's failure is a row, not the end of the run
-                row = {"model": name, "error": f"{type(exc).__name__}: {str(exc)[:200]}"}
-        rows.append(row)
-        print(json.dumps(row), flush=True)
     return rows
 
 

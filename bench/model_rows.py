@@ -1,0 +1,39 @@
+"""One JSON row per model of ``compare_evaluator.models()``, for the benches that compare
+something model by model (``compare_check_with_jax.py``, ``compare_jax_gradient.py``)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import warnings
+from collections.abc import Callable
+
+
+def chosen_models(parser: argparse.ArgumentParser, spec: str) -> tuple[list[str], dict]:
+    """The names ``spec`` asks for (comma-separated, or ``all``) and every model's builder;
+    ``parser`` reports an unknown name."""
+    from compare_evaluator import models as every_model
+
+    models = every_model()
+    names = list(models) if spec == "all" else spec.split(",")
+    unknown = [n for n in names if n not in models]
+    if unknown:
+        parser.error(f"unknown models: {', '.join(unknown)}")
+    return names, models
+
+
+def rows_here(names: list[str], models: dict, compare: Callable[[str, Callable], dict],
+              ) -> list[dict]:
+    """``compare(name, build)`` for each of ``names`` in this process, each row printed as a
+    JSON line as it is found; a model whose comparison raises gets a row saying so."""
+    rows = []
+    for name in names:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            try:
+                row = compare(name, models[name])
+            except Exception as exc:  # one model's failure is a row, not the end of the run
+                row = {"model": name, "error": f"{type(exc).__name__}: {str(exc)[:200]}"}
+        rows.append(row)
+        print(json.dumps(row), flush=True)
+    return rows
