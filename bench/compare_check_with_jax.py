@@ -25,7 +25,6 @@ wrong posterior the divergence fallback may not catch).
 
 from __future__ import annotations
 
-import argparse
 import sys
 from pathlib import Path
 
@@ -131,13 +130,10 @@ def markdown(rows: list[dict], command: str) -> str:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--models", required=True,
-                        help="comma-separated names of the zoo, its held-out set and the user "
-                             "sweep (compare_evaluator.models()), or 'all'")
-    parser.add_argument("--markdown", metavar="FILE", help="also write a markdown table here")
+    from model_rows import chosen_models, model_parser, rows_here
+
+    parser = model_parser(__doc__)
     args = parser.parse_args()
-    from model_rows import chosen_models, rows_here
 
     names, models = chosen_models(parser, args.models)
     rows = rows_here(names, models, compare_model)

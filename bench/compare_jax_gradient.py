@@ -43,7 +43,6 @@ the rewrite holds at zero, and ``rewrite_seconds``, the least of three timings o
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 import time
@@ -201,11 +200,9 @@ def markdown(rows: list[dict], command: str) -> str:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--models", required=True,
-                        help="comma-separated names of the zoo, its held-out set and the user "
-                             "sweep (compare_evaluator.models()), or 'all'")
-    parser.add_argument("--markdown", metavar="FILE", help="also write a markdown table here")
+    from model_rows import chosen_models, model_parser, rows_here
+
+    parser = model_parser(__doc__)
     parser.add_argument("--chunk", type=int, default=0,
                         help="run the models this many at a time, each lot in a process of its "
                              "own (0: all in this one). XLA's CPU compiler ran out of memory "
@@ -213,7 +210,6 @@ def main() -> None:
                              "memory'); a lot whose process dies has its models run one a "
                              "process.")
     args = parser.parse_args()
-    from model_rows import chosen_models, rows_here
 
     names, models = chosen_models(parser, args.models)
     rows = ([row for i in range(0, len(names), args.chunk)

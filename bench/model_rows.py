@@ -9,6 +9,17 @@ import warnings
 from collections.abc import Callable
 
 
+def model_parser(doc: str) -> argparse.ArgumentParser:
+    """A parser of ``--models`` (comma-separated names, or ``all``) and ``--markdown``, described
+    by ``doc``'s first line."""
+    parser = argparse.ArgumentParser(description=doc.splitlines()[0])
+    parser.add_argument("--models", required=True,
+                        help="comma-separated names of the zoo, its held-out set and the user "
+                             "sweep (compare_evaluator.models()), or 'all'")
+    parser.add_argument("--markdown", metavar="FILE", help="also write a markdown table here")
+    return parser
+
+
 def chosen_models(parser: argparse.ArgumentParser, spec: str) -> tuple[list[str], dict]:
     """The names ``spec`` asks for (comma-separated, or ``all``) and every model's builder;
     ``parser`` reports an unknown name."""
