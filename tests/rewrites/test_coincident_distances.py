@@ -1,5 +1,8 @@
 from __future__ import annotations
 
+import sys
+from pathlib import Path
+
 import jax
 import numpy as np
 import pymc as pm
@@ -16,20 +19,18 @@ from pymc_accel.rewrites.coincident_distances import (
     zeroed_coincident_distances,
 )
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
+import sweep_user_models  # noqa: E402
+import zoo  # noqa: E402
 
-def _sparse_gp(n: int, inducing: int, x: np.ndarray | None = None, seed: int = 0) -> pm.Model:
-    """A FITC sparse GP with a Matern 5/2 kernel, as ``pm.gp.MarginalApprox`` builds it."""
-    rng = np.random.default_rng(seed)
-    x = np.linspace(0, 10, n)[:, None] if x is None else x
-    y = np.sin(x[:, 0]) + rng.normal(0, 0.3, n)
-    with pm.Model() as model:
-        ell = pm.Gamma("ell", 4, 2)
-        eta = pm.HalfNormal("eta", 2)
-        gp = pm.gp.MarginalApprox(cov_func=eta ** 2 * pm.gp.cov.Matern52(1, ls=ell),
-                                  approx="FITC")
-        gp.marginal_likelihood("y", X=x, Xu=np.linspace(0, 10, inducing)[:, None], y=y,
-                               sigma=pm.HalfNormal("sigma", 1))
-    return model
+
+def _sparse_gp(which: str) -> pm.Model:
+    """A FITC sparse GP with a Matern 5/2 kernel (``pm.gp.MarginalApprox``): the user sweep's
+    (150 points on a grid, ten inducing points, two of them on data points) or the zoo's (500
+    random points, 20 inducing)."""
+    if which == "sweep":
+        return sweep_user_models.sparse_gp(pm)
+    return zoo.sparse_gp()
 
 
 def _held(model: pm.Model) -> int:
@@ -61,13 +62,12 @@ def _gradient_errors(model: pm.Model, flat: bool) -> list[float]:
     return errors
 
 
-@pytest.mark.parametrize("n, inducing, flat", [(150, 10, False), (500, 20, True)])
-def test_a_sparse_gps_compiled_gradient_is_the_log_densitys(n, inducing, flat):
+@pytest.mark.parametrize("which, flat", [("sweep", False), ("zoo", True)])
+def test_a_sparse_gps_compiled_gradient_is_the_log_densitys(which, flat):
     # both wrong by relative 1e2 without the rewrite on this project's AVX2 machine: the
     # first with the position a list of arrays, the second with it one flat vector
     # (bench/compare_jax_gradient.py)
-    x = None if n == 150 else np.sort(np.random.default_rng(38).uniform(0, 10, n))[:, None]
-    errors = _gradient_errors(_sparse_gp(n, inducing, x), flat)
+    errors = _gradient_errors(_sparse_gp(which), flat)
     assert max(errors) < 1e-8, errors
 
 
@@ -77,7 +77,7 @@ def test_only_coinciding_inputs_are_held():
     xu = np.linspace(0, 10, 10)[:, None]
     expected = len(xu) + int((x[:, 0][None, :] == xu[:, 0][:, None]).sum())
     assert expected == 12
-    assert _held(_sparse_gp(150, 10)) == expected
+    assert _held(_sparse_gp("sweep")) == expected
 
 
 def test_free_inputs_hold_only_the_diagonal():
@@ -103,7 +103,7 @@ def test_a_squared_exponential_kernel_is_left_alone():
 
 
 def test_the_log_density_is_unchanged(monkeypatch):
-    model = _sparse_gp(150, 10)
+    model = _sparse_gp("sweep")
     names = [v.name for v in model.value_vars]
     points = _points(model, 3, None, 0)
     with jax_precision("float64"):
@@ -118,7 +118,7 @@ def test_the_log_density_is_unchanged(monkeypatch):
 def test_pytensor_backends_run_the_rewritten_graph_as_written():
     # the held graph compiled by PyTensor (as the numba and C backends would) gives the same
     # log density: the mask is an ordinary switch
-    model = _sparse_gp(150, 10)
+    model = _sparse_gp("sweep")
     graph = run_graph(model)
     by_name = {v.name: v for v in graph.value_vars}
     inputs = [by_name[v.name] for v in model.value_vars]
