@@ -55,12 +55,14 @@ ROUNDING_ULPS = 64
 
 
 def _constant_value(var: Any) -> Any | None:
-    from pytensor.tensor.elemwise import DimShuffle
-    from pytensor.tensor.variable import TensorConstant
+    """The scalar a constant (broadcast or not) holds; ``None`` for anything else."""
+    from pytensor.tensor.basic import get_underlying_scalar_constant_value
+    from pytensor.tensor.exceptions import NotScalarConstantError
 
-    while var.owner is not None and isinstance(var.owner.op, DimShuffle):
-        var = var.owner.inputs[0]
-    return var.data if isinstance(var, TensorConstant) else None
+    try:
+        return get_underlying_scalar_constant_value(var)
+    except NotScalarConstantError:
+        return None
 
 
 def _scalar_op(var: Any) -> Any:
@@ -88,7 +90,7 @@ def guarded_distances(outputs: list[Any]) -> list[Any]:
             if not isinstance(_scalar_op(clipped), Clip) or _constant_value(other) is None:
                 continue
             low = _constant_value(clipped.owner.inputs[1])
-            if low is not None and np.all(low == 0) and clipped not in found:
+            if low is not None and low == 0 and clipped not in found:
                 found.append(clipped)
     return found
 
