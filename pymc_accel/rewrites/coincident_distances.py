@@ -115,28 +115,19 @@ def zeroed_coincident_distances(
     -------
     (list of TensorVariable, int)
         The outputs, rewritten where a distance had coinciding elements, and how many elements
-        were held at zero.
+        were held at zero. Where ``points`` or their evaluation raises, the outputs as given.
     """
     import pytensor.tensor as pt
     from pytensor.graph.replace import graph_replace
 
-    from pymc_accel.graph_building import Evaluator
-
     clipped = guarded_distances(outputs)
     if not clipped:
         return list(outputs), 0
-    squared = [c.owner.inputs[0] for c in clipped]
-    evaluate = Evaluator(inputs, squared)
-    masks: list[Any] = [None] * len(squared)
-    for point in points():
-        for i, value in enumerate(evaluate(*point)):
-            value = np.asarray(value, dtype=np.float64)
-            if np.all(np.isfinite(value)):
-                scale = float(np.max(np.abs(value), initial=0.0))
-                zero = np.abs(value) <= ROUNDING_ULPS * np.finfo(np.float64).eps * scale
-            else:  # no scale to judge rounding by: hold nothing
-                zero = np.zeros(value.shape, dtype=bool)
-            masks[i] = zero if masks[i] is None else masks[i] & zero
+    try:
+        masks = _coinciding(inputs, [c.owner.inputs[0] for c in clipped], points())
+    except Exception:  # no point to judge by (an initial point PyMC cannot compute, a value the
+        # evaluator cannot): the log density stays as it is written, never a run's failure
+        return list(outputs), 0
     replacements = {}
     held = 0
     for clip, mask in zip(clipped, masks, strict=True):
@@ -147,3 +138,22 @@ def zeroed_coincident_distances(
     if not replacements:
         return list(outputs), 0
     return list(graph_replace(outputs, replacements, strict=False)), held
+
+
+def _coinciding(inputs: list[Any], squared: list[Any], points: list[list[Any]]) -> list[Any]:
+    """For each of ``squared``, the elements zero to rounding at every one of ``points`` (a
+    boolean array), or ``None`` where there are no points."""
+    from pymc_accel.graph_building import Evaluator
+
+    evaluate = Evaluator(inputs, squared)
+    masks: list[Any] = [None] * len(squared)
+    for point in points:
+        for i, value in enumerate(evaluate(*point)):
+            value = np.asarray(value, dtype=np.float64)
+            if np.all(np.isfinite(value)):
+                scale = float(np.max(np.abs(value), initial=0.0))
+                zero = np.abs(value) <= ROUNDING_ULPS * np.finfo(np.float64).eps * scale
+            else:  # no scale to judge rounding by: hold nothing
+                zero = np.zeros(value.shape, dtype=bool)
+            masks[i] = zero if masks[i] is None else masks[i] & zero
+    return masks

@@ -129,3 +129,13 @@ def test_pytensor_backends_run_the_rewritten_graph_as_written():
     for args in values:
         before, after = f(*args)
         assert float(after) == pytest.approx(float(before), rel=1e-12)
+
+
+def test_a_point_that_cannot_be_found_leaves_the_graph_as_written():
+    graph = run_graph(_sparse_gp("sweep"))
+
+    def no_point():
+        raise ValueError("no initial point")
+
+    outputs, held = zeroed_coincident_distances([graph.logp], graph.value_vars, no_point)
+    assert held == 0 and outputs[0] is graph.logp
