@@ -54,17 +54,6 @@ import numpy as np
 ROUNDING_ULPS = 64
 
 
-def _constant_value(var: Any) -> Any | None:
-    """The scalar a constant (broadcast or not) holds; ``None`` for anything else."""
-    from pytensor.tensor.basic import get_underlying_scalar_constant_value
-    from pytensor.tensor.exceptions import NotScalarConstantError
-
-    try:
-        return get_underlying_scalar_constant_value(var)
-    except NotScalarConstantError:
-        return None
-
-
 def _scalar_op(var: Any) -> Any:
     from pytensor.tensor.elemwise import Elemwise
 
@@ -79,6 +68,8 @@ def guarded_distances(outputs: list[Any]) -> list[Any]:
     from pytensor.graph.traversal import applys_between, graph_inputs
     from pytensor.scalar.basic import Add, Clip, Sqrt
 
+    from pymc_accel.census import _constant_scalar
+
     found = []
     for node in applys_between(list(graph_inputs(outputs)), outputs):
         if not isinstance(_scalar_op(node.outputs[0]), Sqrt):
@@ -87,9 +78,9 @@ def guarded_distances(outputs: list[Any]) -> list[Any]:
         if not isinstance(_scalar_op(added), Add) or len(added.owner.inputs) != 2:
             continue
         for clipped, other in (added.owner.inputs, added.owner.inputs[::-1]):
-            if not isinstance(_scalar_op(clipped), Clip) or _constant_value(other) is None:
+            if not isinstance(_scalar_op(clipped), Clip) or _constant_scalar(other) is None:
                 continue
-            low = _constant_value(clipped.owner.inputs[1])
+            low = _constant_scalar(clipped.owner.inputs[1])
             if low is not None and low == 0 and clipped not in found:
                 found.append(clipped)
     return found
