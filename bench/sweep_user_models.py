@@ -876,6 +876,64 @@ def sparse_gp(pm):
     return m
 
 
+def _hand_guarded_sparse_gp(pm, guard: str):
+    """:func:`sparse_gp` with a Matern 5/2 kernel a user subclassed from PyMC's, copying
+    ``Stationary.square_dist``'s expanded squared distance ``-2 a.b + (|a|^2 + |b|^2)`` and
+    keeping it from going negative with ``guard`` ("maximum", "abs" or "switch") where PyMC
+    clips it, or not at all ("none": ``sqrt(sqd + 1e-12)``)."""
+    import pytensor.tensor as pt
+
+    class GuardedMatern52(pm.gp.cov.Matern52):
+        def square_dist(self, X, Xs=None):
+            X = pt.mul(X, 1.0 / self.ls)
+            Xs = X if Xs is None else pt.mul(Xs, 1.0 / self.ls)
+            sqd = -2.0 * pt.dot(X, pt.transpose(Xs)) + (
+                pt.reshape(pt.sum(pt.square(X), 1), (-1, 1))
+                + pt.reshape(pt.sum(pt.square(Xs), 1), (1, -1)))
+            if guard == "maximum":
+                return pt.maximum(sqd, 0.0)
+            if guard == "abs":
+                return pt.abs(sqd)
+            if guard == "none":
+                return sqd
+            return pt.switch(sqd > 0.0, sqd, 0.0)
+
+    x = np.linspace(0, 10, 150)[:, None]
+    y = np.sin(x[:, 0]) + _rng().normal(0, 0.3, 150)
+    with pm.Model() as m:
+        ell = pm.Gamma("ell", 4, 2)
+        eta = pm.HalfNormal("eta", 2)
+        gp = pm.gp.MarginalApprox(cov_func=eta ** 2 * GuardedMatern52(1, ls=ell),
+                                  approx="FITC")
+        gp.marginal_likelihood("y", X=x, Xu=np.linspace(0, 10, 10)[:, None], y=y,
+                               sigma=pm.HalfNormal("sigma", 1))
+    return m
+
+
+def sparse_gp_maximum_kernel(pm):
+    """:func:`sparse_gp` with a hand-written Matern 5/2 kernel whose squared distance is
+    guarded by ``maximum(sqd, 0)``."""
+    return _hand_guarded_sparse_gp(pm, "maximum")
+
+
+def sparse_gp_abs_kernel(pm):
+    """:func:`sparse_gp` with a hand-written Matern 5/2 kernel whose squared distance is
+    guarded by ``abs(sqd)``."""
+    return _hand_guarded_sparse_gp(pm, "abs")
+
+
+def sparse_gp_switch_kernel(pm):
+    """:func:`sparse_gp` with a hand-written Matern 5/2 kernel whose squared distance is
+    guarded by ``switch(sqd > 0, sqd, 0)``."""
+    return _hand_guarded_sparse_gp(pm, "switch")
+
+
+def sparse_gp_unguarded_kernel(pm):
+    """:func:`sparse_gp` with a hand-written Matern 5/2 kernel whose squared distance is not
+    guarded: ``sqrt(sqd + 1e-12)`` of the expanded sum as it is."""
+    return _hand_guarded_sparse_gp(pm, "none")
+
+
 def kronecker_normal(pm):
     """A 12 x 8 grid of observations whose covariance is the Kronecker product of two
     squared-exponential kernels (``pm.KroneckerNormal``: eigendecompositions, no dense
@@ -1492,7 +1550,10 @@ MODELS = [missing_observations, normal_mixture, censored, truncated, zero_sum_wi
           threshold_sqrt, hard_constraint_potential, pareto_tail, max_utility, periodic_gp,
           threshold_sqrt_rows,
           # a fifteenth set (2026-12-01, morning)
-          wald_regression, box_cox, gaussian_copula, measurement_error]
+          wald_regression, box_cox, gaussian_copula, measurement_error,
+          # a sixteenth set (2026-12-01, night): kernels written by hand
+          sparse_gp_maximum_kernel, sparse_gp_abs_kernel, sparse_gp_switch_kernel,
+          sparse_gp_unguarded_kernel]
 
 
 # ---- arguments and situations -------------------------------------------------------------

@@ -26,14 +26,21 @@ arrays and off by 136 with it one flat vector, as pymc-accel's NumPyro runs hand
 pymc-accel's NumPyro run of it sampled well with the rewrite and without: inside NumPyro's
 program XLA fused it otherwise.
 
-:func:`zeroed_coincident_distances` finds each ``sqrt(c + clip(sqd, 0, inf))``, evaluates
-``sqd`` at the points given (the initial point and a jittered copy), and where an element is
-zero to within rounding at all of them (:data:`ROUNDING_ULPS` units in the last place of the
-largest element), takes the clipped distance there as an exact zero, by a constant mask: the
-value is the same as before to rounding, and its derivative is the exact zero the log density's
-is, in every copy XLA makes. Inputs that are themselves free (a latent-variable GP) coincide at
-the initial point and not at a jittered one, so only the distances that are zero for every value
-of the parameters are held.
+The same happens to a kernel a user writes by hand with another guard against a negative
+squared distance: the sweep's sparse GP with its kernel's ``clip`` made ``maximum(sqd, 0)``,
+``abs(sqd)`` or ``switch(sqd > 0, sqd, 0)`` had JAX's compiled gradient off by a relative 116,
+391 and 232 (``sparse_gp_maximum_kernel`` and its neighbours in ``bench/sweep_user_models.py``).
+Without a guard (``sqrt(sqd + 1e-12)``) it was right to 1e-7: every guard's derivative jumps
+where the sum crosses zero, and that jump is what turns a rounding into a wrong gradient.
+
+:func:`zeroed_coincident_distances` finds each sum or difference under a square root through
+such a guard (``sqrt(c + guard(sqd))``, :func:`guarded_distances`), evaluates it at the points
+given (the initial point and a jittered copy), and where an element is zero to within rounding
+at all of them (:data:`ROUNDING_ULPS` units in the last place of the largest element), takes it
+as an exact zero, by a constant mask: the value is the same as before to rounding, and its
+derivative is the exact zero the log density's is, in every copy XLA makes. Inputs that are
+themselves free (a latent-variable GP) coincide at the initial point and not at a jittered one,
+so only the distances that are zero for every value of the parameters are held.
 
 Written by hand: PyTensor has no such rewrite, and XLA has no option that keeps one
 expression's roundings the same wherever it computes it.
@@ -61,28 +68,74 @@ def _scalar_op(var: Any) -> Any:
     return op.scalar_op if isinstance(op, Elemwise) else None
 
 
+def _under_root(node: Any) -> Any:
+    """The argument of ``node`` where it is a square root (``sqrt(x)``, ``x ** 0.5``), else
+    ``None``."""
+    from pytensor.scalar.basic import Pow, Sqrt
+
+    from pymc_accel.census import _constant_scalar
+
+    op = _scalar_op(node.outputs[0])
+    if isinstance(op, Sqrt):
+        return node.inputs[0]
+    if isinstance(op, Pow) and _constant_scalar(node.inputs[1]) == 0.5:
+        return node.inputs[0]
+    return None
+
+
+def _guarded(var: Any) -> Any:
+    """The expression ``var`` keeps from going negative, where ``var`` is such a guard:
+    ``clip(x, c, ...)``, ``maximum(x, c)`` (either order), ``abs(x)`` or ``switch(cond, x, c)``
+    (either branch), ``c`` a constant; else ``None``. Each one's derivative jumps where ``x``
+    crosses zero, which is what carries a rounding of a cancelled sum into the gradient."""
+    from pytensor.scalar.basic import Abs, Clip, ScalarMaximum, Switch
+
+    from pymc_accel.census import _constant_scalar
+
+    op = _scalar_op(var)
+    if op is None:
+        return None
+    inputs = var.owner.inputs
+    if isinstance(op, Clip):
+        return inputs[0] if _constant_scalar(inputs[1]) is not None else None
+    if isinstance(op, Abs):
+        return inputs[0]
+    if isinstance(op, ScalarMaximum) and len(inputs) == 2:
+        for data, other in (inputs, inputs[::-1]):
+            if _constant_scalar(other) is not None and _constant_scalar(data) is None:
+                return data
+    if isinstance(op, Switch):
+        for data, other in ((inputs[1], inputs[2]), (inputs[2], inputs[1])):
+            if _constant_scalar(other) is not None and _constant_scalar(data) is None:
+                return data
+    return None
+
+
 def guarded_distances(outputs: list[Any]) -> list[Any]:
-    """The outputs of the ``clip(sqd, 0, inf)`` nodes in ``outputs``' graph that are the input,
-    beside a constant, of an ``add`` under a ``sqrt``: PyMC's ``Stationary._sqrt`` of its
-    ``square_dist``."""
+    """The sums in ``outputs``' graph that a square root takes through a guard against
+    negative values, with or without a constant added: ``sqrt(c + guard(x))`` for ``x`` a sum
+    or difference and ``guard`` one of :func:`_guarded`'s. PyMC's ``Stationary._sqrt`` of its
+    ``square_dist`` is ``sqrt(1e-12 + clip(x, 0, inf))``; a kernel written by hand guards its
+    ``|a|^2 + |b|^2 - 2 a.b`` with ``maximum``, ``abs`` or ``switch`` as often."""
     from pytensor.graph.traversal import applys_between, graph_inputs
-    from pytensor.scalar.basic import Add, Clip, Sqrt
+    from pytensor.scalar.basic import Add, Sub
 
     from pymc_accel.census import _constant_scalar
 
     found = []
     for node in applys_between(list(graph_inputs(outputs)), outputs):
-        if not isinstance(_scalar_op(node.outputs[0]), Sqrt):
+        rooted = _under_root(node)
+        if rooted is None:
             continue
-        added = node.inputs[0]
-        if not isinstance(_scalar_op(added), Add) or len(added.owner.inputs) != 2:
-            continue
-        for clipped, other in (added.owner.inputs, added.owner.inputs[::-1]):
-            if not isinstance(_scalar_op(clipped), Clip) or _constant_scalar(other) is None:
-                continue
-            low = _constant_scalar(clipped.owner.inputs[1])
-            if low is not None and low == 0 and clipped not in found:
-                found.append(clipped)
+        if isinstance(_scalar_op(rooted), Add) and len(rooted.owner.inputs) == 2:
+            for term, other in (rooted.owner.inputs, rooted.owner.inputs[::-1]):
+                if _constant_scalar(other) is not None:
+                    rooted = term
+                    break
+        summed = _guarded(rooted)
+        if (summed is not None and isinstance(_scalar_op(summed), (Add, Sub))
+                and summed not in found):
+            found.append(summed)
     return found
 
 
@@ -111,21 +164,21 @@ def zeroed_coincident_distances(
     import pytensor.tensor as pt
     from pytensor.graph.replace import graph_replace
 
-    clipped = guarded_distances(outputs)
-    if not clipped:
+    summed = guarded_distances(outputs)
+    if not summed:
         return list(outputs), 0
     try:
-        masks = _coinciding(inputs, [c.owner.inputs[0] for c in clipped], points())
+        masks = _coinciding(inputs, summed, points())
     except Exception:  # no point to judge by (an initial point PyMC cannot compute, a value the
         # evaluator cannot): the log density stays as it is written, never a run's failure
         return list(outputs), 0
     replacements = {}
     held = 0
-    for clip, mask in zip(clipped, masks, strict=True):
+    for distance, mask in zip(summed, masks, strict=True):
         if mask is None or not mask.any():
             continue
         held += int(mask.sum())
-        replacements[clip] = pt.switch(pt.constant(mask), pt.zeros_like(clip), clip)
+        replacements[distance] = pt.switch(pt.constant(mask), pt.zeros_like(distance), distance)
     if not replacements:
         return list(outputs), 0
     return list(graph_replace(outputs, replacements, strict=False)), held

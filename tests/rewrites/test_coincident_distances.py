@@ -26,10 +26,13 @@ import zoo  # noqa: E402
 
 def _sparse_gp(which: str) -> pm.Model:
     """A FITC sparse GP with a Matern 5/2 kernel (``pm.gp.MarginalApprox``): the user sweep's
-    (150 points on a grid, ten inducing points, two of them on data points) or the zoo's (500
-    random points, 20 inducing)."""
+    (150 points on a grid, ten inducing points, two of them on data points), the same with a
+    kernel written by hand (``"maximum"``, ``"abs"``, ``"switch"``: the guard of its squared
+    distance; ``"none"``: no guard) or the zoo's (500 random points, 20 inducing)."""
     if which == "sweep":
         return sweep_user_models.sparse_gp(pm)
+    if which in ("maximum", "abs", "switch", "none"):
+        return sweep_user_models._hand_guarded_sparse_gp(pm, which)
     return zoo.sparse_gp()
 
 
@@ -62,11 +65,12 @@ def _gradient_errors(model: pm.Model, flat: bool) -> list[float]:
     return errors
 
 
-@pytest.mark.parametrize("which, flat", [("sweep", False), ("zoo", True)])
+@pytest.mark.parametrize("which, flat", [("sweep", False), ("zoo", True), ("abs", False)])
 def test_a_sparse_gps_compiled_gradient_is_the_log_densitys(which, flat):
-    # both wrong by relative 1e2 without the rewrite on this project's AVX2 machine: the
-    # first with the position a list of arrays, the second with it one flat vector
-    # (bench/compare_jax_gradient.py)
+    # each wrong by relative 1e2 without the rewrite on this project's AVX2 machine: the
+    # first and third with the position a list of arrays, the second with it one flat vector
+    # (bench/compare_jax_gradient.py; the third's kernel guards its distance with abs, and was
+    # wrong with the rewrite that knew PyMC's clip only)
     errors = _gradient_errors(_sparse_gp(which), flat)
     assert max(errors) < 1e-8, errors
 
@@ -78,6 +82,17 @@ def test_only_coinciding_inputs_are_held():
     expected = len(xu) + int((x[:, 0][None, :] == xu[:, 0][:, None]).sum())
     assert expected == 12
     assert _held(_sparse_gp("sweep")) == expected
+
+
+@pytest.mark.parametrize("guard", ["maximum", "abs", "switch"])
+def test_a_hand_written_kernels_guard_is_held_as_pymcs_clip(guard):
+    assert _held(_sparse_gp(guard)) == 12
+
+
+def test_a_distance_without_a_guard_is_left_alone():
+    # sqrt(sqd + 1e-12) with no guard: its derivative has no jump at zero for a rounding to
+    # cross, and JAX's compiled gradient was right (bench/compare_jax_gradient.py)
+    assert guarded_distances([run_graph(_sparse_gp("none")).logp]) == []
 
 
 def test_free_inputs_hold_only_the_diagonal():
@@ -102,8 +117,9 @@ def test_a_squared_exponential_kernel_is_left_alone():
     assert _held(model) == 0
 
 
-def test_the_log_density_is_unchanged(monkeypatch):
-    model = _sparse_gp("sweep")
+@pytest.mark.parametrize("which", ["sweep", "switch"])
+def test_the_log_density_is_unchanged(monkeypatch, which):
+    model = _sparse_gp(which)
     names = [v.name for v in model.value_vars]
     points = _points(model, 3, None, 0)
     with jax_precision("float64"):
