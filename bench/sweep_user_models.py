@@ -934,6 +934,66 @@ def sparse_gp_unguarded_kernel(pm):
     return _hand_guarded_sparse_gp(pm, "none")
 
 
+def gp_repeated_inputs(pm):
+    """Repeated measurements: a marginal GP (``pm.gp.Marginal``) with an exponential kernel
+    over 40 inputs measured twice each, so ``K(X, X)`` has coinciding inputs off its diagonal
+    too."""
+    x = np.repeat(np.linspace(0, 10, 40), 2)[:, None]
+    y = np.sin(x[:, 0]) + _rng().normal(0, 0.3, 80)
+    with pm.Model() as m:
+        ell = pm.Gamma("ell", 4, 2)
+        eta = pm.HalfNormal("eta", 2)
+        gp = pm.gp.Marginal(cov_func=eta ** 2 * pm.gp.cov.Exponential(1, ls=ell))
+        gp.marginal_likelihood("y", X=x, y=y, sigma=pm.HalfNormal("sigma", 1))
+    return m
+
+
+def gp_vfe_matern32(pm):
+    """A sparse GP by the variational free energy (``pm.gp.MarginalApprox``, ``approx="VFE"``),
+    Matern 3/2, its 12 inducing points a subset of the 120 data inputs."""
+    x = np.sort(_rng().uniform(0, 10, 120))[:, None]
+    y = np.cos(x[:, 0]) + _rng().normal(0, 0.3, 120)
+    with pm.Model() as m:
+        ell = pm.Gamma("ell", 4, 2)
+        eta = pm.HalfNormal("eta", 2)
+        gp = pm.gp.MarginalApprox(cov_func=eta ** 2 * pm.gp.cov.Matern32(1, ls=ell),
+                                  approx="VFE")
+        gp.marginal_likelihood("y", X=x, Xu=x[::10], y=y, sigma=pm.HalfNormal("sigma", 1))
+    return m
+
+
+def gp_latent_spatial_counts(pm):
+    """Spatial counts: a latent GP (``pm.gp.Latent``) over 30 sites in two dimensions with an
+    ARD Matern 5/2 kernel (a length scale per axis), under a Poisson likelihood."""
+    rng = _rng()
+    sites = rng.uniform(0, 5, (30, 2))
+    counts = rng.poisson(np.exp(1 + np.sin(sites[:, 0]) * np.cos(sites[:, 1])))
+    with pm.Model() as m:
+        ls = pm.Gamma("ls", 4, 2, shape=2)
+        eta = pm.HalfNormal("eta", 1)
+        gp = pm.gp.Latent(cov_func=eta ** 2 * pm.gp.cov.Matern52(2, ls=ls))
+        f = gp.prior("f", X=sites)
+        pm.Poisson("counts", pm.math.exp(pm.Normal("b0", 1, 1) + f), observed=counts)
+    return m
+
+
+def gp_seasonal_product(pm):
+    """A seasonal signal: a marginal GP whose kernel is a squared-exponential trend plus an
+    exponential kernel times a periodic one (``cov1 + cov2 * cov3``), over monthly inputs
+    measured twice each."""
+    t = np.repeat(np.arange(36.0), 2)[:, None]
+    y = 0.05 * t[:, 0] + np.sin(2 * np.pi * t[:, 0] / 12) + _rng().normal(0, 0.3, 72)
+    with pm.Model() as m:
+        trend = pm.HalfNormal("eta_trend", 1) ** 2 * pm.gp.cov.ExpQuad(
+            1, ls=pm.Gamma("ls_trend", 10, 0.5))
+        season = (pm.HalfNormal("eta_season", 1) ** 2
+                  * pm.gp.cov.Exponential(1, ls=pm.Gamma("ls_decay", 10, 0.5))
+                  * pm.gp.cov.Periodic(1, period=12.0, ls=pm.Gamma("ls_period", 4, 4)))
+        gp = pm.gp.Marginal(cov_func=trend + season)
+        gp.marginal_likelihood("y", X=t, y=y, sigma=pm.HalfNormal("sigma", 1))
+    return m
+
+
 def kronecker_normal(pm):
     """A 12 x 8 grid of observations whose covariance is the Kronecker product of two
     squared-exponential kernels (``pm.KroneckerNormal``: eigendecompositions, no dense
@@ -1553,7 +1613,8 @@ MODELS = [missing_observations, normal_mixture, censored, truncated, zero_sum_wi
           wald_regression, box_cox, gaussian_copula, measurement_error,
           # a sixteenth set (2026-12-01, night): kernels written by hand
           sparse_gp_maximum_kernel, sparse_gp_abs_kernel, sparse_gp_switch_kernel,
-          sparse_gp_unguarded_kernel]
+          sparse_gp_unguarded_kernel, gp_repeated_inputs, gp_vfe_matern32,
+          gp_latent_spatial_counts, gp_seasonal_product]
 
 
 # ---- arguments and situations -------------------------------------------------------------
