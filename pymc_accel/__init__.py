@@ -22,7 +22,7 @@ from pymc_accel.backend import (
 )
 from pymc_accel.backends._common import rename_nutpie_stats
 from pymc_accel.backends.numpyro_nuts import JaxNutsBackend
-from pymc_accel.backends.run_logp import jaxified_logp
+from pymc_accel.backends.run_logp import coincident_distances_held, jaxified_logp
 from pymc_accel.costmodel import xla_program_seconds
 from pymc_accel import devices as _devices
 from pymc_accel.devices import Devices, discover as discover_devices, jax_cpu_devices, jax_device
@@ -68,7 +68,8 @@ __all__ = [
     "PrecisionWarning", "PymcAccelError", "Refusal", "DeviceFigures", "check_float32",
     "Registry", "SampleRequest", "SamplerStoppedError", "SelectionReport", "StuckChainsWarning",
     "UnknownBackendError", "UnsupportedArgumentError", "__version__", "xla_program_seconds",
-    "build_registry", "disable", "discover_devices", "enable", "enable_jax_cache", "explain",
+    "build_registry", "coincident_distances_held", "disable", "discover_devices", "enable",
+    "enable_jax_cache", "explain",
     "first_use_figures",
     "get_registry",
     "hookimpl", "is_enabled", "jax_cpu_devices", "jax_device", "jaxified_logp", "machine_figures", "profile_model",

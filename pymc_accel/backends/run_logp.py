@@ -162,6 +162,55 @@ def jaxified_logp(model: Any, graph: LogpGraph | None = None, *,
     return logp_fn
 
 
+@contextlib.contextmanager
+def coincident_distances_held() -> Iterator[None]:
+    """Inside the block, ``model.logp()`` of every PyMC model holds a GP kernel's distance
+    between coinciding inputs at an exact zero, as :func:`jaxified_logp` does
+    (:mod:`pymc_accel.rewrites.coincident_distances`), while :data:`ZERO_COINCIDENT_DISTANCES`
+    is on.
+
+    For a backend that hands a model to a sampler that builds and jaxifies its log density
+    itself: nutpie's JAX backend calls ``model.logp()`` on its own frozen copy of the model,
+    and its JAX gradient of the user sweep's VFE sparse GP was as wrong as PyMC's NumPyro
+    path's of the FITC one (a chain that barely moved in 280 s; docs/benchmarks.md). The value
+    of every log density is the same to rounding; a graph without a guarded distance is
+    returned as built. No public PyMC hook rewrites a model's log density, so the method is
+    swapped on ``pm.Model`` while any such block is open (:func:`~pymc_accel.backends.swaps.
+    swapped`).
+
+    Yields
+    ------
+    None
+    """
+    import pymc as pm
+
+    with swapped(pm.Model, "logp", _logp_holding_distances):
+        yield
+
+
+def _logp_holding_distances(pymcs: Callable) -> Callable:
+    """``pm.Model.logp`` (``pymcs``) with its outputs' coinciding distances held."""
+
+    def logp(self: Any, *args: Any, **kwargs: Any) -> Any:
+        built = pymcs(self, *args, **kwargs)
+        if not ZERO_COINCIDENT_DISTANCES:
+            return built
+        from pymc_accel.rewrites.coincident_distances import zeroed_coincident_distances
+
+        outputs = list(built) if isinstance(built, (list, tuple)) else [built]
+
+        def points() -> list[list[Any]]:
+            from pymc_accel.precision import _points
+
+            return [[point[v.name] for v in self.value_vars]
+                    for point in _points(self, 1, None, 0)]
+
+        held, _ = zeroed_coincident_distances(outputs, list(self.value_vars), points)
+        return held if isinstance(built, (list, tuple)) else held[0]
+
+    return logp
+
+
 def _runs_on_cpu(device: str | None) -> bool:
     """Whether a function jaxified now runs on a CPU: ``device`` when given, else the platform
     of JAX's default device (an open ``jax.default_device`` block's, a device or a platform

@@ -228,3 +228,54 @@ def test_the_log_density_is_compiled_as_one_program(monkeypatch):
         values[whole, "programs"] = len(compiles)
     assert values[True, "programs"] <= 3 < 10 <= values[False, "programs"]
     assert values[True] == pytest.approx(values[False], rel=1e-12)
+
+
+def _sweep_sparse_gp() -> pm.Model:
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
+    import sweep_user_models
+
+    return sweep_user_models.sparse_gp(pm)
+
+
+def test_a_model_built_inside_the_block_holds_its_coinciding_distances():
+    # what nutpie's JAX backend builds: model.logp() of its own frozen copy of the model
+    from pymc.model.transform.optimization import freeze_dims_and_data
+    from pytensor.graph.traversal import ancestors
+
+    from pymc_accel.rewrites.coincident_distances import guarded_distances
+
+    model = _sweep_sparse_gp()
+
+    def masks(logp) -> int:  # the held elements: constant boolean masks in the graph
+        return sum(int(np.asarray(v.data).sum()) for v in ancestors([logp])
+                   if hasattr(v, "data") and np.asarray(v.data).dtype == bool)
+
+    before = model.logp()
+    with pymc_accel.coincident_distances_held():
+        frozen = freeze_dims_and_data(model)
+        held = frozen.logp()
+        held_terms = frozen.logp(sum=False)
+    after = model.logp()
+    assert guarded_distances([before]) and masks(before) == 0 and masks(after) == 0
+    assert masks(held) == 12  # as jaxified_logp holds them (tests/rewrites)
+    assert len(held_terms) == len(model.logp(sum=False))
+    point = model.initial_point()
+    f_before, f_held = model.compile_fn(before), frozen.compile_fn(held)
+    assert float(f_held(point)) == pytest.approx(float(f_before(point)), rel=1e-12)
+
+
+def test_the_block_leaves_the_model_as_built_when_switched_off(monkeypatch):
+    monkeypatch.setattr(run_logp, "ZERO_COINCIDENT_DISTANCES", False)
+    model = _sweep_sparse_gp()
+    pymcs = pm.Model.logp
+    with pymc_accel.coincident_distances_held():
+        assert pm.Model.logp is not pymcs
+        logp = model.logp()
+    assert pm.Model.logp is pymcs  # PyMC's method back once the block closes
+    from pytensor.graph.traversal import ancestors
+
+    assert not any(hasattr(v, "data") and np.asarray(v.data).dtype == bool
+                   for v in ancestors([logp]))

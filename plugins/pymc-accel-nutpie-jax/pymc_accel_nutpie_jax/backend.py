@@ -6,8 +6,9 @@ import sys
 from importlib.util import find_spec
 
 from pymc_accel import (
-    Candidate, Estimate, Figure, JaxNutsBackend, Refusal, discover_devices, first_use_figures,
-    rename_nutpie_stats, sampler_options, xla_program_seconds,
+    Candidate, Estimate, Figure, JaxNutsBackend, Refusal, coincident_distances_held,
+    discover_devices, first_use_figures, rename_nutpie_stats, sampler_options,
+    xla_program_seconds,
 )
 
 #: Seconds nutpie's JAX path pays the first time it runs in a Python process, beyond JAX's own
@@ -169,14 +170,18 @@ class NutpieJaxBackend(JaxNutsBackend):
         previous = jax.config.jax_default_device
         jax.config.update("jax_default_device", device)
         try:
-            idata = pm.sample(
-                **run,
-                nuts_sampler="nutpie",
-                compile_kwargs=compile_kwargs,
-                nuts=nuts,
-                model=model,
-                **pymc_kwargs,
-            )
+            # nutpie builds and jaxifies the log density itself: a GP kernel's distances
+            # between coinciding inputs held at zero, as in pymc-accel's own JAX runs (its JAX
+            # gradient of a sparse GP was wrong without: a chain that barely moved in 280 s)
+            with coincident_distances_held():
+                idata = pm.sample(
+                    **run,
+                    nuts_sampler="nutpie",
+                    compile_kwargs=compile_kwargs,
+                    nuts=nuts,
+                    model=model,
+                    **pymc_kwargs,
+                )
         finally:
             jax.config.update("jax_default_device", previous)
         rename_nutpie_stats(idata)
