@@ -46,10 +46,12 @@ _KEPT_MAX = 32
 def _code_and_versions() -> str:
     from pymc_accel import graph_building, precision, profile
     from pymc_accel.machine import library_versions
+    from pymc_accel.rewrites import coincident_distances
 
     digest = hashlib.sha1()
-    # the profile's: the check evaluates the log density and gradient it builds first
-    for module in (precision, graph_building, profile):
+    # the profile's: the check evaluates the log density and gradient it builds first; and the
+    # rewrite of the log density it checks where a GP's kernel distances coincide
+    for module in (precision, graph_building, profile, coincident_distances):
         digest.update(Path(module.__file__).read_bytes())
     libs = library_versions(("pymc", "pytensor", "numpy", "pymc-accel"))
     return json.dumps(sorted(libs.items())) + digest.hexdigest()

@@ -871,3 +871,32 @@ def _counted_evaluations(monkeypatch) -> list[int]:
 
     monkeypatch.setattr(precision, "_evaluators", counting)
     return evaluated
+
+
+def _repeated_measurements_gp() -> pm.Model:
+    """A marginal GP over 40 inputs measured twice each (the user sweep's gp_repeated_inputs):
+    ``K(X, X)`` has coinciding inputs off its diagonal too."""
+    x = np.repeat(np.linspace(0, 10, 40), 2)[:, None]
+    y = np.sin(x[:, 0]) + np.random.default_rng(0).normal(0, 0.3, 80)
+    with pm.Model() as model:
+        gp = pm.gp.Marginal(cov_func=pm.HalfNormal("eta", 2) ** 2
+                            * pm.gp.cov.Exponential(1, ls=pm.Gamma("ell", 4, 2)))
+        gp.marginal_likelihood("y", X=x, y=y, sigma=pm.HalfNormal("sigma", 1))
+    return model
+
+
+def test_the_check_checks_the_gps_log_density_the_jax_runs_compute(monkeypatch):
+    # the JAX runs hold the coinciding distances at zero (rewrites/coincident_distances.py);
+    # without the hold, float32's gradient there is the rounding of a cancelled sum through a
+    # square root's derivative of 5e5, an error of 0.11, and JAX's own float32 gradient of the
+    # run's log density is within 5e-5 (bench/compare_check_with_jax.py)
+    from pymc_accel.backends import run_logp
+    from pymc_accel.profile import profile_and_logp
+
+    model = _repeated_measurements_gp()
+    _, graph = profile_and_logp(model)
+    held = check_float32(model, logp_graph=graph)
+    assert held.safe, held.reason
+    monkeypatch.setattr(run_logp, "ZERO_COINCIDENT_DISTANCES", False)
+    written = check_float32(model, logp_graph=graph)
+    assert not written.safe and written.grad_rel_error > 0.01
