@@ -1123,7 +1123,18 @@ def held_out() -> dict[str, Callable[[], pm.Model]]:
         # interval-censored waiting times of one clinic (2026-12-01, morning): two incomplete
         # gamma nodes, a shape the loops' and programs' fits did not see
         "intervals_2": lambda: interval_gamma(1, n=150, seed=83),
+        # a tenth set (2026-12-02): the user sweep's GPs of repeated measurements, whose
+        # float32 the check refused until it checked the coinciding distances held at zero
+        "repeated_gp_3": lambda: _sweep_model("gp_repeated_inputs"),
+        "seasonal_gp_6": lambda: _sweep_model("gp_seasonal_product"),
     }
+
+
+def _sweep_model(name: str) -> pm.Model:
+    """The user sweep's model ``name`` (``bench/sweep_user_models.py``)."""
+    import sweep_user_models
+
+    return getattr(sweep_user_models, name)(pm)
 
 
 def leapfrog_shapes() -> dict[str, Callable[[], pm.Model]]:
