@@ -75,15 +75,9 @@ def markdown(rows: list[dict], command: str) -> str:
 
 
 def main() -> None:
-    from model_rows import chosen_models, model_parser, rows_here
+    from model_rows import main_of
 
-    parser = model_parser(__doc__)
-    args = parser.parse_args()
-    names, models = chosen_models(parser, args.models)
-    rows = rows_here(names, models, count_model)
-    if args.markdown:
-        command = "JAX_PLATFORMS=cpu PYMC_ACCEL_HISTORY=off python " + " ".join(sys.argv)
-        Path(args.markdown).write_text(markdown(rows, command))
+    main_of(__doc__, count_model, markdown)
 
 
 if __name__ == "__main__":

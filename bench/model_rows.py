@@ -1,10 +1,12 @@
 """One JSON row per model of ``compare_evaluator.models()``, for the benches that compare
-something model by model (``compare_check_with_jax.py``, ``compare_jax_gradient.py``)."""
+something model by model (``compare_check_with_jax.py``, ``compare_jax_gradient.py``,
+``count_guarded_distances.py``)."""
 
 from __future__ import annotations
 
 import argparse
 import json
+import sys
 import warnings
 from collections.abc import Callable
 
@@ -48,3 +50,19 @@ def rows_here(names: list[str], models: dict, compare: Callable[[str, Callable],
         rows.append(row)
         print(json.dumps(row), flush=True)
     return rows
+
+
+def main_of(doc: str, compare: Callable[[str, Callable], dict],
+            markdown: Callable[[list[dict], str], str]) -> None:
+    """A bench's whole command line: ``--models`` and ``--markdown`` parsed (:func:`model_parser`
+    of ``doc``), ``compare`` run on each model in this process (:func:`rows_here`), and the
+    table ``markdown(rows, command)`` written where ``--markdown`` says."""
+    from pathlib import Path
+
+    parser = model_parser(doc)
+    args = parser.parse_args()
+    names, models = chosen_models(parser, args.models)
+    rows = rows_here(names, models, compare)
+    if args.markdown:
+        command = "JAX_PLATFORMS=cpu PYMC_ACCEL_HISTORY=off python " + " ".join(sys.argv)
+        Path(args.markdown).write_text(markdown(rows, command))
