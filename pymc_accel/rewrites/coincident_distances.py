@@ -28,10 +28,11 @@ program XLA fused it otherwise.
 
 The same happens to a kernel a user writes by hand with another guard against a negative
 squared distance: the sweep's sparse GP with its kernel's ``clip`` made ``maximum(sqd, 0)``,
-``abs(sqd)`` or ``switch(sqd > 0, sqd, 0)`` had JAX's compiled gradient off by a relative 116,
-391 and 232 (``sparse_gp_maximum_kernel`` and its neighbours in ``bench/sweep_user_models.py``).
-Without a guard (``sqrt(sqd + 1e-12)``) it was right to 1e-7: every guard's derivative jumps
-where the sum crosses zero, and that jump is what turns a rounding into a wrong gradient.
+``abs(sqd)`` or ``switch(sqd > 0, sqd, 0)`` had JAX's compiled gradient off by a relative 120,
+390 and 230 (``sparse_gp_maximum_kernel`` and its neighbours in ``bench/sweep_user_models.py``;
+docs/results/jax-gradient-cpu-2026-12-01-hand-kernels-at-3563496.md). Without a guard
+(``sqrt(sqd + 1e-12)``) it was right to 1.1e-13: every guard's derivative jumps where the sum
+crosses its bound, and that jump is what turns a rounding into a wrong gradient.
 
 :func:`zeroed_coincident_distances` finds each sum or difference under a square root through
 such a guard (``sqrt(c + guard(sqd))``, :func:`guarded_distances`), evaluates it at the points
@@ -87,7 +88,8 @@ def _guarded(var: Any) -> Any:
     """The expression ``var`` keeps from going negative, where ``var`` is such a guard:
     ``clip(x, c, ...)``, ``maximum(x, c)`` (either order), ``abs(x)`` or ``switch(cond, x, c)``
     (either branch), ``c`` a constant; else ``None``. Each one's derivative jumps where ``x``
-    crosses zero, which is what carries a rounding of a cancelled sum into the gradient."""
+    crosses its bound, which is what carries a rounding of a cancelled sum into the
+    gradient."""
     from pytensor.scalar.basic import Abs, Clip, ScalarMaximum, Switch
 
     from pymc_accel.census import _constant_scalar
@@ -115,8 +117,8 @@ def guarded_distances(outputs: list[Any]) -> list[Any]:
     """The sums in ``outputs``' graph that a square root takes through a guard against
     negative values, with or without a constant added: ``sqrt(c + guard(x))`` for ``x`` a sum
     or difference and ``guard`` one of :func:`_guarded`'s. PyMC's ``Stationary._sqrt`` of its
-    ``square_dist`` is ``sqrt(1e-12 + clip(x, 0, inf))``; a kernel written by hand guards its
-    ``|a|^2 + |b|^2 - 2 a.b`` with ``maximum``, ``abs`` or ``switch`` as often."""
+    ``square_dist`` is ``sqrt(1e-12 + clip(x, 0, inf))``; a kernel written by hand may guard
+    its ``|a|^2 + |b|^2 - 2 a.b`` with ``maximum``, ``abs`` or ``switch`` instead."""
     from pytensor.graph.traversal import applys_between, graph_inputs
     from pytensor.scalar.basic import Add, Sub
 
