@@ -11,7 +11,10 @@ line each:
   jaxified log density under NumPyro;
 - ``accel_numpyro``: ``pymc_accel.sample(nuts_sampler="numpyro")``, the rewrite on;
 - ``accel_numpyro_unheld``: the same with
-  :data:`pymc_accel.backends.run_logp.ZERO_COINCIDENT_DISTANCES` off.
+  :data:`pymc_accel.backends.run_logp.ZERO_COINCIDENT_DISTANCES` off;
+- ``pymc_numpyro_held``: ``pm.sample(nuts_sampler="numpyro")`` inside
+  ``pymc_accel.coincident_distances_held()``, PyMC's own NumPyro path with the distances held
+  (run only when named in ``--ways``).
 
 For each: the wall time of the call, the mean number of leapfrog steps a draw, divergences, the
 largest R-hat and smallest bulk ESS over the free variables, and each variable's posterior mean
@@ -32,7 +35,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-WAYS = ("pymc_nuts", "pymc_numpyro", "accel_numpyro", "accel_numpyro_unheld")
+WAYS = ("pymc_nuts", "pymc_numpyro", "accel_numpyro", "accel_numpyro_unheld",
+        "pymc_numpyro_held")
 
 
 def run(way: str, model, draws: int, tune: int, chains: int, seed: int) -> dict:
@@ -51,6 +55,9 @@ def run(way: str, model, draws: int, tune: int, chains: int, seed: int) -> dict:
             idata = pm.sample(**kwargs)
     elif way == "pymc_numpyro":
         with model:
+            idata = pm.sample(nuts_sampler="numpyro", **kwargs)
+    elif way == "pymc_numpyro_held":
+        with model, pymc_accel.coincident_distances_held():
             idata = pm.sample(nuts_sampler="numpyro", **kwargs)
     else:
         run_logp.ZERO_COINCIDENT_DISTANCES = way == "accel_numpyro"
@@ -82,7 +89,7 @@ def main() -> None:
     parser.add_argument("--tune", type=int, default=300)
     parser.add_argument("--chains", type=int, default=2)
     parser.add_argument("--seed", type=int, default=1)
-    parser.add_argument("--ways", default=",".join(WAYS))
+    parser.add_argument("--ways", default=",".join(WAYS[:4]))
     args = parser.parse_args()
     from compare_evaluator import models
 
