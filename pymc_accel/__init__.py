@@ -21,6 +21,7 @@ from pymc_accel.backend import (
     SampleRequest,
 )
 from pymc_accel.backends._common import rename_nutpie_stats
+from pymc_accel.backends.last_gradients import LastGradients
 from pymc_accel.backends.numpyro_nuts import JaxNutsBackend
 from pymc_accel.backends.run_logp import coincident_distances_held, jaxified_logp
 from pymc_accel.costmodel import xla_program_seconds
@@ -31,6 +32,7 @@ from pymc_accel.errors import (
     DeviceOutOfMemoryError,
     DeviceUnavailableError,
     DiscreteVariablesError,
+    GradientMismatchWarning,
     NoCandidateError,
     NonFiniteInitialPointError,
     PluginError,
@@ -63,7 +65,8 @@ _devices.prepare_xla_flags()
 __all__ = [
     "Backend", "BackendUnavailableError", "Candidate", "DeviceOutOfMemoryError",
     "DeviceUnavailableError", "Devices",
-    "DiscreteVariablesError", "Estimate", "Figure", "JaxNutsBackend", "MachineFigures", "ModelProfile",
+    "DiscreteVariablesError", "Estimate", "Figure", "GradientMismatchWarning", "JaxNutsBackend",
+    "LastGradients", "MachineFigures", "ModelProfile",
     "NoCandidateError", "NonFiniteInitialPointError", "PluginError", "PrecisionCheck",
     "PrecisionWarning", "PymcAccelError", "Refusal", "DeviceFigures", "check_float32",
     "Registry", "SampleRequest", "SamplerStoppedError", "SelectionReport", "StuckChainsWarning",

@@ -78,3 +78,10 @@ class PrecisionWarning(UserWarning):
 class StuckChainsWarning(UserWarning):
     """Chains of a run never left their start (every draw the same), and pymc-accel did not
     re-run it on its own: the sampler was the caller's choice, or no other could run."""
+
+
+class GradientMismatchWarning(UserWarning):
+    """The gradient a JAX run computed differed from PyTensor's at the run's last draws
+    (:mod:`pymc_accel.backends.last_gradients`), and pymc-accel did not re-run it on its own:
+    the sampler was the caller's choice, or no other could run. Its draws may not be the
+    posterior's."""

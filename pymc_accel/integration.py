@@ -343,6 +343,8 @@ def sample(
     if precision is None and _automatic_float32(report):
         idata, report = _fall_back_if_diverging(idata, report, model, request, registry, device)
     automatic = nuts_sampler == "auto" and device is None and precision is None
+    idata, report = _fall_back_if_wrong_gradient(idata, report, model, request, registry,
+                                                 automatic)
     idata, report = _fall_back_if_stuck(idata, report, model, request, registry, automatic)
     idata.attrs[ATTRS_KEY] = report.to_json()
     idata.attrs["pymc_accel_candidate"] = report.chosen
@@ -556,6 +558,43 @@ def _re_run(model, request, registry, first: SelectionReport, again: SelectionRe
 _GRADIENT_AT_START = "model.compile_dlogp()(model.initial_point())"
 
 
+def _fall_back_if_wrong_gradient(idata, report, model, request, registry, automatic: bool):
+    """Re-run on PyTensor's gradient when the gradient an automatically chosen JAX run computed
+    differed from PyTensor's at its last draws (:mod:`pymc_accel.backends.last_gradients`);
+    otherwise warn, naming the fix. Either way the report's notes say so.
+
+    A JAX sampler differentiates the jaxified log density inside the program XLA compiles, and
+    that gradient was wrong by orders of magnitude on sparse GPs whose inducing points sit on
+    data inputs until :mod:`pymc_accel.rewrites.coincident_distances` held their distances: a
+    run on it goes on to return draws, with no error, that are not the posterior's.
+    ``automatic``: as for :func:`_fall_back_if_stuck`.
+    """
+    from pymc_accel.backends.last_gradients import LastGradients
+    from pymc_accel.errors import GradientMismatchWarning
+
+    check = LastGradients.from_idata(idata)
+    if check is None or check.agrees:
+        return idata, report
+    problem = f"In the run with {report.chosen}, {check.describe()}"
+    again = None
+    if automatic and "numba" in registry.backends:
+        try:
+            again = _select_for(model, request, backend="numba", device="cpu",
+                                registry=registry, profile=report.model_profile)
+        except PymcAccelError:  # numba cannot run this model
+            again = None
+    if again is None:
+        fix = ("its draws may not be the posterior's. Sample with nuts_sampler='numba' (or "
+               "'pymc'), whose gradient is PyTensor's, as pm.sample's is, and please report the "
+               "model to pymc-accel")
+        report.notes = [*report.notes, f"{problem}: {fix}"]
+        warnings.warn(f"{problem}: {fix}.", GradientMismatchWarning, stacklevel=3)
+        return idata, report
+    note = (f"{problem}, so its draws may not be the posterior's; re-ran with {again.chosen}, "
+            "whose gradient is PyTensor's")
+    return _re_run(model, request, registry, report, again, note)
+
+
 def _fall_back_if_stuck(idata, report, model, request, registry, automatic: bool):
     """Re-run on PyMC's own gradient when chains of an automatically chosen JAX run never left
     their start (:func:`pymc_accel.stuck_chains.stuck_chains`); otherwise warn, naming the fix.
@@ -750,7 +789,12 @@ def _run_backend(model, report: SelectionReport, request: SampleRequest, registr
                 request.target_accept, request.backend_kwargs, request.var_names)
         from pymc_accel.stuck_chains import frozen_chains, stuck_chains
 
-        if not stuck_chains(idata) and not frozen_chains(idata):
+        from pymc_accel.backends.last_gradients import LastGradients
+
+        gradients = LastGradients.from_idata(idata)
+        if gradients is not None and not gradients.agrees:  # its speed is not the model's
+            history.mark_wrong_gradient(report.model_profile, candidate)
+        elif not stuck_chains(idata) and not frozen_chains(idata):
             history.record(report.model_profile, candidate, report.estimate, request, wall,
                            idata, data=data, options=options)
         elif request.tune:  # with tune=0 no sampler adapts: not the sampler's failure

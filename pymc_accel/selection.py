@@ -609,6 +609,11 @@ def select(
                        f"where it proposed (at {stopped_at}): name it, with its options, to "
                        "run it anyway"))
                 continue
+            if backend is None and (wrong_at := history.wrong_gradient_at(profile, c)):
+                refusals.append(Refusal.of(
+                    c, f"the gradient its run of this model computed differed from PyTensor's "
+                       f"at the run's last draws (at {wrong_at}): name it to run it anyway"))
+                continue
             if backend is None and (stuck_at := history.stuck_at(profile, c)):
                 refusals.append(Refusal.of(
                     c, f"its chains never left their start, or barely moved, when it ran this "

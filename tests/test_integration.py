@@ -756,6 +756,46 @@ def test_chains_stuck_without_tuning_are_not_re_run_and_the_warning_says_tune(mo
     assert SelectionReport.from_idata(idata).chosen == "stuckjax[cpu,float64]"
 
 
+class _WrongGradient(_StuckAtTheStart):
+    """A JAX backend estimated fastest whose chains move, and whose run's check found its
+    gradient was not the derivative of its log density (as NumPyro's was on a sparse GP before
+    its coinciding distances were held: :mod:`pymc_accel.backends.last_gradients`)."""
+
+    def sample(self, model, candidate, request):
+        import arviz as az
+
+        from pymc_accel.backends.last_gradients import ATTRS_KEY, LastGradients
+
+        self.sampled += 1
+        shape = (request.chains, request.draws)
+        idata = az.from_dict({"posterior": {
+            "mu": np.random.default_rng(0).normal(3.0, 1.0, shape)}})
+        idata.attrs[ATTRS_KEY] = LastGradients(
+            agrees=False, chains=list(range(request.chains)),
+            grad_rel_errors=[0.98] * request.chains, grad_rtol=0.01).to_json()
+        return idata
+
+
+def test_an_automatic_run_whose_gradient_was_wrong_is_re_run_and_left_out_after(
+        monkeypatch, ledger):
+    wrong, truth = _WrongGradient("wrongjax"), conjugate_normal()
+    _with_backend(monkeypatch, wrong)
+    idata = pymc_accel.sample(model=truth.model, **FAST)
+    assert wrong.sampled == 1
+    report = SelectionReport.from_idata(idata)
+    assert report.chosen.startswith("numba")
+    assert any("wrongjax[cpu,float64], the gradient JAX compiled for the run was not the "
+               "derivative" in n and "re-ran with numba" in n for n in report.notes)
+    mu = idata.posterior["mu"].values
+    assert abs(mu.mean() - truth.post_mean) < 4 * truth.post_sd / np.sqrt(100)
+    # not recorded as a run of the model: auto leaves it out of the next selection
+    again = SelectionReport.from_idata(pymc_accel.sample(model=truth.model, **FAST))
+    assert wrong.sampled == 1 and not again.chosen.startswith("wrongjax")
+    refused = next(r for r in again.rows if r.label == "wrongjax[cpu,float64]")
+    assert refused.status == "refused"
+    assert "differed from PyTensor's" in refused.reason
+
+
 def test_a_stuck_run_is_not_recorded_as_a_run_and_auto_leaves_its_sampler_out_after(
         monkeypatch, ledger):
     """Recorded as a run, the stuck chains' one leapfrog a draw priced NumPyro as the fastest

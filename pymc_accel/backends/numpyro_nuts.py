@@ -263,6 +263,7 @@ class JaxNutsBackend:
         from pymc_accel.backends.finite_starts import finite_gradient_starts
         from pymc_accel.backends.flat_position import flat_position
         from pymc_accel.backends.jax_model import jax_precision
+        from pymc_accel.backends.last_gradients import recording_last_states
         from pymc_accel.backends.run_logp import jax_runs_use
         from pymc_accel.devices import jax_device
         from pymc_accel.jax_cache import enable as enable_jax_cache
@@ -310,8 +311,9 @@ class JaxNutsBackend:
                   flat_position(self.jax_sampler),  # one array, not one per variable
                   jax_runs_use(model, logp_graph),  # the log density the profile built
                   finite_gradient_starts(model, logp_graph, jax=True),
+                  recording_last_states() as last_states,  # for the gradient's check
                   blas):
-                return wait_for_draws(sample_jax_nuts(
+                idata = wait_for_draws(sample_jax_nuts(
                     draws=request.draws,
                     tune=request.tune,
                     chains=request.chains,
@@ -331,11 +333,39 @@ class JaxNutsBackend:
                     compute_convergence_checks=request.compute_convergence_checks,
                     nuts_sampler=self.jax_sampler,
                 ))
+                _check_last_gradients(idata, last_states, model, candidate.precision)
+                return idata
         except Exception as exc:
             oom = out_of_memory_error(exc, self.name, candidate, request)
             if oom is None:
                 raise
             raise oom from exc
+
+
+def _check_last_gradients(idata, last_states: list[dict], model, precision: str) -> None:
+    """Store in ``idata``'s attributes whether the gradient the run computed at its chains'
+    last draws is the derivative of its log density there
+    (:mod:`pymc_accel.backends.last_gradients`), inside the run's
+    :func:`~pymc_accel.backends.run_logp.jax_runs_use` block, whose compiled log density it
+    evaluates. Where the run kept no state (BlackJAX's) nothing is stored."""
+    from pymc_accel.backends.last_gradients import (
+        ATTRS_KEY,
+        check_last_gradients,
+        value_shapes,
+    )
+    from pymc_accel.backends.run_logp import held_graph, held_logp_function
+
+    potential, graph = held_logp_function(model, negative_logp=False), held_graph(model)
+    if not last_states or potential is None or graph is None:
+        return
+    try:
+        shapes = value_shapes(model, graph)
+        check = (check_last_gradients(last_states[-1], potential, shapes, precision)
+                 if shapes is not None else None)
+    except Exception:  # a check that cannot run must not cost the run its draws
+        return
+    if check is not None:
+        idata.attrs[ATTRS_KEY] = check.to_json()
 
 
 def wait_for_draws(idata):

@@ -262,7 +262,7 @@ def jax_runs_use(model: Any, graph: LogpGraph | None = None) -> Iterator[None]:
     if entry is not None and entry[0] is model:
         entry[2] += 1
     else:
-        entry = held[id(model)] = [model, graph, 1]
+        entry = held[id(model)] = [model, graph, 1, {}]
     try:
         # the first block in any thread swaps PyMC's function, the last puts it back
         with swapped(pmjax, "get_jaxified_logp", _answering):
@@ -280,6 +280,16 @@ def held_graph(model: Any) -> LogpGraph | None:
     return entry[1] if entry is not None and entry[0] is model else None
 
 
+def held_logp_function(model: Any, negative_logp: bool = False) -> Callable[[Any], Any] | None:
+    """The log density function (``negative_logp`` as for :func:`jaxified_logp`: False gives
+    ``-log p``, NumPyro's potential energy) that an open :func:`jax_runs_use` block of this
+    thread last handed PyMC for ``model``, or ``None``. PyMC evaluates it at the chains'
+    starts, so it is compiled (:data:`JIT_LOGP`) for one chain's position in the run's
+    precision: evaluating it again costs no compilation."""
+    entry = _held().get(id(model))
+    return entry[3].get(negative_logp) if entry is not None and entry[0] is model else None
+
+
 def _answering(pymcs: Callable) -> Callable:
     """The ``get_jaxified_logp`` swapped in for PyMC's (``pymcs``): from the graph this thread
     holds for the model, or PyMC's."""
@@ -290,6 +300,8 @@ def _answering(pymcs: Callable) -> Callable:
             return pymcs(model, negative_logp)
         if entry[1] is None:  # built once for the block, and kept for a second call in it
             entry[1] = run_graph(model)
-        return jaxified_logp(model, entry[1], negative_logp=negative_logp)
+        fn = jaxified_logp(model, entry[1], negative_logp=negative_logp)
+        entry[3][negative_logp] = fn  # for the check of the run's last gradients
+        return fn
 
     return get_jaxified_logp

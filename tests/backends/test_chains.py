@@ -11,6 +11,7 @@ import textwrap
 
 import pytest
 
+import pymc_accel
 from pymc_accel.backends.chains import layout
 from pymc_accel.backends.numpyro_nuts import numpyro_chain_method
 
@@ -129,6 +130,8 @@ def test_draws_streamed_to_the_host_one_chain_at_a_time():
     assert float(mu.sel(chain=0).mean()) != float(mu.sel(chain=1).mean())
     assert abs(float(mu.mean()) - ref.post_mean) < 4 * ref.post_sd / (600 / 4) ** 0.5
     assert set(idata.sample_stats) >= {"diverging", "step_size", "lp"}
+    # NumPyro's last state kept through the custom chain map: both chains' gradients checked
+    assert pymc_accel.LastGradients.from_idata(idata).chains == [0, 1]
 
 
 def test_a_device_with_one_chain_runs_it_without_vmap(monkeypatch):
