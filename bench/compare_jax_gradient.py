@@ -43,7 +43,6 @@ the rewrite holds at zero, and ``rewrite_seconds``, the least of three timings o
 
 from __future__ import annotations
 
-import json
 import sys
 import time
 from pathlib import Path
@@ -200,48 +199,18 @@ def markdown(rows: list[dict], command: str) -> str:
 
 
 def main() -> None:
-    from model_rows import chosen_models, model_parser, rows_here
+    from model_rows import CHUNK_HELP, chosen_models, model_parser, rows_here, rows_in_processes
 
     parser = model_parser(__doc__)
-    parser.add_argument("--chunk", type=int, default=0,
-                        help="run the models this many at a time, each lot in a process of its "
-                             "own (0: all in this one). XLA's CPU compiler ran out of memory "
-                             "maps after 84 models in one process ('Unable to allocate section "
-                             "memory'); a lot whose process dies has its models run one a "
-                             "process.")
+    parser.add_argument("--chunk", type=int, default=0, help=CHUNK_HELP)
     args = parser.parse_args()
 
     names, models = chosen_models(parser, args.models)
-    rows = ([row for i in range(0, len(names), args.chunk)
-             for row in _in_processes(names[i:i + args.chunk])] if args.chunk
+    rows = (rows_in_processes(__file__, names, args.chunk) if args.chunk
             else rows_here(names, models, compare_model))
     if args.markdown:
         command = "JAX_PLATFORMS=cpu PYMC_ACCEL_HISTORY=off python " + " ".join(sys.argv)
         Path(args.markdown).write_text(markdown(rows, command))
-
-
-def _in_processes(names: list[str]) -> list[dict]:
-    """``names``' rows from a process of their own, printed when it ends; where it dies, each
-    model left without a row from a process of its own, and a row saying how that one ended
-    where it dies too."""
-    import subprocess
-
-    def run(lot: list[str]) -> tuple[dict, str]:
-        done = subprocess.run([sys.executable, __file__, "--models", ",".join(lot)],
-                              capture_output=True, text=True)
-        found = [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
-        return {r["model"]: r for r in found}, done.stderr.strip()[-200:]
-
-    by_name, _ = run(names)
-    rows = []
-    for name in names:
-        if name not in by_name:
-            alone, ended = run([name])
-            by_name[name] = alone.get(name) or {
-                "model": name, "error": f"its process died: {ended or 'no message'}"}
-        rows.append(by_name[name])
-        print(json.dumps(by_name[name]), flush=True)
-    return rows
 
 
 if __name__ == "__main__":

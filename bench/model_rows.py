@@ -1,6 +1,6 @@
 """One JSON row per model of ``compare_evaluator.models()``, for the benches that compare
 something model by model (``compare_check_with_jax.py``, ``compare_jax_gradient.py``,
-``count_guarded_distances.py``)."""
+``count_guarded_distances.py``, ``check_last_gradients.py``)."""
 
 from __future__ import annotations
 
@@ -66,3 +66,42 @@ def main_of(doc: str, compare: Callable[[str, Callable], dict],
     if args.markdown:
         command = "JAX_PLATFORMS=cpu PYMC_ACCEL_HISTORY=off python " + " ".join(sys.argv)
         Path(args.markdown).write_text(markdown(rows, command))
+
+
+#: What ``--chunk`` says, for the benches that take it.
+CHUNK_HELP = ("run the models this many at a time, each lot in a process of its own (0: all in "
+              "this one). XLA's CPU compiler ran out of memory maps after 84 models in one "
+              "process ('Unable to allocate section memory'); a lot whose process dies has its "
+              "models run one a process.")
+
+
+def rows_in_processes(script: str, names: list[str], chunk: int,
+                      options: list[str] | None = None) -> list[dict]:
+    """``names``' rows from ``script`` (a bench printing one JSON row per model, run with
+    ``--models`` and ``options``), ``chunk`` models a process, printed as each lot ends; where a
+    process dies, each model it left without a row from a process of its own, and a row saying
+    how that one ended where it dies too."""
+    import subprocess
+
+    def run(lot: list[str]) -> tuple[dict, str]:
+        done = subprocess.run([sys.executable, script, "--models", ",".join(lot),
+                               *(options or [])], capture_output=True, text=True)
+        found = [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
+        by_name: dict[str, list[dict]] = {}
+        for row in found:
+            by_name.setdefault(row["model"], []).append(row)
+        return by_name, done.stderr.strip()[-200:]
+
+    rows = []
+    for i in range(0, len(names), chunk):
+        lot = names[i:i + chunk]
+        by_name, _ = run(lot)
+        for name in lot:
+            if name not in by_name:
+                alone, ended = run([name])
+                by_name[name] = alone.get(name) or [
+                    {"model": name, "error": f"its process died: {ended or 'no message'}"}]
+            for row in by_name[name]:
+                rows.append(row)
+                print(json.dumps(row), flush=True)
+    return rows

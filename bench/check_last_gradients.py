@@ -1,0 +1,179 @@
+"""What the check of a NumPyro run's last gradients finds and costs, model by model.
+
+Each model is sampled by ``pymc_accel.sample(nuts_sampler="numpyro", precision=...)`` (short
+runs: ``--draws`` and ``--tune``, two chains, seed 1), and the check
+:mod:`pymc_accel.backends.last_gradients` stored with the result is read back: whether JAX's
+gradient at each chain's last draw was the derivative of its log density there, the largest
+relative error, and the check's seconds beside the run's wall time. With ``--unheld`` the runs
+jaxify the log density without :mod:`pymc_accel.rewrites.coincident_distances` (the runs before
+it), to see the check catch the sparse GPs' wrong gradients. One JSON line per model and precision::
+
+    JAX_PLATFORMS=cpu PYMC_ACCEL_HISTORY=off python bench/check_last_gradients.py \\
+        --models eight_schools,sparse_gp,...|all [--precisions float64,float32] [--unheld] \\
+        [--markdown FILE]
+
+A run the explicit choice could not make (a model NumPyro cannot sample) is a row with its
+error.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).parent))
+
+
+def _options(parser) -> None:
+    parser.add_argument("--precisions", default="float64")
+    parser.add_argument("--draws", type=int, default=100)
+    parser.add_argument("--tune", type=int, default=100)
+    parser.add_argument("--unheld", action="store_true",
+                        help="jaxify without holding coinciding GP distances at zero")
+
+
+def check_model(name: str, build, precision: str, draws: int, tune: int) -> dict:
+    """One model's short NumPyro run in ``precision``, and the check stored with it; where it
+    disagreed, PyTensor's gradient at the chains' last draws beside the run's
+    (``pytensor_rel_errors``: ``|g_run - g| / max(|g|, 1)``), a reference the check does not
+    use, to tell a wrong gradient from a wrong check."""
+    import pymc_accel
+    from pymc_accel.backends import last_gradients
+    from pymc_accel.backends.last_gradients import LastGradients
+
+    model = build()
+    seen: dict = {}
+    checking = last_gradients.check_last_gradients
+
+    def keeping(state, potential, shapes, *args, **kwargs):
+        seen.update(state=state, shapes=shapes)
+        return checking(state, potential, shapes, *args, **kwargs)
+
+    last_gradients.check_last_gradients = keeping
+    try:
+        start = time.perf_counter()
+        idata = pymc_accel.sample(model=model, nuts_sampler="numpyro", precision=precision,
+                                  draws=draws, tune=tune, chains=2, random_seed=1,
+                                  progressbar=False, quiet=True)
+        wall = time.perf_counter() - start
+    finally:
+        last_gradients.check_last_gradients = checking
+    check = LastGradients.from_idata(idata)
+    report = pymc_accel.SelectionReport.from_idata(idata)
+    row = {"model": name, "precision": precision, "wall_seconds": round(wall, 3),
+           "chosen": report.chosen}
+    if check is None:
+        return {**row, "checked": False}
+    return {**row, "checked": True, "agrees": check.agrees, "chains": check.chains,
+            "skipped": check.skipped,
+            "grad_rel_error": max(check.grad_rel_errors, default=None),
+            "raw_rel_error": max(check.raw_rel_errors, default=None),
+            "check_seconds": round(check.seconds, 4),
+            "check_share": round(check.seconds / wall, 4),
+            "pytensor_rel_errors": (None if check.agrees
+                                    else _pytensor_errors(model, seen["state"], seen["shapes"]))}
+
+
+def _pytensor_errors(model, state: dict, shapes: list) -> list[float]:
+    """Per chain, the run's gradient at its last draw against PyTensor's there."""
+    import math
+
+    import numpy as np
+    import pytensor
+
+    from pymc_accel.backends.run_logp import run_graph
+    from pymc_accel.curvature import gradient_function
+
+    graph = run_graph(model)
+    graph.grads = pytensor.grad(graph.logp, list(graph.value_vars))
+    evaluate = gradient_function(graph)
+    order = {v.name: i for i, v in enumerate(graph.value_vars)}
+    z, z_grad = np.atleast_2d(state["z"]), np.atleast_2d(state["z_grad"])
+    errors = []
+    for c in range(z.shape[0]):
+        values, at = [None] * len(shapes), 0
+        for var, shape in zip(model.value_vars, shapes):
+            size = math.prod(shape)
+            values[order[var.name]] = z[c, at:at + size].reshape(shape).astype(var.dtype)
+            at += size
+        _, *grads = evaluate(*values)
+        by_name = {v.name: g for v, g in zip(graph.value_vars, grads)}
+        reference = np.concatenate([np.ravel(by_name[v.name]) for v in model.value_vars])
+        run = -np.asarray(z_grad[c], dtype="float64")  # NumPyro's is of -log p
+        errors.append(float(np.linalg.norm(run - reference)
+                            / max(float(np.linalg.norm(reference)), 1.0)))
+    return errors
+
+
+def markdown(rows: list[dict], command: str) -> str:
+    """Disagreements and errors first, then the spread of the errors and of the check's cost."""
+    import statistics
+
+    lines = [f"Command: `{command}`", ""]
+    checked = [r for r in rows if r.get("checked")]
+    off = [r for r in checked if not r["agrees"]]
+    lines += ["| model | precision | agrees | largest gradient error | the run's gradient "
+              "against PyTensor's, per chain | check s | run s |",
+              "|---|---|---|---|---|---|---|"]
+    for r in sorted(off, key=lambda r: (r["model"], r["precision"])):
+        against = ", ".join(f"{e:.3g}" for e in r["pytensor_rel_errors"] or [])
+        lines.append(f"| {r['model']} | {r['precision']} | no | {r['grad_rel_error']:.3g} | "
+                     f"{against} | {r['check_seconds']:.3f} | {r['wall_seconds']:.1f} |")
+    for precision in sorted({r["precision"] for r in checked}):
+        these = [r for r in checked if r["precision"] == precision and r["agrees"]
+                 and r["grad_rel_error"] is not None]
+        if not these:
+            continue
+        worst = max(these, key=lambda r: r["grad_rel_error"])
+        nearest = max(these, key=lambda r: r["raw_rel_error"])
+        shares = [r["check_share"] for r in these]
+        seconds = [r["check_seconds"] for r in these]
+        lines += ["", f"{precision}: {len(these)} runs agreed; largest gradient error "
+                  f"{worst['grad_rel_error']:.2g} ({worst['model']}), before the difference's "
+                  f"error bound is taken off {nearest['raw_rel_error']:.2g} "
+                  f"({nearest['model']}); the check "
+                  f"took median {statistics.median(seconds):.3f} s (largest "
+                  f"{max(seconds):.3f} s), median {100 * statistics.median(shares):.2f}% of "
+                  f"the run (largest {100 * max(shares):.2f}%, "
+                  f"{max(these, key=lambda r: r['check_share'])['model']})."]
+    skipped = [r for r in checked if not r["chains"]]
+    unchecked = [r for r in rows if "checked" in r and not r["checked"]]
+    failed = [r for r in rows if "error" in r]
+    lines += ["", f"{len(rows)} runs; {len(off)} disagreed; {len(skipped)} with no chain "
+              f"compared (non-finite figures); {len(unchecked)} not checked; {len(failed)} "
+              "could not run"
+              + (f" ({', '.join(r['model'] for r in failed)})" if failed else "") + "."]
+    return "\n".join(lines) + "\n"
+
+
+def main() -> None:
+    from model_rows import CHUNK_HELP, chosen_models, model_parser, rows_here, rows_in_processes
+
+    parser = model_parser(__doc__)
+    _options(parser)
+    parser.add_argument("--chunk", type=int, default=0, help=CHUNK_HELP)
+    args = parser.parse_args()
+    names, models = chosen_models(parser, args.models)
+    if args.chunk:
+        options = ["--precisions", args.precisions, "--draws", str(args.draws),
+                   "--tune", str(args.tune)] + (["--unheld"] if args.unheld else [])
+        rows = rows_in_processes(__file__, names, args.chunk, options)
+    else:
+        if args.unheld:
+            from pymc_accel.backends import run_logp
+
+            run_logp.ZERO_COINCIDENT_DISTANCES = False
+        rows = []
+        for precision in args.precisions.split(","):
+            def compare(name, build, precision=precision):
+                return check_model(name, build, precision, args.draws, args.tune)
+
+            rows += rows_here(names, models, compare)
+    if args.markdown:
+        command = "JAX_PLATFORMS=cpu PYMC_ACCEL_HISTORY=off python " + " ".join(sys.argv)
+        Path(args.markdown).write_text(markdown(rows, command))
+
+
+if __name__ == "__main__":
+    main()
