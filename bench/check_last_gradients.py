@@ -143,7 +143,8 @@ def markdown(rows: list[dict], command: str) -> str:
     lines += ["", f"{len(rows)} runs; {len(off)} disagreed; {len(skipped)} with no chain "
               f"compared (non-finite figures); {len(unchecked)} not checked; {len(failed)} "
               "could not run"
-              + (f" ({', '.join(r['model'] for r in failed)})" if failed else "") + "."]
+              + (f" ({', '.join(dict.fromkeys(r['model'] for r in failed))})" if failed
+                 else "") + "."]
     return "\n".join(lines) + "\n"
 
 

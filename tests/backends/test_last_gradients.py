@@ -79,6 +79,36 @@ def test_one_chain_whose_gradient_is_off_is_enough():
     assert "chain 1 of 3 compared" in check.describe()
 
 
+def test_a_log_density_rounded_coarser_than_its_precision_is_not_taken_for_a_wrong_gradient():
+    # float32's Cholesky factor of an ill-conditioned kernel: a latent GP's float32 log density
+    # was rounded far above eps times its value, and its differences were off by 140 times the
+    # gradient, which was within 0.07 of float64's
+    def rounded(arrays):  # a rounding that jumps with the position, 0.05 at most
+        x = np.concatenate([np.ravel(a) for a in arrays]).astype("float64")
+        return _potential(arrays) + 0.05 * np.sin(1e7 * x.sum())
+
+    check = check_last_gradients(_state(STARTS), rounded, SHAPES, "float32")
+    assert check.agrees and check.chains == [0, 1, 2]
+
+
+def test_steps_a_float32_position_cannot_place_are_not_compared():
+    # a float32 position near 1e6 moves in steps of 0.06: no step of a posterior scale of
+    # 0.002 can be taken there, and the differences would all be zero
+    far = STARTS + np.array([1e6, 0.0, 0.0])
+
+    def offset(arrays):
+        x = np.concatenate([np.ravel(a) for a in arrays]).astype("float64")
+        return _potential([x - np.array([1e6, 0.0, 0.0])])
+
+    state = _state(STARTS, inverse_mass=np.full((3, 3), 0.002 ** 2))
+    state["z"] = np.asarray(far, dtype="float32").astype("float64")
+    check = check_last_gradients(state, offset, SHAPES, "float32")
+    assert check.agrees and not check.chains and check.skipped == [0, 1, 2]
+    # in float64 the same steps are placed, and the gradient compared
+    state["z"] = far
+    assert check_last_gradients(state, offset, SHAPES, "float64").chains == [0, 1, 2]
+
+
 def test_chains_whose_figures_are_not_finite_are_skipped_not_failed():
     state = _state(STARTS)
     state["z_grad"][0, 1] = np.nan
