@@ -10,17 +10,17 @@ right to 1e-15, and pymc-accel's own NumPyro run of one went to the tree cap and
 noise scale of 1.54 where the posterior's is 0.29 (docs/benchmarks.md, "GPs users write"). The
 rewrite mends the forms it knows; this check catches a gradient it does not know.
 
-NumPyro keeps its last state: the position of each chain's last draw, the potential energy
-there and its gradient, computed by the run's own compiled program, with the adapted inverse
-mass matrix. :func:`recording_last_states` keeps that state as PyMC's ``sample_jax_nuts`` hands
-the finished run to its statistics (no PyMC hook takes it, so the block swaps
+NumPyro keeps its last state: the position of each chain's last draw, the potential energy there
+and its gradient, computed by the run's own compiled program, with the adapted inverse mass
+matrix. :func:`recording_last_states` keeps that state as PyMC's ``sample_jax_nuts`` hands the
+finished run to its statistics (no PyMC hook takes it, so the block swaps
 ``pymc.sampling.jax._numpyro_stats_to_dict``, as :mod:`pymc_accel.backends.flat_position` swaps
 the sampler function). :func:`check_last_gradients` then compares the gradient's slope along two
-directions with central differences of the run's own log density: the function PyMC evaluated
-at the chains' starts, compiled already, so the check compiles nothing and evaluates the log
-density twelve times a chain. Every chain, since a wrong gradient need not be wrong everywhere
-(the VFE GP's run without the rewrite, 2 x 30 + 30 draws: off by a relative 0.026 at one
-chain's last draw and 21 at the other's, by PyTensor's gradient).
+directions with central differences of the run's own log density: the function PyMC evaluated at
+the chains' starts, compiled already, so the check compiles nothing and evaluates the log
+density twelve times a chain. Every chain, since a wrong gradient is not wrong everywhere alike
+(the VFE GP's run without the rewrite: off PyTensor's by a relative 2.5 at one chain's last draw
+and 16 at the other's, docs/results/last-gradients-cpu-2026-12-02-unheld-gps.md).
 
 A derivative by differences, not PyTensor's gradient: building PyTensor's gradient and
 evaluating it at the last draws took 0.2 to 0.9 s on the PK recurrence, a sparse GP, a copula
@@ -50,12 +50,12 @@ import numpy as np
 
 from pymc_accel.backends.swaps import swapped
 
-#: Largest relative gradient error (``|g_jax - g| / max(|g|, 1)``, the float32 check's measure)
-#: taken as agreement, per precision of the run. In float64 JAX's compiled gradient was within
-#: 7.6e-5 of PyTensor's at ten points of each of 190 zoo, held-out and sweep models, apart from
-#: non-finite ones (models the selection keeps JAX off) and a maximum's kink (0.49); the sparse
-#: GPs' wrong gradients were off by over 80 (``bench/compare_jax_gradient.py``,
-#: docs/results/jax-gradient-cpu-2026-12-01-all.jsonl). float32 rounds each term at 6e-8.
+#: Largest error taken as agreement, per precision of the run: the slope's difference from the
+#: extrapolated central difference beyond the difference's own error bound, relative to the
+#: scaled gradient's norm (at least 1). Over 392 runs of the zoo, held-out, dense and sweep
+#: models (``bench/check_last_gradients.py``, docs/results/last-gradients-cpu-2026-12-02.md) the
+#: runs that agreed reached 5.7e-4 in float64 and 2.1e-3 in float32; the two found wrong, their
+#: gradients off PyTensor's by 8,000 to 34,000 (float64) and 0.25 (float32), 1.0 and 0.104.
 GRAD_RTOL = {"float64": 1e-2, "float32": 1e-1}
 
 #: The key of a run's result attributes holding the check (:meth:`LastGradients.to_json`).
@@ -87,7 +87,7 @@ class LastGradients:
     precision : str
     skipped : list of int
         Chains not compared: the run's figures there, or its log density at the steps, not
-        finite.
+        finite, or steps the run's precision cannot place there.
     seconds : float
         The check's time.
     """
@@ -212,10 +212,11 @@ def check_last_gradients(state: dict, potential: Any, shapes: list[tuple[int, ..
     Along two directions per chain, each scaled by the run's adapted posterior scales (the
     diagonal of NumPyro's inverse mass matrix, so a step is the same share of each variable's
     spread): the gradient the run computed, and a random one. The derivative is a central
-    difference at steps ``h`` and ``h / 2`` extrapolated (Richardson); the two differences'
-    spread and the log density's rounding at that step bound its own error, and the gradient
-    agrees where it is within that bound plus the tolerance of the precision
-    (:data:`GRAD_RTOL`, relative to the scaled gradient's norm, at least 1).
+    difference at steps ``h``, ``h / 2`` and ``h / 4`` (:data:`STEPS`), the last two
+    extrapolated (Richardson); the three differences' spread and the log density's rounding
+    bound its own error, and the gradient agrees where it is within that bound plus the
+    tolerance of the precision (:data:`GRAD_RTOL`, relative to the scaled gradient's norm, at
+    least 1).
 
     Parameters
     ----------
@@ -291,9 +292,10 @@ def check_last_gradients(state: dict, potential: Any, shapes: list[tuple[int, ..
     return check
 
 
-#: Steps of the central differences, in units of the posterior scales, per precision: near
-#: the cube root of the precision's rounding (6e-6 and 5e-3), where a difference's rounding and
-#: its truncation error balance.
+#: Steps of the central differences, in units of the posterior scales, per precision: about
+#: the fifth root of the precision's eps (7e-4 and 4e-2), where an extrapolated difference's
+#: rounding and its truncation error, of fourth order, balance (float64's is below it; both
+#: were left as first chosen, the differences' spread bounding what either leaves).
 STEPS = {"float64": 1e-4, "float32": 3e-2}
 
 
