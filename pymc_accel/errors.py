@@ -81,7 +81,7 @@ class StuckChainsWarning(UserWarning):
 
 
 class GradientMismatchWarning(UserWarning):
-    """The gradient a JAX run computed differed from PyTensor's at the run's last draws
-    (:mod:`pymc_accel.backends.last_gradients`), and pymc-accel did not re-run it on its own:
-    the sampler was the caller's choice, or no other could run. Its draws may not be the
-    posterior's."""
+    """The gradient a JAX run computed was not the derivative of its log density at the run's
+    last draws (:mod:`pymc_accel.backends.last_gradients`), and pymc-accel did not re-run it on
+    its own: the sampler was the caller's choice, or no other could run. Its draws may not be
+    the posterior's."""

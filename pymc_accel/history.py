@@ -247,16 +247,17 @@ def stuck_at(profile: ModelProfile, candidate: Candidate) -> str | None:
 
 
 def mark_wrong_gradient(profile: ModelProfile, candidate: Candidate) -> None:
-    """Note that the gradient ``candidate``'s run of this model computed differed from
-    PyTensor's at its last draws (:mod:`pymc_accel.backends.last_gradients`), in place of the
-    run's record: ``auto`` leaves it out of this model's later selections
+    """Note that the gradient ``candidate``'s run of this model computed was not the derivative
+    of its log density at the run's last draws (:mod:`pymc_accel.backends.last_gradients`), in
+    place of the run's record: ``auto`` leaves it out of this model's later selections
     (:func:`wrong_gradient_at`). Never raises."""
     _mark(profile, candidate, "wrong_gradient")
 
 
 def wrong_gradient_at(profile: ModelProfile, candidate: Candidate) -> str | None:
     """When a run of ``candidate`` (this precision) on this model structure was marked as
-    computing a gradient that was not PyTensor's (:func:`mark_wrong_gradient`), or ``None``."""
+    computing a gradient that was not its log density's (:func:`mark_wrong_gradient`), or
+    ``None``."""
     entry = lookup(profile, candidate)
     return entry.get("wrong_gradient") if entry is not None else None
 

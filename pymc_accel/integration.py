@@ -560,8 +560,9 @@ _GRADIENT_AT_START = "model.compile_dlogp()(model.initial_point())"
 
 def _fall_back_if_wrong_gradient(idata, report, model, request, registry, automatic: bool):
     """Re-run on PyTensor's gradient when the gradient an automatically chosen JAX run computed
-    differed from PyTensor's at its last draws (:mod:`pymc_accel.backends.last_gradients`);
-    otherwise warn, naming the fix. Either way the report's notes say so.
+    was not the derivative of its log density at the run's last draws
+    (:mod:`pymc_accel.backends.last_gradients`); otherwise warn, naming the fix. Either way the
+    report's notes say so.
 
     A JAX sampler differentiates the jaxified log density inside the program XLA compiles, and
     that gradient was wrong by orders of magnitude on sparse GPs whose inducing points sit on
@@ -787,9 +788,8 @@ def _run_backend(model, report: SelectionReport, request: SampleRequest, registr
             data = data_digest(model)  # the compiled program holds the data's values
             options = history.program_options_key(  # and the sampler's options
                 request.target_accept, request.backend_kwargs, request.var_names)
-        from pymc_accel.stuck_chains import frozen_chains, stuck_chains
-
         from pymc_accel.backends.last_gradients import LastGradients
+        from pymc_accel.stuck_chains import frozen_chains, stuck_chains
 
         gradients = LastGradients.from_idata(idata)
         if gradients is not None and not gradients.agrees:  # its speed is not the model's

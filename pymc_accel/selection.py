@@ -611,8 +611,9 @@ def select(
                 continue
             if backend is None and (wrong_at := history.wrong_gradient_at(profile, c)):
                 refusals.append(Refusal.of(
-                    c, f"the gradient its run of this model computed differed from PyTensor's "
-                       f"at the run's last draws (at {wrong_at}): name it to run it anyway"))
+                    c, f"the gradient its run of this model computed was not the derivative of "
+                       f"the log density at the run's last draws (at {wrong_at}): name it to "
+                       "run it anyway"))
                 continue
             if backend is None and (stuck_at := history.stuck_at(profile, c)):
                 refusals.append(Refusal.of(
