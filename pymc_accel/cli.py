@@ -255,6 +255,16 @@ def cmd_demo(args: argparse.Namespace) -> int:
         f"Fixed-effect recovery: relative error |β̂ - β| / |β| = {rel:.3f}, correlation {corr:.3f}; "
         f"α̂ = {float(idata.posterior['α'].mean()):.3f} (true {seed.alpha})"
     )
+    gradients = pymc_accel.LastGradients.from_idata(idata)
+    if gradients is not None:  # a NumPyro run's gradient, checked at its chains' last draws
+        verdict = ("the derivative of its log density" if gradients.agrees
+                   else "NOT the derivative of its log density")
+        console.print(
+            f"The run's gradient at its {len(gradients.chains)} chains' last draws: {verdict} "
+            f"(its slopes and the log density's differences "
+            f"{max(gradients.raw_rel_errors, default=0.0):.2g} apart, "
+            f"relative; agreement within {gradients.grad_rtol:g} beyond the differences' own "
+            f"error; checked in {1000 * gradients.seconds:.0f} ms)")
     console.print(f"sampled with {escape(idata.attrs['pymc_accel_candidate'])} in "
                   f"{idata.attrs['pymc_accel_wall_seconds']:.1f} s; demo total "
                   f"{time.perf_counter() - start:.1f} s")

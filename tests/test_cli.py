@@ -80,6 +80,10 @@ def test_demo_runs_end_to_end_at_small_size():
     )
     assert out.returncode == 0, out.stderr[-2000:]
     assert "Selection:" in out.stdout and "Fixed-effect recovery" in out.stdout
+    # a NumPyro run's gradient check is shown; other samplers' runs have none
+    text = " ".join(out.stdout.split())  # as rich wrapped it at the console's width
+    on_numpyro = "sampled with numpyro" in text
+    assert on_numpyro == ("last draws: the derivative of its log density" in text)
 
 
 def test_history_lists_and_forgets_recorded_runs(tmp_path, monkeypatch, capsys):
