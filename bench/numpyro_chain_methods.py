@@ -16,7 +16,12 @@ max(|g_ref|, 1)``) and the adapted step size::
     JAX_PLATFORMS=cpu python bench/numpyro_chain_methods.py --model student_t_process \\
         [--seeds 3] [--draws 100] [--tune 100]
 
-A model name is one of ``compare_evaluator.models()``.
+A model name is one of ``compare_evaluator.models()``. With ``--leapfrogs 1,2,5`` it leaves
+NumPyro out too: from two points (the initial point, and it plus 0.1), a fixed-step leapfrog
+integration of the potential (step 1e-3, momentum 0.1) in a ``jax.lax.fori_loop`` of that many
+steps, under ``jax.pmap`` beside ``jax.jit(jax.vmap(...))``, and the same steps unrolled in
+Python under ``pmap``; one JSON line per length, the largest difference of the final gradients
+from the ``vmap`` ones (``nan`` where ``pmap``'s are not finite).
 """
 
 from __future__ import annotations
@@ -36,6 +41,8 @@ def main() -> None:
     parser.add_argument("--draws", type=int, default=100)
     parser.add_argument("--tune", type=int, default=100)
     parser.add_argument("--methods", default="parallel,vectorized,sequential")
+    parser.add_argument("--leapfrogs", default="",
+                        help="comma-separated loop lengths: time no NUTS, integrate instead")
     args = parser.parse_args()
 
     import pymc_accel  # noqa: F401  (its XLA flags: several CPU devices, as its runs have)
@@ -61,6 +68,10 @@ def main() -> None:
             return -logp(unravel(z))
 
         reference = jax.jit(jax.grad(potential))
+        if args.leapfrogs:
+            _leapfrogs(jax.grad(potential), z0, [int(n) for n in args.leapfrogs.split(",")],
+                       args.model)
+            return
         for method in args.methods.split(","):
             for seed in range(args.seeds):
                 jitter = jax.random.uniform(jax.random.PRNGKey(100 + seed), (2, *z0.shape),
@@ -82,6 +93,41 @@ def main() -> None:
                 print(json.dumps({"model": args.model, "chain_method": method, "seed": seed,
                                   "devices": len(jax.devices()), "grad_rel_errors": errors,
                                   "step_sizes": steps}), flush=True)
+
+
+def _leapfrogs(gradient, z0, lengths: list[int], name: str) -> None:
+    """The ``--leapfrogs`` comparison (see the module docstring)."""
+    import jax
+    import jax.numpy as jnp
+
+    def integrate(z, steps: int, unrolled: bool = False):
+        def step(carry):
+            z, p, g = carry
+            p = p - 0.5e-3 * g
+            z = z + 1e-3 * p
+            g = gradient(z)
+            return z, p - 0.5e-3 * g, g
+
+        carry = (z, jnp.full_like(z, 0.1), gradient(z))
+        if unrolled:
+            for _ in range(steps):
+                carry = step(carry)
+            return carry[2]
+        return jax.lax.fori_loop(0, steps, lambda i, c: step(c), carry)[2]
+
+    points = jnp.stack([z0, z0 + 0.1])
+    for steps in lengths:
+        mapped = jax.jit(jax.vmap(lambda z, n=steps: integrate(z, n)))(points)
+        looped = jax.pmap(lambda z, n=steps: integrate(z, n))(points)
+        unrolled = jax.pmap(lambda z, n=steps: integrate(z, n, unrolled=True))(points)
+
+        def largest(values):
+            return (float(jnp.max(jnp.abs(values - mapped)))
+                    if bool(jnp.all(jnp.isfinite(values))) else float("nan"))
+
+        print(json.dumps({"model": name, "leapfrogs": steps, "devices": len(jax.devices()),
+                          "pmap_loop_vs_vmap": largest(looped),
+                          "pmap_unrolled_vs_vmap": largest(unrolled)}), flush=True)
 
 
 if __name__ == "__main__":
