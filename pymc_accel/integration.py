@@ -558,6 +558,21 @@ def _re_run(model, request, registry, first: SelectionReport, again: SelectionRe
 _GRADIENT_AT_START = "model.compile_dlogp()(model.initial_point())"
 
 
+def _numba_re_run(model, request, registry, report, tries: list[dict]):
+    """The selection, on the numba backend on the CPU, for a re-run of a run that went wrong:
+    the first of ``tries`` (extra arguments of the selection, such as a driver) the backend
+    can run, or ``None`` where it is not registered or can run none of them."""
+    if "numba" not in registry.backends:
+        return None
+    for extra in tries:
+        try:
+            return _select_for(model, request, backend="numba", device="cpu",
+                               registry=registry, profile=report.model_profile, **extra)
+        except PymcAccelError:  # numba (or its nutpie driver) cannot run this model
+            continue
+    return None
+
+
 def _fall_back_if_wrong_gradient(idata, report, model, request, registry, automatic: bool):
     """Re-run on PyTensor's gradient when the gradient an automatically chosen JAX run computed
     was not the derivative of its log density at the run's last draws
@@ -577,13 +592,7 @@ def _fall_back_if_wrong_gradient(idata, report, model, request, registry, automa
     if check is None or check.agrees:
         return idata, report
     problem = f"In the run with {report.chosen}, {check.describe()}"
-    again = None
-    if automatic and "numba" in registry.backends:
-        try:
-            again = _select_for(model, request, backend="numba", device="cpu",
-                                registry=registry, profile=report.model_profile)
-        except PymcAccelError:  # numba cannot run this model
-            again = None
+    again = _numba_re_run(model, request, registry, report, [{}]) if automatic else None
     if again is None:
         fix = ("its draws may not be the posterior's. Sample with nuts_sampler='numba' (or "
                "'pymc'), whose gradient is PyTensor's, as pm.sample's is, and please report the "
@@ -639,18 +648,12 @@ def _fall_back_if_stuck(idata, report, model, request, registry, automatic: bool
     again = None
     nutpie_ran = (report.candidate is not None and report.candidate.backend == "numba"
                   and report.candidate.option("driver") == "nutpie")
-    if automatic and "numba" in registry.backends and (on_jax or (stuck and not nutpie_ran)):
+    if automatic and (on_jax or (stuck and not nutpie_ran)):
         # a chain that never left its start: nutpie draws a start again until the log
         # density and its gradient are finite there, where PyMC's jitter (PyMC's NUTS, and
         # the JAX samplers through sample_jax_nuts) checks the log density only
         tries = ([{"options": {"driver": "nutpie"}}] if stuck else []) + ([{}] if on_jax else [])
-        for extra in tries:
-            try:
-                again = _select_for(model, request, backend="numba", device="cpu",
-                                    registry=registry, profile=report.model_profile, **extra)
-                break
-            except PymcAccelError:  # numba (or its nutpie driver) cannot run this model
-                again = None
+        again = _numba_re_run(model, request, registry, report, tries)
     if again is None:
         if frozen and on_jax:
             fix = ("sample with another sampler (nuts_sampler='numba': PyMC's NUTS and nutpie "
