@@ -98,7 +98,8 @@ def _against_pytensor(model, state: dict, shapes: list, precision: str) -> dict:
     graph = run_graph(model)
     graph.grads = pytensor.grad(graph.logp, list(graph.value_vars))
     evaluate = gradient_function(graph)
-    order = {v.name: i for i, v in enumerate(graph.value_vars)}
+    place = {v.name: i for i, v in enumerate(model.value_vars)}
+    graph_order = [place[v.name] for v in graph.value_vars]  # the graph's inputs, by the model's
     z, z_grad = np.atleast_2d(state["z"]), np.atleast_2d(state["z_grad"])
     with jax_precision(precision):
         logp = jaxified_logp(model, device="cpu")
@@ -110,7 +111,7 @@ def _against_pytensor(model, state: dict, shapes: list, precision: str) -> dict:
                 size = math.prod(shape)
                 values.append(z[c, at:at + size].reshape(shape).astype(var.dtype))
                 at += size
-            _, *grads = evaluate(*[values[i] for i in _model_order(order, model)])
+            _, *grads = evaluate(*[values[i] for i in graph_order])
             by_name = {v.name: g for v, g in zip(graph.value_vars, grads)}
             reference = np.concatenate([np.ravel(by_name[v.name]) for v in model.value_vars])
             norm = max(float(np.linalg.norm(reference)), 1.0)
@@ -120,13 +121,6 @@ def _against_pytensor(model, state: dict, shapes: list, precision: str) -> dict:
             run_errors.append(float(np.linalg.norm(run - reference)) / norm)
             own_errors.append(float(np.linalg.norm(own - reference)) / norm)
     return {"pytensor_rel_errors": run_errors, "standalone_rel_errors": own_errors}
-
-
-def _model_order(order: dict, model) -> list[int]:
-    """For each of the run graph's value variables (``order``: name to its place), the index
-    of the model's value variable of that name."""
-    at = {v.name: i for i, v in enumerate(model.value_vars)}
-    return [at[name] for name, _ in sorted(order.items(), key=lambda item: item[1])]
 
 
 def markdown(rows: list[dict], command: str) -> str:
