@@ -22,6 +22,11 @@ integration of the potential (step 1e-3, momentum 0.1) in a ``jax.lax.fori_loop`
 steps, under ``jax.pmap`` beside ``jax.jit(jax.vmap(...))``, and the same steps unrolled in
 Python under ``pmap``; one JSON line per length, the largest difference of the final gradients
 from the ``vmap`` ones (``nan`` where ``pmap``'s are not finite).
+
+``--unheld`` builds the potential with the coinciding-distance rewrite off
+(:data:`pymc_accel.backends.run_logp.ZERO_COINCIDENT_DISTANCES`): student_t_process's loop
+under ``pmap`` is wrong without it (its kernel's diagonal;
+:mod:`pymc_accel.rewrites.coincident_distances`); each line says which (``held``).
 """
 
 from __future__ import annotations
@@ -43,6 +48,8 @@ def main() -> None:
     parser.add_argument("--methods", default="parallel,vectorized,sequential")
     parser.add_argument("--leapfrogs", default="",
                         help="comma-separated loop lengths: time no NUTS, integrate instead")
+    parser.add_argument("--unheld", action="store_true",
+                        help="the coinciding-distance rewrite off")
     args = parser.parse_args()
 
     import pymc_accel  # noqa: F401  (its XLA flags: several CPU devices, as its runs have)
@@ -54,8 +61,11 @@ def main() -> None:
     from jax.flatten_util import ravel_pytree
     from numpyro.infer import MCMC, NUTS
 
+    from pymc_accel.backends import run_logp
     from pymc_accel.backends.jax_model import jax_precision
     from pymc_accel.backends.run_logp import jaxified_logp
+
+    run_logp.ZERO_COINCIDENT_DISTANCES = not args.unheld
 
     with jax_precision("float64"):
         model = models()[args.model]()
@@ -70,7 +80,7 @@ def main() -> None:
         reference = jax.jit(jax.grad(potential))
         if args.leapfrogs:
             _leapfrogs(jax.grad(potential), z0, [int(n) for n in args.leapfrogs.split(",")],
-                       args.model)
+                       args.model, not args.unheld)
             return
         for method in args.methods.split(","):
             for seed in range(args.seeds):
@@ -90,12 +100,13 @@ def main() -> None:
                     errors.append(float(np.linalg.norm(carried - right)
                                         / max(float(np.linalg.norm(right)), 1.0)))
                     steps.append(float(state.adapt_state.step_size[c]))
-                print(json.dumps({"model": args.model, "chain_method": method, "seed": seed,
+                print(json.dumps({"model": args.model, "held": not args.unheld,
+                                  "chain_method": method, "seed": seed,
                                   "devices": len(jax.devices()), "grad_rel_errors": errors,
                                   "step_sizes": steps}), flush=True)
 
 
-def _leapfrogs(gradient, z0, lengths: list[int], name: str) -> None:
+def _leapfrogs(gradient, z0, lengths: list[int], name: str, held: bool) -> None:
     """The ``--leapfrogs`` comparison (see the module docstring)."""
     import jax
     import jax.numpy as jnp
@@ -125,7 +136,8 @@ def _leapfrogs(gradient, z0, lengths: list[int], name: str) -> None:
             return (float(jnp.max(jnp.abs(values - mapped)))
                     if bool(jnp.all(jnp.isfinite(values))) else float("nan"))
 
-        print(json.dumps({"model": name, "leapfrogs": steps, "devices": len(jax.devices()),
+        print(json.dumps({"model": name, "held": held, "leapfrogs": steps,
+                          "devices": len(jax.devices()),
                           "pmap_loop_vs_vmap": largest(looped),
                           "pmap_unrolled_vs_vmap": largest(unrolled)}), flush=True)
 

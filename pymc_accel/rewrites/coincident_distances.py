@@ -26,6 +26,18 @@ arrays and off by 136 with it one flat vector, as pymc-accel's NumPyro runs hand
 pymc-accel's NumPyro run of it sampled well with the rewrite and without: inside NumPyro's
 program XLA fused it otherwise.
 
+The square root is one amplifier; a near-singular kernel matrix is another. PyMC's squared
+exponential kernel (``ExpQuad``, as ``pm.gp.TP`` and most latent GPs use it) takes
+``exp(-0.5 clip(sqd, 0, inf))`` with no root, and the Cholesky factor of a smooth kernel over
+close inputs carries the diagonal's rounding into the gradient through its inverse: the user
+sweep's latent Student-t process (25 inputs) ran NumPyro's chains with a gradient off by a
+relative 8e3 to 3.4e4 at their last draws, two fixed leapfrog steps in a loop under ``pmap``
+(NumPyro's chains on XLA's CPU devices) ended off by 105, and JAX's gradient of the same log
+density compiled on its own, or under ``vmap``, was right: XLA fused the loop's program
+otherwise (``bench/numpyro_chain_methods.py --model student_t_process --leapfrogs 2
+--unheld``). So the search takes a guarded sum of a column and a row (``|a|^2[:, None] +
+|b|^2[None, :]``, :func:`_outer_sum`) wherever it is used, root or none.
+
 The same happens to a kernel a user writes by hand with another guard against a negative
 squared distance: the sweep's sparse GP with its kernel's ``clip`` made ``maximum(sqd, 0)``,
 ``abs(sqd)`` or ``switch(sqd > 0, sqd, 0)`` had JAX's compiled gradient off by a relative 120,
@@ -35,13 +47,14 @@ docs/results/jax-gradient-cpu-2026-12-01-hand-kernels-at-3563496.md). Without a 
 crosses its bound, and that jump is what turns a rounding into a wrong gradient.
 
 :func:`zeroed_coincident_distances` finds each sum or difference under a square root through
-such a guard (``sqrt(c + guard(sqd))``, :func:`guarded_distances`), evaluates it at the points
-given (the initial point and a jittered copy), and where an element is zero to within rounding
-at all of them (:data:`ROUNDING_ULPS` units in the last place of the largest element), takes it
-as an exact zero, by a constant mask: the value is the same as before to rounding, and its
-derivative is the exact zero the log density's is, in every copy XLA makes. Inputs that are
-themselves free (a latent-variable GP) coincide at the initial point and not at a jittered one,
-so only the distances that are zero for every value of the parameters are held.
+such a guard (``sqrt(c + guard(sqd))``) and each guarded sum of a column and a row
+(:func:`guarded_distances`), evaluates it at the points given (the initial point and a jittered
+copy), and where an element is zero to within rounding at all of them (:data:`ROUNDING_ULPS`
+units in the last place of the largest element), takes it as an exact zero, by a constant mask:
+the value is the same as before to rounding, and its derivative is the exact zero the log
+density's is, in every copy XLA makes. Inputs that are themselves free (a latent-variable GP)
+coincide at the initial point and not at a jittered one, so only the distances that are zero for
+every value of the parameters are held.
 
 Written by hand: PyTensor has no such rewrite, and XLA has no option that keeps one
 expression's roundings the same wherever it computes it.
@@ -113,12 +126,34 @@ def _guarded(var: Any) -> Any:
     return None
 
 
+def _outer_sum(var: Any) -> bool:
+    """Whether ``var`` is a sum or difference of two or more dimensions with, among its terms
+    (through nested sums), a column and a row: the ``|a|^2[:, None] + |b|^2[None, :]`` of a
+    squared distance between two sets of points, PyMC's ``Stationary.square_dist``."""
+    from pytensor.scalar.basic import Add, Sub
+
+    if var.ndim < 2 or not isinstance(_scalar_op(var), (Add, Sub)):
+        return False
+    shapes, stack = set(), [var]
+    while stack:
+        term = stack.pop()
+        if isinstance(_scalar_op(term), (Add, Sub)):
+            stack.extend(term.owner.inputs)
+        elif term.ndim >= 2:
+            shapes.add(tuple(term.type.broadcastable[-2:]))
+    return (False, True) in shapes and (True, False) in shapes
+
+
 def guarded_distances(outputs: list[Any]) -> list[Any]:
-    """The sums in ``outputs``' graph that a square root takes through a guard against
-    negative values, with or without a constant added: ``sqrt(c + guard(x))`` for ``x`` a sum
-    or difference and ``guard`` one of :func:`_guarded`'s. PyMC's ``Stationary._sqrt`` of its
-    ``square_dist`` is ``sqrt(1e-12 + clip(x, 0, inf))``; a kernel written by hand may guard
-    its ``|a|^2 + |b|^2 - 2 a.b`` with ``maximum``, ``abs`` or ``switch`` instead."""
+    """The squared distances in ``outputs``' graph taken through a guard against negative
+    values: a sum or difference that a square root takes through the guard, with or without a
+    constant added (``sqrt(c + guard(x))``), and a guarded sum of a column and a row
+    (:func:`_outer_sum`) wherever it is used; ``guard`` one of :func:`_guarded`'s.
+
+    PyMC's ``Stationary._sqrt`` of its ``square_dist`` is ``sqrt(1e-12 + clip(x, 0, inf))``
+    (Matern, exponential); the squared exponential and rational quadratic kernels take
+    ``clip(x, 0, inf)`` itself. A kernel written by hand may guard its
+    ``|a|^2 + |b|^2 - 2 a.b`` with ``maximum``, ``abs`` or ``switch`` instead."""
     from pytensor.graph.traversal import applys_between, graph_inputs
     from pytensor.scalar.basic import Add, Sub
 
@@ -126,6 +161,9 @@ def guarded_distances(outputs: list[Any]) -> list[Any]:
 
     found = []
     for node in applys_between(list(graph_inputs(outputs)), outputs):
+        unrooted = _guarded(node.outputs[0])
+        if unrooted is not None and _outer_sum(unrooted) and unrooted not in found:
+            found.append(unrooted)
         rooted = _under_root(node)
         if rooted is None:
             continue
