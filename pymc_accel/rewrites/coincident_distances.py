@@ -126,6 +126,22 @@ def _guarded(var: Any) -> Any:
     return None
 
 
+def _finite_bound(var: Any) -> bool:
+    """Whether ``var``'s guard (:func:`_guarded`) holds its expression at a finite constant:
+    ``clip``'s lower bound, ``maximum``'s or ``switch``'s constant (``abs``: zero). A log
+    density's bounds check, ``switch(cond, logp, -inf)``, is not a distance's guard."""
+    from pytensor.scalar.basic import Abs, Clip
+
+    from pymc_accel.census import _constant_scalar
+
+    op, inputs = _scalar_op(var), var.owner.inputs
+    if isinstance(op, Abs):
+        return True
+    constants = [inputs[1]] if isinstance(op, Clip) else inputs[-2:]
+    bounds = [_constant_scalar(c) for c in constants]
+    return any(b is not None and np.isfinite(b) for b in bounds)
+
+
 def _outer_sum(var: Any) -> bool:
     """Whether ``var`` is a sum or difference of two or more dimensions with, among its terms
     (through nested sums), a column and a row: the ``|a|^2[:, None] + |b|^2[None, :]`` of a
@@ -147,8 +163,9 @@ def _outer_sum(var: Any) -> bool:
 def guarded_distances(outputs: list[Any]) -> list[Any]:
     """The squared distances in ``outputs``' graph taken through a guard against negative
     values: a sum or difference that a square root takes through the guard, with or without a
-    constant added (``sqrt(c + guard(x))``), and a guarded sum of a column and a row
-    (:func:`_outer_sum`) wherever it is used; ``guard`` one of :func:`_guarded`'s.
+    constant added (``sqrt(c + guard(x))``), and a sum of a column and a row
+    (:func:`_outer_sum`) guarded at a finite bound (:func:`_finite_bound`) wherever it is used;
+    ``guard`` one of :func:`_guarded`'s.
 
     PyMC's ``Stationary._sqrt`` of its ``square_dist`` is ``sqrt(1e-12 + clip(x, 0, inf))``
     (Matern, exponential); the squared exponential and rational quadratic kernels take
@@ -162,7 +179,8 @@ def guarded_distances(outputs: list[Any]) -> list[Any]:
     found = []
     for node in applys_between(list(graph_inputs(outputs)), outputs):
         unrooted = _guarded(node.outputs[0])
-        if unrooted is not None and _outer_sum(unrooted) and unrooted not in found:
+        if (unrooted is not None and _outer_sum(unrooted) and _finite_bound(node.outputs[0])
+                and unrooted not in found):
             found.append(unrooted)
         rooted = _under_root(node)
         if rooted is None:
