@@ -615,7 +615,8 @@ def _fall_back_if_stuck(idata, report, model, request, registry, automatic: bool
     a run returns its chains' starts repeated, with PyMC's convergence warnings and no error.
     Chains that barely moved (:func:`pymc_accel.stuck_chains.frozen_chains`: NUTS whose step
     size collapsed in tuning, as NumPyro's and BlackJAX's did on a latent Student-t process
-    that PyMC's NUTS and nutpie sample) are re-run or warned of the same way.
+    whose JAX gradient was wrong, before its kernel's coinciding distances were held) are re-run
+    or warned of the same way.
     ``automatic``: the caller left backend, device and precision to the selector, so the
     fallback (the numba backend, on the CPU, in the model's precision) is the selector's to
     choose.

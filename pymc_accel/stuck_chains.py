@@ -73,12 +73,17 @@ def frozen_chains(idata: Any) -> list[int]:
     Student-t process's NumPyro and BlackJAX chains (``bench/sweep_user_models.py``'s
     ``student_t_process``) each sat in a corner of the posterior at the maximum tree depth, with
     R-hat 4.2 and a min bulk ESS of 4, where PyMC's NUTS and nutpie sample the model
-    (``docs/results/backend-posteriors-cpu-2026-12-01-ninth-set.md``). :func:`stuck_chains` does
-    not see them (no two draws are equal). A chain is frozen here when it reached the maximum
-    tree depth on at least :data:`FROZEN_MAX_DEPTH_SHARE` of its kept draws and some posterior
-    element's standard deviation within it is under :data:`FROZEN_SPREAD_RATIO` of that
-    element's over every chain's draws. A slow chain of a hard geometry (a funnel's, a mixture's
-    between modes) spreads far more than that; one chain alone is never frozen.
+    (``docs/results/backend-posteriors-cpu-2026-12-01-ninth-set.md``). Their gradient was wrong
+    (its kernel's coinciding distances, held since by
+    :mod:`pymc_accel.rewrites.coincident_distances`), and both sample it now
+    (``docs/results/backend-posteriors-cpu-2026-12-02-expquad.md``); a wrong gradient the
+    rewrite does not know, or a step size collapsed for another reason, looks the same.
+    :func:`stuck_chains` does not see them (no two draws are equal). A chain is frozen here when
+    it reached the maximum tree depth on at least :data:`FROZEN_MAX_DEPTH_SHARE` of its kept
+    draws and some posterior element's standard deviation within it is under
+    :data:`FROZEN_SPREAD_RATIO` of that element's over every chain's draws. A slow chain of a
+    hard geometry (a funnel's, a mixture's between modes) spreads far more than that; one chain
+    alone is never frozen.
 
     Parameters
     ----------
