@@ -1,7 +1,8 @@
 """What the check of a NumPyro run's last gradients finds and costs, model by model.
 
 Each model is sampled by ``pymc_accel.sample(nuts_sampler="numpyro", precision=...)`` (short
-runs: ``--draws`` and ``--tune``, two chains, seed 1), and the check
+runs: ``--draws`` and ``--tune``, two chains, seed 1; ``--sampler blackjax_nuts`` for BlackJAX's
+NUTS, whose runs are checked since 2026-12-02), and the check
 :mod:`pymc_accel.backends.last_gradients` stored with the result is read back: whether JAX's
 gradient at each chain's last draw was the derivative of its log density there, the largest
 relative error, and the check's seconds beside the run's wall time. With ``--unheld`` the runs
@@ -10,7 +11,7 @@ it), to see the check catch the sparse GPs' wrong gradients. One JSON line per m
 
     JAX_PLATFORMS=cpu PYMC_ACCEL_HISTORY=off python bench/check_last_gradients.py \\
         --models eight_schools,sparse_gp,...|all [--precisions float64,float32] [--unheld] \\
-        [--markdown FILE]
+        [--sampler numpyro|blackjax_nuts] [--markdown FILE]
 
 A run the explicit choice could not make (a model NumPyro cannot sample) is a row with its
 error.
@@ -29,6 +30,8 @@ def _options(parser) -> None:
     parser.add_argument("--precisions", default="float64")
     parser.add_argument("--draws", type=int, default=100)
     parser.add_argument("--tune", type=int, default=100)
+    parser.add_argument("--sampler", default="numpyro",
+                        help="the JAX NUTS to run: numpyro or blackjax_nuts")
     parser.add_argument("--unheld", action="store_true",
                         help="jaxify without holding coinciding GP distances at zero")
     parser.add_argument("--reference", action="store_true",
@@ -37,8 +40,8 @@ def _options(parser) -> None:
 
 
 def check_model(name: str, build, precision: str, draws: int, tune: int,
-                reference: bool = False) -> dict:
-    """One model's short NumPyro run in ``precision``, and the check stored with it; where it
+                reference: bool = False, sampler: str = "numpyro") -> dict:
+    """One model's short run of ``sampler`` (a JAX NUTS) in ``precision``, and the check stored with it; where it
     disagreed, PyTensor's gradient at the chains' last draws beside the run's
     (``pytensor_rel_errors``: ``|g_run - g| / max(|g|, 1)``), a reference the check does not
     use, to tell a wrong gradient from a wrong check."""
@@ -57,7 +60,7 @@ def check_model(name: str, build, precision: str, draws: int, tune: int,
     last_gradients.check_last_gradients = keeping
     try:
         start = time.perf_counter()
-        idata = pymc_accel.sample(model=model, nuts_sampler="numpyro", precision=precision,
+        idata = pymc_accel.sample(model=model, nuts_sampler=sampler, precision=precision,
                                   draws=draws, tune=tune, chains=2, random_seed=1,
                                   progressbar=False, quiet=True)
         wall = time.perf_counter() - start
@@ -115,7 +118,7 @@ def _against_pytensor(model, state: dict, shapes: list, precision: str) -> dict:
             by_name = {v.name: g for v, g in zip(graph.value_vars, grads)}
             reference = np.concatenate([np.ravel(by_name[v.name]) for v in model.value_vars])
             norm = max(float(np.linalg.norm(reference)), 1.0)
-            run = -np.asarray(z_grad[c], dtype="float64")  # NumPyro's is of -log p
+            run = -np.asarray(z_grad[c], dtype="float64")  # the state's is of -log p
             own = np.concatenate([np.ravel(np.asarray(g, dtype="float64")) for g in
                                   standalone([np.asarray(v, dtype=precision) for v in values])])
             run_errors.append(float(np.linalg.norm(run - reference)) / norm)
@@ -184,7 +187,8 @@ def main() -> None:
     names, models = chosen_models(parser, args.models)
     if args.chunk:
         options = ["--precisions", args.precisions, "--draws", str(args.draws),
-                   "--tune", str(args.tune)] + (["--unheld"] if args.unheld else []) + (
+                   "--tune", str(args.tune), "--sampler", args.sampler] + (
+                       ["--unheld"] if args.unheld else []) + (
                        ["--reference"] if args.reference else [])
         rows = rows_in_processes(__file__, names, args.chunk, options)
     else:
@@ -196,7 +200,7 @@ def main() -> None:
         for precision in args.precisions.split(","):
             def compare(name, build, precision=precision):
                 return check_model(name, build, precision, args.draws, args.tune,
-                                   args.reference)
+                                   args.reference, args.sampler)
 
             rows += rows_here(names, models, compare)
     if args.markdown:

@@ -33,6 +33,7 @@ from typing import Any
 
 import numpy as np
 
+from pymc_accel.backends.last_gradients import take_blackjax_last_state
 from pymc_accel.backends.swaps import swapped
 
 #: The function of ``pymc.sampling.jax`` that runs each JAX sampler.
@@ -89,6 +90,8 @@ def flattening(sampler_fn: Callable) -> Callable:
 
         draws, stats, library = sampler_fn(
             initial_points=[flat], logp_fn=flat_logp, chains=chains, **kwargs)
+        # a BlackJAX run's last state, returned among its statistics for the gradient's check
+        stats = take_blackjax_last_state(stats, chains)
         return leaves.split(draws[0]), stats, library
 
     run.flattens_position = True

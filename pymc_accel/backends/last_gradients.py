@@ -1,5 +1,5 @@
-"""Whether the gradient a NumPyro run computed was the derivative of its log density: a check
-at each chain's last draw.
+"""Whether the gradient a NumPyro or BlackJAX NUTS run computed was the derivative of its log
+density: a check at each chain's last draw.
 
 A JAX sampler never runs PyTensor's gradient: it jaxifies the log density and differentiates it
 with JAX's rules inside the program XLA compiles. That gradient can be wrong, and a run on it
@@ -15,12 +15,16 @@ and its gradient, computed by the run's own compiled program, with the adapted i
 matrix. :func:`recording_last_states` keeps that state as PyMC's ``sample_jax_nuts`` hands the
 finished run to its statistics (no PyMC hook takes it, so the block swaps
 ``pymc.sampling.jax._numpyro_stats_to_dict``, as :mod:`pymc_accel.backends.flat_position` swaps
-the sampler function). :func:`check_last_gradients` then compares the gradient's slope along two
-directions with central differences of the run's own log density: the function PyMC evaluated at
-the chains' starts, compiled already, so the check compiles nothing and evaluates the log
-density twelve times a chain. Every chain, since a wrong gradient is not wrong everywhere alike
-(the VFE GP's run without the rewrite: off PyTensor's by a relative 2.5 at one chain's last draw
-and 16 at the other's, docs/results/last-gradients-cpu-2026-12-02-unheld-gps.md).
+the sampler function). BlackJAX's NUTS keeps the same in its state, which PyMC's loop drops: the
+block swaps in a copy of that loop that returns it (:func:`_keeping_blackjax_last_state`). On
+the Student-t process as it was before its kernel's distances were held, BlackJAX's run carried
+a gradient off PyTensor's by a relative 6e4 and 6e3 at its chains' last draws, as NumPyro's did.
+:func:`check_last_gradients` then compares the gradient's slope along two directions with
+central differences of the run's own log density: the function PyMC evaluated at the chains'
+starts, compiled already, so the check compiles nothing and evaluates the log density twelve
+times a chain. Every chain, since a wrong gradient is not wrong everywhere alike (the VFE GP's
+run without the rewrite: off PyTensor's by a relative 2.5 at one chain's last draw and 16 at the
+other's, docs/results/last-gradients-cpu-2026-12-02-unheld-gps.md).
 
 A derivative by differences, not PyTensor's gradient: building PyTensor's gradient and
 evaluating it at the last draws took 0.2 to 0.9 s on the PK recurrence, a sparse GP, a copula
@@ -129,8 +133,15 @@ class LastGradients:
 
 @contextlib.contextmanager
 def recording_last_states() -> Iterator[list[dict]]:
-    """Keep the last state of each NumPyro run PyMC's ``sample_jax_nuts`` finishes in this
-    thread inside the block.
+    """Keep the last state of each NumPyro or BlackJAX NUTS run PyMC's ``sample_jax_nuts``
+    finishes in this thread inside the block.
+
+    NumPyro's comes from the finished MCMC as PyMC hands it to ``_numpyro_stats_to_dict``.
+    PyMC's BlackJAX loop drops its last state, so inside the block
+    ``_blackjax_inference_loop`` is one that returns it among the statistics
+    (:func:`_keeping_blackjax_last_state`), and the flat-position wrapper of the sampler
+    function (:mod:`pymc_accel.backends.flat_position`) takes it out again
+    (:func:`take_blackjax_last_state`) before PyMC makes the statistics a result.
 
     Yields
     ------
@@ -138,18 +149,20 @@ def recording_last_states() -> Iterator[list[dict]]:
         Filled as runs finish: per run, ``z`` (the positions, ``(chains, ...)``, or one chain's
         without the chain axis), ``z_grad`` (the potential energy's gradient there) and
         ``potential_energy``, as NumPy arrays, and ``chains``. Empty where the installed PyMC
-        has no ``_numpyro_stats_to_dict`` or the run kept no state.
+        has no such functions or the run kept no state.
     """
     import pymc.sampling.jax as pmjax
 
     states: list[dict] = []
-    if not hasattr(pmjax, "_numpyro_stats_to_dict"):
-        yield states
-        return
     stack = _blocks()
     stack.append(states)
     try:
-        with swapped(pmjax, "_numpyro_stats_to_dict", _recording):
+        with contextlib.ExitStack() as swaps:
+            if hasattr(pmjax, "_numpyro_stats_to_dict"):
+                swaps.enter_context(swapped(pmjax, "_numpyro_stats_to_dict", _recording))
+            if _blackjax_loop_known(getattr(pmjax, "_blackjax_inference_loop", None)):
+                swaps.enter_context(swapped(pmjax, "_blackjax_inference_loop",
+                                            _keeping_blackjax_last_state))
             yield states
     finally:
         stack.remove(states)
@@ -183,6 +196,120 @@ def _recording(pymcs: Any) -> Any:
         return pymcs(posterior)
 
     return stats_to_dict
+
+
+#: The entry of a BlackJAX run's statistics that holds its last state inside a recording block,
+#: taken out before PyMC sees the statistics (:func:`take_blackjax_last_state`).
+BLACKJAX_LAST_STATE = "pymc_accel_last_state"
+
+
+def _blackjax_loop_known(loop: Any) -> bool:
+    """Whether ``loop`` is the ``_blackjax_inference_loop`` :func:`_keeping_blackjax_last_state`
+    was written after (its parameters, in order): another PyMC's runs as it is, unchecked."""
+    import inspect
+
+    if loop is None:
+        return False
+    try:
+        names = list(inspect.signature(loop).parameters)
+    except (TypeError, ValueError):
+        return False
+    return names == ["seed", "init_position", "logp_fn", "draws", "tune", "target_accept",
+                     "adaptation_kwargs"]
+
+
+def _keeping_blackjax_last_state(pymcs: Any) -> Any:
+    """PyMC's ``_blackjax_inference_loop`` (window adaptation, then BlackJAX's NUTS or HMC
+    kernel in a scan), which returns the draws and their statistics and drops the scan's last
+    state, made to return that state too: the position, the log density and its gradient as the
+    run's compiled program computed them, and the adapted inverse mass matrix, under
+    :data:`BLACKJAX_LAST_STATE` of the statistics.
+
+    Written by hand after PyMC 6's loop (no hook of PyMC's or BlackJAX's keeps the state), and
+    only in a thread with a recording block open, whose flat-position wrapper takes the entry
+    out: another caller's run gets PyMC's own loop. The same calls in the same order as
+    PyMC's, so a seeded run draws what it drew without the block."""
+
+    @functools.wraps(pymcs)
+    def loop(seed, init_position, logp_fn, draws, tune, target_accept, **adaptation_kwargs):
+        if not _blocks():
+            return pymcs(seed, init_position, logp_fn, draws, tune, target_accept,
+                         **adaptation_kwargs)
+        import blackjax
+        import jax
+        import jax.numpy as jnp
+        from blackjax.adaptation.base import get_filter_adapt_info_fn
+
+        name = adaptation_kwargs.pop("algorithm", "nuts")
+        if name not in ("nuts", "hmc"):
+            raise ValueError("Only supporting 'nuts' or 'hmc' as algorithm to draw samples.")
+        algorithm = blackjax.nuts if name == "nuts" else blackjax.hmc
+        adapt = blackjax.window_adaptation(
+            algorithm=algorithm, logdensity_fn=logp_fn, target_acceptance_rate=target_accept,
+            adaptation_info_fn=get_filter_adapt_info_fn(), **adaptation_kwargs)
+        (tuned_state, tuned_params), _ = adapt.run(seed, init_position, num_steps=tune)
+        kernel = algorithm(logp_fn, **tuned_params).step
+
+        def one_step(state, xs):
+            _, rng_key = xs
+            state, info = kernel(rng_key, state)
+            stats = {
+                "diverging": info.is_divergent,
+                "energy": info.energy,
+                "tree_depth": info.num_trajectory_expansions,
+                "n_steps": info.num_integration_steps,
+                "acceptance_rate": info.acceptance_rate,
+                "lp": state.logdensity,
+            }
+            return state, (state.position, stats)
+
+        progress_bar = adaptation_kwargs.pop("progress_bar", False)
+        keys = jax.random.split(seed, draws)
+        scan_fn = blackjax.progress_bar.gen_scan_fn(draws, progress_bar)
+        last, (samples, stats) = scan_fn(one_step, tuned_state, (jnp.arange(draws), keys))
+        stats[BLACKJAX_LAST_STATE] = {
+            "position": last.position, "logdensity": last.logdensity,
+            "logdensity_grad": last.logdensity_grad,
+            "inverse_mass_matrix": tuned_params["inverse_mass_matrix"],
+        }
+        return samples, stats
+
+    return loop
+
+
+def take_blackjax_last_state(stats: Any, chains: int) -> Any:
+    """``stats`` without :data:`BLACKJAX_LAST_STATE`, the BlackJAX run's last state it held
+    kept for the innermost recording block of this thread (as :func:`recording_last_states`
+    keeps NumPyro's: ``z``, ``z_grad`` and ``potential_energy`` of ``-log p``).
+
+    Parameters
+    ----------
+    stats : dict
+        The statistics PyMC's ``_sample_blackjax_nuts`` returned, chains first.
+    chains : int
+
+    Returns
+    -------
+    dict
+        ``stats`` as PyMC's own loop returns them.
+    """
+    if not isinstance(stats, dict) or BLACKJAX_LAST_STATE not in stats:
+        return stats
+    stats = dict(stats)
+    last = stats.pop(BLACKJAX_LAST_STATE)
+    stack = _blocks()
+    if stack:
+        try:
+            stack[-1].append({
+                "z": np.asarray(_one_leaf(last["position"])),
+                "z_grad": -np.asarray(_one_leaf(last["logdensity_grad"])),
+                "potential_energy": -np.asarray(last["logdensity"]),
+                "inverse_mass_matrix": np.asarray(last["inverse_mass_matrix"]),
+                "chains": int(chains),
+            })
+        except (TypeError, ValueError):  # a position of several arrays: not checked
+            pass
+    return stats
 
 
 def _inverse_mass_matrix(state: Any) -> Any:

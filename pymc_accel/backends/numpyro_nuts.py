@@ -347,7 +347,8 @@ def _check_last_gradients(idata, last_states: list[dict], model, precision: str)
     last draws is the derivative of its log density there
     (:mod:`pymc_accel.backends.last_gradients`), inside the run's
     :func:`~pymc_accel.backends.run_logp.jax_runs_use` block, whose compiled log density it
-    evaluates. Where the run kept no state (BlackJAX's) nothing is stored."""
+    evaluates (NumPyro's potential energy; BlackJAX's log density, negated). Where the run kept
+    no state nothing is stored."""
     from pymc_accel.backends.last_gradients import (
         ATTRS_KEY,
         check_last_gradients,
@@ -356,6 +357,10 @@ def _check_last_gradients(idata, last_states: list[dict], model, precision: str)
     from pymc_accel.backends.run_logp import held_graph, held_logp_function
 
     potential, graph = held_logp_function(model, negative_logp=False), held_graph(model)
+    if potential is None:  # BlackJAX's run: PyMC jaxified log p
+        log_density = held_logp_function(model, negative_logp=True)
+        potential = (None if log_density is None
+                     else lambda values: -log_density(values))
     if not last_states or potential is None or graph is None:
         return
     try:

@@ -158,6 +158,59 @@ def test_the_recording_block_keeps_numpyros_last_state_and_passes_other_calls_th
     assert state["inverse_mass_matrix"] is not None
 
 
+def test_the_blackjax_loop_keeps_its_last_state_and_draws_what_pymcs_draws():
+    jax = pytest.importorskip("jax")
+    pytest.importorskip("blackjax")
+    import jax.numpy as jnp
+    import pymc.sampling.jax as pmjax
+
+    from pymc_accel.backends.jax_model import jax_precision
+    from pymc_accel.backends.last_gradients import (
+        BLACKJAX_LAST_STATE,
+        _keeping_blackjax_last_state,
+    )
+
+    def logp(position):  # one flat leaf, as pymc-accel's runs hand BlackJAX the position
+        x = position[0]
+        return -0.5 * (x[0] ** 2 + ((x[1] - x[0]) / 0.5) ** 2) - 0.1 * x[1] ** 4
+
+    with jax_precision("float64"):
+        args = (jax.random.PRNGKey(3), [jnp.array([0.1, -0.2])], logp, 40, 40, 0.8)
+        pymcs = pmjax._blackjax_inference_loop
+        samples, stats = pymcs(*args)
+        kept = _keeping_blackjax_last_state(pymcs)
+        _, outside = kept(*args)  # no recording block: PyMC's own loop
+        with recording_last_states():
+            kept_samples, kept_stats = kept(*args)
+        last = kept_stats.pop(BLACKJAX_LAST_STATE)
+        np.testing.assert_array_equal(np.asarray(kept_samples[0]), np.asarray(samples[0]))
+        assert set(kept_stats) == set(stats) and BLACKJAX_LAST_STATE not in outside
+        for name in stats:
+            np.testing.assert_array_equal(np.asarray(kept_stats[name]), np.asarray(stats[name]))
+        np.testing.assert_array_equal(np.asarray(last["position"][0]), np.asarray(samples[0][-1]))
+        np.testing.assert_allclose(np.asarray(last["logdensity_grad"][0]),
+                                   np.asarray(jax.grad(logp)([samples[0][-1]])[0]), rtol=1e-12)
+        assert np.asarray(last["inverse_mass_matrix"]).shape == (2,)
+
+
+def test_a_blackjax_runs_last_state_is_taken_out_of_its_statistics_as_numpyros_is_kept():
+    from pymc_accel.backends.last_gradients import BLACKJAX_LAST_STATE, take_blackjax_last_state
+
+    z = STARTS[:2]
+    stats = {"lp": np.zeros((2, 5)), BLACKJAX_LAST_STATE: {
+        "position": [z], "logdensity": -np.array([_potential([row]) for row in z]),
+        "logdensity_grad": [-np.stack([_gradient(row) for row in z])],
+        "inverse_mass_matrix": np.ones((2, 3))}}
+    assert take_blackjax_last_state(dict(stats), 2).keys() == {"lp"}  # no block: dropped
+    with recording_last_states() as states:
+        left = take_blackjax_last_state(stats, 2)
+    assert left.keys() == {"lp"} and BLACKJAX_LAST_STATE in stats  # the caller's dict as it was
+    (state,) = states
+    np.testing.assert_array_equal(state["z_grad"], np.stack([_gradient(row) for row in z]))
+    check = check_last_gradients(state, _potential, SHAPES)
+    assert check.agrees and check.chains == [0, 1]
+
+
 def _vfe_gp():
     """The user sweep's VFE sparse GP (Matern 3/2, inducing points on data inputs): without
     :mod:`pymc_accel.rewrites.coincident_distances` JAX's compiled gradient of it is wrong, and

@@ -426,3 +426,33 @@ def test_mclmc_prices_its_chains_batched_on_one_device(monkeypatch):
     extra = (backend.estimate(batched, profile, machine).fixed_seconds.value
              - backend.estimate(candidate, profile, machine).fixed_seconds.value)
     assert extra == pytest.approx(pymc_accel_blackjax.VMAP_TRACE_SHARE * trace)
+
+
+def test_a_named_blackjax_run_whose_gradient_is_wrong_warns_with_the_fix(monkeypatch):
+    # the VFE sparse GP as it was before its coinciding distances were held: BlackJAX's
+    # gradient is wrong there as NumPyro's is (bench/check_last_gradients.py --sampler
+    # blackjax_nuts --unheld), and PyMC's BlackJAX loop drops the state that would show it
+    import sys
+    from pathlib import Path
+
+    import pymc as pm
+
+    import pymc_accel
+    from pymc_accel.backends import run_logp
+    from pymc_accel.backends.last_gradients import LastGradients
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
+    import sweep_user_models
+
+    run = dict(draws=30, tune=30, chains=2, random_seed=1, progressbar=False, quiet=True,
+               compute_convergence_checks=False, max_treedepth=5)
+    held = pymc_accel.sample(model=sweep_user_models.gp_vfe_matern32(pm),
+                             nuts_sampler="blackjax_nuts", **run)
+    assert LastGradients.from_idata(held).agrees
+    assert "pymc_accel_last_state" not in held.sample_stats
+    monkeypatch.setattr(run_logp, "ZERO_COINCIDENT_DISTANCES", False)
+    with pytest.warns(pymc_accel.GradientMismatchWarning,
+                      match="not the derivative of its log density.*nuts_sampler='numba'"):
+        idata = pymc_accel.sample(model=sweep_user_models.gp_vfe_matern32(pm),
+                                  nuts_sampler="blackjax_nuts", **run)
+    assert not LastGradients.from_idata(idata).agrees
