@@ -97,12 +97,12 @@ def _under_root(node: Any) -> Any:
     return None
 
 
-def _guarded(var: Any) -> Any:
-    """The expression ``var`` keeps from going negative, where ``var`` is such a guard:
-    ``clip(x, c, ...)``, ``maximum(x, c)`` (either order), ``abs(x)`` or ``switch(cond, x, c)``
-    (either branch), ``c`` a constant; else ``None``. Each one's derivative jumps where ``x``
-    crosses its bound, which is what carries a rounding of a cancelled sum into the
-    gradient."""
+def _guard(var: Any) -> tuple[Any, float] | None:
+    """The expression ``var`` keeps from going negative and the constant it holds it at, where
+    ``var`` is such a guard: ``clip(x, c, ...)``, ``maximum(x, c)`` (either order), ``abs(x)``
+    (at 0) or ``switch(cond, x, c)`` (either branch), ``c`` a constant; else ``None``. Each
+    one's derivative jumps where ``x`` crosses its bound, which is what carries a rounding of a
+    cancelled sum into the gradient."""
     from pytensor.scalar.basic import Abs, Clip, ScalarMaximum, Switch
 
     from pymc_accel.census import _constant_scalar
@@ -112,34 +112,25 @@ def _guarded(var: Any) -> Any:
         return None
     inputs = var.owner.inputs
     if isinstance(op, Clip):
-        return inputs[0] if _constant_scalar(inputs[1]) is not None else None
+        bound = _constant_scalar(inputs[1])
+        return (inputs[0], bound) if bound is not None else None
     if isinstance(op, Abs):
-        return inputs[0]
-    if isinstance(op, ScalarMaximum) and len(inputs) == 2:
-        for data, other in (inputs, inputs[::-1]):
-            if _constant_scalar(other) is not None and _constant_scalar(data) is None:
-                return data
-    if isinstance(op, Switch):
-        for data, other in ((inputs[1], inputs[2]), (inputs[2], inputs[1])):
-            if _constant_scalar(other) is not None and _constant_scalar(data) is None:
-                return data
+        return inputs[0], 0.0
+    pairs = ((inputs, inputs[::-1]) if isinstance(op, ScalarMaximum) and len(inputs) == 2
+             else ((inputs[1], inputs[2]), (inputs[2], inputs[1])) if isinstance(op, Switch)
+             else ())
+    for data, other in pairs:
+        bound = _constant_scalar(other)
+        if bound is not None and _constant_scalar(data) is None:
+            return data, bound
     return None
 
 
-def _finite_bound(var: Any) -> bool:
-    """Whether ``var``'s guard (:func:`_guarded`) holds its expression at a finite constant:
-    ``clip``'s lower bound, ``maximum``'s or ``switch``'s constant (``abs``: zero). A log
-    density's bounds check, ``switch(cond, logp, -inf)``, is not a distance's guard."""
-    from pytensor.scalar.basic import Abs, Clip
-
-    from pymc_accel.census import _constant_scalar
-
-    op, inputs = _scalar_op(var), var.owner.inputs
-    if isinstance(op, Abs):
-        return True
-    constants = [inputs[1]] if isinstance(op, Clip) else inputs[-2:]
-    bounds = [_constant_scalar(c) for c in constants]
-    return any(b is not None and np.isfinite(b) for b in bounds)
+def _guarded(var: Any) -> Any:
+    """The expression ``var`` keeps from going negative, where ``var`` is a guard
+    (:func:`_guard`), else ``None``."""
+    guard = _guard(var)
+    return None if guard is None else guard[0]
 
 
 def _outer_sum(var: Any) -> bool:
@@ -164,8 +155,9 @@ def guarded_distances(outputs: list[Any]) -> list[Any]:
     """The squared distances in ``outputs``' graph taken through a guard against negative
     values: a sum or difference that a square root takes through the guard, with or without a
     constant added (``sqrt(c + guard(x))``), and a sum of a column and a row
-    (:func:`_outer_sum`) guarded at a finite bound (:func:`_finite_bound`) wherever it is used;
-    ``guard`` one of :func:`_guarded`'s.
+    (:func:`_outer_sum`) guarded at a finite bound wherever it is used (a log density's bounds
+    check, ``switch(cond, logp, -inf)``, is not a distance's guard); ``guard`` one of
+    :func:`_guard`'s.
 
     PyMC's ``Stationary._sqrt`` of its ``square_dist`` is ``sqrt(1e-12 + clip(x, 0, inf))``
     (Matern, exponential); the squared exponential and rational quadratic kernels take
@@ -178,10 +170,10 @@ def guarded_distances(outputs: list[Any]) -> list[Any]:
 
     found = []
     for node in applys_between(list(graph_inputs(outputs)), outputs):
-        unrooted = _guarded(node.outputs[0])
-        if (unrooted is not None and _outer_sum(unrooted) and _finite_bound(node.outputs[0])
-                and unrooted not in found):
-            found.append(unrooted)
+        guard = _guard(node.outputs[0])  # at a finite bound: not switch(cond, logp, -inf)
+        if (guard is not None and np.isfinite(guard[1]) and _outer_sum(guard[0])
+                and guard[0] not in found):
+            found.append(guard[0])
         rooted = _under_root(node)
         if rooted is None:
             continue
