@@ -227,18 +227,25 @@ def _keeping_blackjax_last_state(pymcs: Any) -> Any:
 
     Written by hand after PyMC 6's loop (no hook of PyMC's or BlackJAX's keeps the state), and
     only in a thread with a recording block open, whose flat-position wrapper takes the entry
-    out: another caller's run gets PyMC's own loop. The same calls in the same order as
-    PyMC's, so a seeded run draws what it drew without the block."""
+    out: another caller's run gets PyMC's own loop, as does a BlackJAX without the functions
+    the copy calls. The same calls in the same order as PyMC's, so a seeded run draws what it
+    drew without the block."""
 
     @functools.wraps(pymcs)
     def loop(seed, init_position, logp_fn, draws, tune, target_accept, **adaptation_kwargs):
-        if not _blocks():
+        try:
+            import blackjax
+            from blackjax.adaptation.base import get_filter_adapt_info_fn
+
+            parts = (blackjax.nuts, blackjax.hmc, blackjax.window_adaptation,
+                     blackjax.progress_bar.gen_scan_fn)
+        except (ImportError, AttributeError):  # a BlackJAX the copy was not written for
+            parts = None
+        if not _blocks() or parts is None:
             return pymcs(seed, init_position, logp_fn, draws, tune, target_accept,
                          **adaptation_kwargs)
-        import blackjax
         import jax
         import jax.numpy as jnp
-        from blackjax.adaptation.base import get_filter_adapt_info_fn
 
         name = adaptation_kwargs.pop("algorithm", "nuts")
         if name not in ("nuts", "hmc"):

@@ -193,6 +193,29 @@ def test_the_blackjax_loop_keeps_its_last_state_and_draws_what_pymcs_draws():
         assert np.asarray(last["inverse_mass_matrix"]).shape == (2,)
 
 
+def test_a_blackjax_the_copy_was_not_written_for_runs_pymcs_own_loop(monkeypatch):
+    blackjax = pytest.importorskip("blackjax")
+    import jax
+
+    from pymc_accel.backends.last_gradients import (
+        BLACKJAX_LAST_STATE,
+        _keeping_blackjax_last_state,
+    )
+
+    calls = []
+
+    def pymcs(*args, **kwargs):
+        calls.append(args)
+        return "draws", {"lp": 0}
+
+    monkeypatch.delattr(blackjax.progress_bar, "gen_scan_fn")
+    with recording_last_states():
+        out = _keeping_blackjax_last_state(pymcs)(jax.random.PRNGKey(0), [np.zeros(2)],
+                                                  lambda p: 0.0, 5, 5, 0.8)
+    assert out == ("draws", {"lp": 0}) and len(calls) == 1
+    assert BLACKJAX_LAST_STATE not in out[1]
+
+
 def test_a_blackjax_runs_last_state_is_taken_out_of_its_statistics_as_numpyros_is_kept():
     from pymc_accel.backends.last_gradients import BLACKJAX_LAST_STATE, take_blackjax_last_state
 
