@@ -256,7 +256,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
         f"α̂ = {float(idata.posterior['α'].mean()):.3f} (true {seed.alpha})"
     )
     gradients = pymc_accel.LastGradients.from_idata(idata)
-    if gradients is not None:  # a NumPyro run's gradient, checked at its chains' last draws
+    if gradients is not None:  # a NumPyro or BlackJAX run's, checked at its chains' last draws
         verdict = ("the derivative of its log density" if gradients.agrees
                    else "NOT the derivative of its log density")
         console.print(
