@@ -184,13 +184,9 @@ def _recording(pymcs: Any) -> Any:
         if stack:
             state = getattr(posterior, "last_state", None)
             try:
-                stack[-1].append({
-                    "z": np.asarray(_one_leaf(state.z)),
-                    "z_grad": np.asarray(_one_leaf(state.z_grad)),
-                    "potential_energy": np.asarray(state.potential_energy),
-                    "inverse_mass_matrix": _inverse_mass_matrix(state),
-                    "chains": int(getattr(posterior, "num_chains", 1)),
-                })
+                stack[-1].append(_kept_state(
+                    _one_leaf(state.z), _one_leaf(state.z_grad), state.potential_energy,
+                    _inverse_mass_matrix(state), getattr(posterior, "num_chains", 1)))
             except (AttributeError, TypeError, ValueError):  # no state, or not HMC's
                 pass
         return pymcs(posterior)
@@ -307,16 +303,23 @@ def take_blackjax_last_state(stats: Any, chains: int) -> Any:
     stack = _blocks()
     if stack:
         try:
-            stack[-1].append({
-                "z": np.asarray(_one_leaf(last["position"])),
-                "z_grad": -np.asarray(_one_leaf(last["logdensity_grad"])),
-                "potential_energy": -np.asarray(last["logdensity"]),
-                "inverse_mass_matrix": np.asarray(last["inverse_mass_matrix"]),
-                "chains": int(chains),
-            })
+            stack[-1].append(_kept_state(
+                _one_leaf(last["position"]), -np.asarray(_one_leaf(last["logdensity_grad"])),
+                -np.asarray(last["logdensity"]), np.asarray(last["inverse_mass_matrix"]),
+                chains))
         except (TypeError, ValueError):  # a position of several arrays: not checked
             pass
     return stats
+
+
+def _kept_state(z: Any, z_grad: Any, potential_energy: Any, inverse_mass_matrix: Any,
+                chains: Any) -> dict:
+    """One run's last state as a recording block keeps it and :func:`check_last_gradients`
+    reads it: the positions, the gradient of ``-log p`` and ``-log p`` there as NumPy arrays,
+    the adapted inverse mass matrix (or ``None``) and the number of chains."""
+    return {"z": np.asarray(z), "z_grad": np.asarray(z_grad),
+            "potential_energy": np.asarray(potential_energy),
+            "inverse_mass_matrix": inverse_mass_matrix, "chains": int(chains)}
 
 
 def _inverse_mass_matrix(state: Any) -> Any:
