@@ -41,8 +41,8 @@ def _options(parser) -> None:
 
 def check_model(name: str, build, precision: str, draws: int, tune: int,
                 reference: bool = False, sampler: str = "numpyro") -> dict:
-    """One model's short run of ``sampler`` (a JAX NUTS) in ``precision``, and the check stored with it; where it
-    disagreed, PyTensor's gradient at the chains' last draws beside the run's
+    """One model's short run of ``sampler`` (a JAX NUTS) in ``precision``, and the check stored
+    with it; where it disagreed, PyTensor's gradient at the chains' last draws beside the run's
     (``pytensor_rel_errors``: ``|g_run - g| / max(|g|, 1)``), a reference the check does not
     use, to tell a wrong gradient from a wrong check."""
     import pymc_accel
