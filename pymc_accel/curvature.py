@@ -76,14 +76,16 @@ class ScaleSpread:
 
 
 def gradient_function(logp_graph: LogpGraph) -> Any:
-    """The function of the value variables' values giving ``[logp, *gradients]`` as
-    the profile built them (a :class:`~pymc_accel.graph_building.Evaluator`), built once per
-    graph and kept on it (the float32 check's first stage evaluates the same function)."""
+    """The function of the value variables' values giving ``[logp, *gradients]`` as the profile
+    built them (a :class:`~pymc_accel.graph_building.Evaluator`; the log density with a GP
+    kernel's coinciding distances held where the profile held them,
+    :attr:`~pymc_accel.profile.LogpGraph.differentiated_logp`), built once per graph and kept
+    on it (the float32 check's first stage evaluates the same function)."""
     from pymc_accel.graph_building import Evaluator
 
     if logp_graph.evaluate is None:
         logp_graph.evaluate = Evaluator(list(logp_graph.value_vars),
-                                        [logp_graph.logp, *logp_graph.grads])
+                                        [logp_graph.differentiated_logp, *logp_graph.grads])
     return logp_graph.evaluate
 
 

@@ -524,9 +524,7 @@ def check_float32(
             data_bytes = data_bytes_read([logp])
         as_written_first = data_bytes <= AS_WRITTEN_MAX_DATA_BYTES
     points = _points(model, n_jittered + finiteness_points, initvals, seed, start_point)
-    held = _with_held_distances(value_vars, logp, points)
-    if held is not None:  # what the JAX runs compute: the profile's gradient is not its own
-        logp, grads = held, None
+    logp, grads = _checked_log_density(logp_graph, value_vars, logp, grads, points)
     common = {"value_vars": value_vars, "points": points, "logp_rtol": logp_rtol,
               "grad_rtol": grad_rtol, "start": start, "budget_seconds": budget_seconds,
               "compared": 1 + n_jittered}
@@ -536,7 +534,7 @@ def check_float32(
             f64 = None
             if grads is None:
                 grads = pytensor.grad(logp, value_vars)
-            elif logp_graph is not None and held is None:
+            elif logp_graph is not None:
                 # the profile's, built once for the scale spread and this check
                 from pymc_accel.curvature import gradient_function
 
@@ -567,6 +565,26 @@ def check_float32(
                          **common)
     check.written_problem = written_problem
     return check
+
+
+def _checked_log_density(logp_graph: Any, value_vars: list[Any], logp: Any, grads: Any,
+                         points: list[dict]) -> tuple[Any, Any]:
+    """The log density the check checks, the JAX runs' (:func:`_with_held_distances`), and its
+    gradient where it is built already (else ``None``): the profile's where the profile judged
+    the distances as the runs judge them (:attr:`pymc_accel.profile.LogpGraph.held_logp`),
+    else ``logp`` (``logp_graph``'s as PyMC built it, or the model's) judged here at the
+    check's first two points, and ``grads`` only where nothing is held."""
+    from pymc_accel.backends import run_logp
+
+    if (logp_graph is not None and logp_graph.distances_judged
+            and run_logp.ZERO_COINCIDENT_DISTANCES):
+        return logp_graph.differentiated_logp, grads
+    held = _with_held_distances(value_vars, logp, points)
+    if held is not None:  # what the JAX runs compute: not the gradient given
+        return held, None
+    if logp_graph is not None and logp_graph.held_logp is not None:  # held as profiled, not now
+        return logp, None
+    return logp, grads
 
 
 def _with_held_distances(value_vars: list[Any], logp: Any, points: list[dict]) -> Any:

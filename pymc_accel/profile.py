@@ -269,7 +269,13 @@ class LogpGraph:
     and data frozen, named as the model's), its output and the gradient the census counted
     (``None`` where none was taken). The float32 check starts from it rather than building the
     log density and its gradient again (:func:`pymc_accel.precision.check_float32`), and the
-    selection's JAX run jaxifies its log density (:mod:`pymc_accel.backends.run_logp`)."""
+    selection's JAX run jaxifies its log density (:mod:`pymc_accel.backends.run_logp`).
+
+    Where the profile held a GP kernel's coinciding distances at zero, as every JAX run holds
+    them (:func:`held_log_density`), ``grads`` is the gradient of that log density,
+    :attr:`held_logp`: the one the JAX runs compute and the float32 check checks. ``logp``
+    stays as PyMC built it, for the runs to rewrite as their own (a numba run computes it as
+    written)."""
 
     value_vars: list[Any]
     logp: Any
@@ -288,6 +294,13 @@ class LogpGraph:
     #: the model's initial point (no ``initvals``), where the profile evaluated it for the free
     #: variables' shapes; the selection's scale spread and float32 check start from it
     initial_point: dict | None = field(default=None, repr=False, compare=False)
+    #: ``logp`` with a GP kernel's coinciding distances held at zero where the profile held any
+    #: (:func:`held_log_density`), else ``None``
+    held_logp: Any = field(default=None, repr=False, compare=False)
+    #: whether the profile judged which distances to hold, at the points a JAX run judges
+    #: them (``held_logp`` is then the log density those runs compute, or ``None`` where they
+    #: hold none)
+    distances_judged: bool = field(default=False, repr=False, compare=False)
     #: the census the XLA runtimes are priced on, where it differs (:class:`ModelProfile`)
     xla_census: Any = field(default=None, repr=False, compare=False)
     #: the log density's nodes of functions JAX computes by loops of its own, with the inputs
@@ -298,6 +311,12 @@ class LogpGraph:
     def built_from(self, model: Any) -> bool:
         """Whether this graph was built from ``model`` (True where that was not recorded)."""
         return self.source is None or self.source() is model
+
+    @property
+    def differentiated_logp(self) -> Any:
+        """The log density ``grads`` is the gradient of: :attr:`held_logp` where the profile
+        held distances, else ``logp``."""
+        return self.logp if self.held_logp is None else self.held_logp
 
 
 #: ``freeze_dims_and_data`` sets the model's initial values aside while it copies the model and
@@ -358,7 +377,17 @@ def _logp_and_grad_census(
     graph, note = log_density_graph(model)
     logp, value_vars = graph.logp, graph.value_vars
     try:
-        grads, without = pytensor.grad(logp, value_vars), []
+        graph.held_logp = held_log_density(graph, model)
+    except Exception:  # no point to judge by: the float32 check judges at its own, as before
+        graph.held_logp = None
+    else:
+        graph.distances_judged = True
+    # the gradient of what the JAX runs compute, taken once for the census, the scale spread and
+    # the float32 check (which took it again where distances were held: 56-110 ms of
+    # periodic_gp's and seasonal_gp_6's first selections)
+    differentiated = graph.differentiated_logp
+    try:
+        grads, without = pytensor.grad(differentiated, value_vars), []
     except _NO_GRADIENT:
         without = gradient_free_variables(logp, value_vars)
         if not without:
@@ -366,9 +395,9 @@ def _logp_and_grad_census(
         # the census counts what a compound sampler evaluates: the log density, and the
         # gradient of the variables that have one
         with_gradient = [v for v in value_vars if v.name not in without]
-        grads = pytensor.grad(logp, with_gradient) if with_gradient else []
+        grads = pytensor.grad(differentiated, with_gradient) if with_gradient else []
         note = "; ".join(filter(None, [note, "no gradient for " + ", ".join(without)]))
-    census = census_of(list(value_vars), [logp, *grads])
+    census = census_of(list(value_vars), [differentiated, *grads])
     graph.series_nodes = series_nodes = series_function_nodes(list(value_vars), logp)
     census.series_evaluations = series_evaluations(series_nodes)
     graph.xla_census = None
@@ -386,6 +415,31 @@ def _logp_and_grad_census(
     graph.grads = None if without else list(grads)
     graph.data_bytes, graph.gradient_free_vars = data_bytes, without
     return census, note, data_bytes, (shapes if static else None), graph
+
+
+def held_log_density(graph: LogpGraph, model: pm.Model) -> Any:
+    """``graph``'s log density with a GP kernel's distances between coinciding inputs held at an
+    exact zero, as a JAX run of ``model`` holds them (judged at the same two points:
+    :func:`pymc_accel.backends.run_logp.judging_points`), or ``None`` where nothing is held or
+    the runs hold nothing (:data:`~pymc_accel.backends.run_logp.ZERO_COINCIDENT_DISTANCES`
+    off). The model's initial point, where the judging evaluates it, is kept on ``graph``;
+    where it cannot be evaluated nothing is held, as the runs hold nothing then.
+    """
+    from pymc_accel.backends import run_logp
+
+    if not run_logp.ZERO_COINCIDENT_DISTANCES:
+        return None
+    from pymc_accel.rewrites.coincident_distances import zeroed_coincident_distances
+
+    def points() -> list[list[Any]]:  # by name: the frozen copy orders its variables itself
+        if graph.initial_point is None:
+            graph.initial_point = initial_point(model)
+        names = [v.name for v in model.value_vars]
+        return [[dict(zip(names, point))[v.name] for v in graph.value_vars]
+                for point in run_logp.judging_points(model, graph.initial_point)()]
+
+    (held,), count = zeroed_coincident_distances([graph.logp], list(graph.value_vars), points)
+    return held if count else None
 
 
 #: What ``pytensor.grad`` raises for an op without a gradient: ``NotImplementedError`` (an op
@@ -437,7 +491,9 @@ def profile_and_logp(model: pm.Model | None = None) -> tuple[ModelProfile, LogpG
         # PyMC's initial point expression evaluated without compiling a function (a
         # ZeroSumNormal's value variable keeps an unknown length in the frozen copy: PyMC's
         # compiled initial point took about 18 ms of zsn_42's 160 ms selection), and kept
-        point = graph.initial_point = initial_point(model)
+        if graph.initial_point is None:  # the distances' judging points start from it
+            graph.initial_point = initial_point(model)
+        point = graph.initial_point
         free_vars = {v.name: tuple(point[v.name].shape) for v in model.value_vars}
     n_free = sum(math.prod(s) for s in free_vars.values())
     discrete = [rv.name for rv in model.free_RVs if rv.dtype.startswith(_DISCRETE_PREFIXES)]

@@ -900,3 +900,21 @@ def test_the_check_checks_the_gps_log_density_the_jax_runs_compute(monkeypatch):
     monkeypatch.setattr(run_logp, "ZERO_COINCIDENT_DISTANCES", False)
     written = check_float32(model, logp_graph=graph)
     assert not written.safe and written.grad_rel_error > 0.01
+
+
+def test_the_check_takes_no_gradient_where_the_profile_held_distances(monkeypatch):
+    # the profile differentiates the log density with the coinciding distances held; the check
+    # took PyTensor's gradient of it again (56-110 ms of the sweep GPs' first selections)
+    from pymc_accel.profile import profile_and_logp
+
+    model = _repeated_measurements_gp()
+    _, graph = profile_and_logp(model)
+    real, taken = pytensor.grad, []
+    monkeypatch.setattr(pytensor, "grad", lambda *a, **k: taken.append(1) or real(*a, **k))
+    profiled = check_float32(model, logp_graph=graph)
+    assert taken == []
+    alone = check_float32(model)  # its own log density, held at its own points
+    assert taken
+    assert profiled.safe and alone.safe
+    assert profiled.grad_rel_error == pytest.approx(alone.grad_rel_error, rel=1e-3)
+    assert profiled.logp_rel_error == pytest.approx(alone.logp_rel_error, rel=1e-3, abs=1e-12)

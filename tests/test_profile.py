@@ -4,7 +4,7 @@ import pytensor
 import pytest
 
 from pymc_accel.models import eight_schools, hierarchical_logistic
-from pymc_accel.profile import profile_model
+from pymc_accel.profile import profile_and_logp, profile_model
 from tests.models import dense_model, discrete_model, scan_model
 
 
@@ -251,3 +251,56 @@ def test_centred_hierarchies_are_found_and_non_centred_ones_are_not():
     profile = profile_model(funnel)
     assert profile.summary()["centred hierarchies"] == "x"
     assert ModelProfile.from_dict(profile.to_dict()).centred_hierarchies == ["x"]
+
+
+def _squared_exponential_gp():
+    import numpy as np
+    import pymc as pm
+
+    with pm.Model() as model:
+        cov = pm.gp.cov.ExpQuad(1, ls=pm.Gamma("ls", 2, 2))
+        gp = pm.gp.Marginal(cov_func=cov)
+        x = np.linspace(0, 5, 20)[:, None]
+        gp.marginal_likelihood("y", X=x, y=np.sin(x[:, 0]), sigma=0.2)
+    return model
+
+
+def test_the_gradient_is_taken_of_the_log_density_the_jax_runs_compute(monkeypatch):
+    # a GP kernel's coinciding distances held at zero, judged at a run's own points: the float32
+    # check and the scale spread evaluate the profile's gradient, where the check took the
+    # gradient of the held log density again
+    import numpy as np
+
+    from pymc_accel.backends import run_logp
+    from pymc_accel.curvature import gradient_function
+    from pymc_accel.graph_building import Evaluator, initial_point
+    from pymc_accel.profile import profile_and_logp
+    from pymc_accel.rewrites.coincident_distances import zeroed_coincident_distances
+
+    model = _squared_exponential_gp()
+    _, graph = profile_and_logp(model)
+    assert graph.distances_judged and graph.held_logp is not None
+    assert graph.differentiated_logp is graph.held_logp
+    names = [v.name for v in graph.value_vars]
+    point = initial_point(model)
+    (run_held,), held = zeroed_coincident_distances(
+        [graph.logp], list(graph.value_vars),
+        lambda: [[dict(zip([v.name for v in model.value_vars], p))[n] for n in names]
+                 for p in run_logp.judging_points(model)()])
+    assert held == 20
+    run_grads = pytensor.grad(run_held, graph.value_vars)
+    x = [point[n] for n in names]
+    expected = Evaluator(list(graph.value_vars), [run_held, *run_grads])(*x)
+    got = gradient_function(graph)(*x)
+    np.testing.assert_allclose(np.concatenate([np.ravel(a) for a in got]),
+                               np.concatenate([np.ravel(a) for a in expected]), rtol=1e-12)
+
+    monkeypatch.setattr(run_logp, "ZERO_COINCIDENT_DISTANCES", False)
+    _, unheld = profile_and_logp(_squared_exponential_gp())
+    assert unheld.held_logp is None and unheld.differentiated_logp is unheld.logp
+
+
+def test_a_model_without_a_kernel_distance_holds_nothing():
+    _, graph = profile_and_logp(eight_schools())
+    assert graph.distances_judged and graph.held_logp is None
+    assert graph.differentiated_logp is graph.logp

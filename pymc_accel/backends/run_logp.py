@@ -143,7 +143,7 @@ def jaxified_logp(model: Any, graph: LogpGraph | None = None, *,
     if ZERO_COINCIDENT_DISTANCES:
         from pymc_accel.rewrites.coincident_distances import zeroed_coincident_distances
 
-        logp = zeroed_coincident_distances([logp], inputs, _judging_points(model))[0][0]
+        logp = zeroed_coincident_distances([logp], inputs, judging_points(model))[0][0]
     fn = get_jaxified_graph(inputs=inputs, outputs=[logp])
     if JIT_LOGP:
         import jax
@@ -194,23 +194,25 @@ def _logp_holding_distances(pymcs: Callable) -> Callable:
         outputs = list(built) if isinstance(built, (list, tuple)) else [built]
 
         held, _ = zeroed_coincident_distances(outputs, list(self.value_vars),
-                                              _judging_points(self))
+                                              judging_points(self))
         return held if isinstance(built, (list, tuple)) else held[0]
 
     return logp
 
 
-def _judging_points(model: Any) -> Callable[[], list[list[Any]]]:
+def judging_points(model: Any, start: dict | None = None) -> Callable[[], list[list[Any]]]:
     """The points a run's coinciding distances are judged at, for
     :func:`~pymc_accel.rewrites.coincident_distances.zeroed_coincident_distances`: the model's
-    initial point and one copy jittered as PyMC jitters a chain's start, each a list of values
-    in ``model.value_vars``' order; computed only when called."""
+    initial point (``start`` where the caller has evaluated it: no ``initvals``, seed 0) and one
+    copy jittered as PyMC jitters a chain's start, each a list of values in
+    ``model.value_vars``' order; computed only when called. The profile judges at the same
+    points (:func:`pymc_accel.profile.held_log_density`)."""
 
     def points() -> list[list[Any]]:
         from pymc_accel.precision import _points
 
         return [[point[v.name] for v in model.value_vars]
-                for point in _points(model, 1, None, 0)]
+                for point in _points(model, 1, None, 0, start)]
 
     return points
 
