@@ -319,6 +319,13 @@ class LogpGraph:
         return self.logp if self.held_logp is None else self.held_logp
 
 
+#: Whether the profile holds a GP kernel's coinciding distances before it takes the gradient
+#: (:func:`held_log_density`), so the float32 check evaluates the profile's gradient; False
+#: leaves the hold to the check, which then takes PyTensor's gradient of the held log density
+#: again, as before 2026-12-02. A benchmark sets it False to time the difference
+#: (``bench/time_profile_hold.py``).
+HOLD_DISTANCES = True
+
 #: ``freeze_dims_and_data`` sets the model's initial values aside while it copies the model and
 #: puts them back after; two copies at once (two threads selecting one model) would put back
 #: the first one's blanks. Written by hand: PyMC has no lock of its own around it.
@@ -376,12 +383,13 @@ def _logp_and_grad_census(
     ``grads`` and ``data_bytes`` it fills in (the gradient the census walked, the bytes above)."""
     graph, note = log_density_graph(model)
     logp, value_vars = graph.logp, graph.value_vars
-    try:
-        graph.held_logp = held_log_density(graph, model)
-    except Exception:  # no point to judge by: the float32 check judges at its own, as before
-        graph.held_logp = None
-    else:
-        graph.distances_judged = True
+    if HOLD_DISTANCES:
+        try:
+            graph.held_logp = held_log_density(graph, model)
+        except Exception:  # an unusual graph: the float32 check judges at its own points
+            graph.held_logp = None
+        else:
+            graph.distances_judged = True
     # the gradient of what the JAX runs compute, taken once for the census, the scale spread and
     # the float32 check (which took it again where distances were held: 56-110 ms of
     # periodic_gp's and seasonal_gp_6's first selections)
