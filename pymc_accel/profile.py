@@ -391,8 +391,9 @@ def _logp_and_grad_census(
         else:
             graph.distances_judged = True
     # the gradient of what the JAX runs compute, taken once for the census, the scale spread and
-    # the float32 check (which took it again where distances were held: 56-110 ms of
-    # periodic_gp's and seasonal_gp_6's first selections)
+    # the float32 check, which took it again where distances were held: nine GPs' first
+    # selections took 0.63-0.82x as long without that, seven the check skips 1.04-1.28x
+    # (docs/results/profile-hold-cpu-2026-12-02{,-unchecked}.md)
     differentiated = graph.differentiated_logp
     try:
         grads, without = pytensor.grad(differentiated, value_vars), []
