@@ -21,6 +21,7 @@ from pymc_accel.backend import (
     SampleRequest,
 )
 from pymc_accel.backends._common import rename_nutpie_stats
+from pymc_accel.backends.blas_threads import limit_blas
 from pymc_accel.backends.last_gradients import LastGradients
 from pymc_accel.backends.numpyro_nuts import JaxNutsBackend
 from pymc_accel.backends.run_logp import coincident_distances_held, jaxified_logp
@@ -75,6 +76,7 @@ __all__ = [
     "enable_jax_cache", "explain",
     "first_use_figures",
     "get_registry",
-    "hookimpl", "is_enabled", "jax_cpu_devices", "jax_device", "jaxified_logp", "machine_figures", "profile_model",
+    "hookimpl", "is_enabled", "jax_cpu_devices", "jax_device", "jaxified_logp", "limit_blas",
+    "machine_figures", "profile_model",
     "rename_nutpie_stats", "sample", "sampler_options", "select",
 ]

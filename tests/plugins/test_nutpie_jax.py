@@ -210,3 +210,36 @@ def test_a_vfe_gps_run_finds_its_posterior():
                               random_seed=1, progressbar=False)
     assert abs(float(idata.posterior["sigma"].mean()) - 0.291) < 0.02
     assert float(idata.sample_stats["n_steps"].mean()) < 100
+
+
+def test_its_chains_call_blas_with_a_thread_each(monkeypatch):
+    """nutpie's chains are threads of one process calling LAPACK at once: with a BLAS thread a
+    core each, two chains of a sparse GP took 2.9x one chain's wall on two cores, and as long as
+    one with a thread each (docs/results/chains-side-by-side-cpu-2026-12-02*.md)."""
+    import nutpie
+    from threadpoolctl import threadpool_info
+
+    from pymc_accel.testing import reference_model
+
+    def blas_threads() -> set[int]:
+        return {lib["num_threads"] for lib in threadpool_info() if lib["user_api"] == "blas"}
+
+    seen = []
+    sample_ = nutpie.sample
+
+    def spy_sample(compiled, **kw):
+        seen.append(blas_threads())
+        return sample_(compiled, **kw)
+
+    monkeypatch.setattr(nutpie, "sample", spy_sample)
+    backend = NutpieJaxBackend()
+    (candidate,) = [c for c in backend.candidates(_profile(), _cpu()) if isinstance(c, Candidate)]
+    before = blas_threads()
+    # a user's blas_cores is shared among the chains, as pm.sample shares it; None leaves BLAS
+    for cores, blas_cores, threads in ((2, "auto", {1}), (2, 2, {1}), (2, 4, {2}),
+                                       (2, None, before)):
+        run = TestNutpieJax().request_for(draws=10, tune=10, chains=2, cores=cores,
+                                          pymc_kwargs={"blas_cores": blas_cores})
+        backend.sample(reference_model(), candidate, run)
+        assert seen[-1] == threads, (cores, blas_cores)
+        assert blas_threads() == before  # restored

@@ -7,7 +7,7 @@ from importlib.util import find_spec
 
 from pymc_accel import (
     Candidate, Estimate, Figure, JaxNutsBackend, Refusal, coincident_distances_held,
-    discover_devices, first_use_figures, rename_nutpie_stats, sampler_options,
+    discover_devices, first_use_figures, limit_blas, rename_nutpie_stats, sampler_options,
     xla_program_seconds,
 )
 
@@ -146,6 +146,8 @@ class NutpieJaxBackend(JaxNutsBackend):
         and, with the demo's seed, 191 s with chains that had not mixed (R-hat 2.24); the
         diagonal one took 47 s (31 leapfrogs a draw, minimum bulk ESS 281, R-hat 1.01;
         docs/benchmarks.md)."""
+        import contextlib
+
         import jax
         import pymc as pm
 
@@ -155,6 +157,17 @@ class NutpieJaxBackend(JaxNutsBackend):
         device = jax_device(self.name, platform)
         nuts = {"target_accept": request.target_accept, **request.backend_kwargs}
         pymc_kwargs = dict(request.pymc_kwargs)
+        # nutpie's chains, threads of one process, call LAPACK (a GP's Cholesky) at the same
+        # time, and OpenBLAS starts a thread per core for each call: two chains of the sparse GP
+        # sparse_gp_3 took 2.9x one chain's wall on two cores, and as long as one with a BLAS
+        # thread each (docs/results/chains-side-by-side-cpu-2026-12-02*.md). BLAS is limited
+        # here to each chain's share of the cores, as pymc-accel's NumPyro runs limit it;
+        # pm.sample is passed None so that it does not set its own limit inside this one.
+        blas = contextlib.nullcontext()
+        if platform == "cpu":
+            cores = request.cores or discover_devices().cpu_cores
+            blas = limit_blas(pymc_kwargs.get("blas_cores", "auto"), cores, request.chains)
+            pymc_kwargs["blas_cores"] = None
         compile_kwargs = {"gradient_backend": "jax", **pymc_kwargs.pop("compile_kwargs", {})}
         # a compile mode the caller gave compiles with JAX (selection refuses this backend for
         # any other) and is passed as given; pm.sample takes one mode, not two
@@ -173,7 +186,7 @@ class NutpieJaxBackend(JaxNutsBackend):
             # nutpie builds and jaxifies the log density itself: a GP kernel's distances
             # between coinciding inputs held at zero, as in pymc-accel's own JAX runs (its JAX
             # gradient of a sparse GP was wrong without: a chain that barely moved in 280 s)
-            with coincident_distances_held():
+            with coincident_distances_held(), blas:
                 idata = pm.sample(
                     **run,
                     nuts_sampler="nutpie",
