@@ -291,8 +291,9 @@ class LogpGraph:
     #: once, by whichever evaluates them first (:func:`pymc_accel.curvature.gradient_function`:
     #: the scale spread and the float32 check)
     evaluate: Any = field(default=None, repr=False, compare=False)
-    #: the model's initial point (no ``initvals``), where the profile evaluated it for the free
-    #: variables' shapes; the selection's scale spread and float32 check start from it
+    #: the model's initial point (no ``initvals``), where the profile evaluated it (for the free
+    #: variables' shapes, or to judge a GP kernel's distances); the selection's scale spread and
+    #: float32 check start from it
     initial_point: dict | None = field(default=None, repr=False, compare=False)
     #: ``logp`` with a GP kernel's coinciding distances held at zero where the profile held any
     #: (:func:`held_log_density`), else ``None``

@@ -26,6 +26,17 @@ def dense_model(n: int = 30) -> pm.Model:
     return model
 
 
+def squared_exponential_gp() -> pm.Model:
+    """A marginal GP with PyMC's squared exponential kernel over 20 inputs: its kernel's 20
+    diagonal distances coincide (pymc_accel.rewrites.coincident_distances holds them)."""
+    with pm.Model() as model:
+        cov = pm.gp.cov.ExpQuad(1, ls=pm.Gamma("ls", 2, 2))
+        gp = pm.gp.Marginal(cov_func=cov)
+        x = np.linspace(0, 5, 20)[:, None]
+        gp.marginal_likelihood("y", X=x, y=np.sin(x[:, 0]), sigma=0.2)
+    return model
+
+
 def scan_model(steps: int = 25) -> pm.Model:
     import pytensor
 

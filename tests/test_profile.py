@@ -5,7 +5,7 @@ import pytest
 
 from pymc_accel.models import eight_schools, hierarchical_logistic
 from pymc_accel.profile import profile_and_logp, profile_model
-from tests.models import dense_model, discrete_model, scan_model
+from tests.models import dense_model, discrete_model, scan_model, squared_exponential_gp
 
 
 def test_eight_schools_sizes():
@@ -253,18 +253,6 @@ def test_centred_hierarchies_are_found_and_non_centred_ones_are_not():
     assert ModelProfile.from_dict(profile.to_dict()).centred_hierarchies == ["x"]
 
 
-def _squared_exponential_gp():
-    import numpy as np
-    import pymc as pm
-
-    with pm.Model() as model:
-        cov = pm.gp.cov.ExpQuad(1, ls=pm.Gamma("ls", 2, 2))
-        gp = pm.gp.Marginal(cov_func=cov)
-        x = np.linspace(0, 5, 20)[:, None]
-        gp.marginal_likelihood("y", X=x, y=np.sin(x[:, 0]), sigma=0.2)
-    return model
-
-
 def test_the_gradient_is_taken_of_the_log_density_the_jax_runs_compute(monkeypatch):
     # a GP kernel's coinciding distances held at zero, judged at a run's own points: the float32
     # check and the scale spread evaluate the profile's gradient, where the check took the
@@ -277,7 +265,7 @@ def test_the_gradient_is_taken_of_the_log_density_the_jax_runs_compute(monkeypat
     from pymc_accel.profile import profile_and_logp
     from pymc_accel.rewrites.coincident_distances import zeroed_coincident_distances
 
-    model = _squared_exponential_gp()
+    model = squared_exponential_gp()
     _, graph = profile_and_logp(model)
     assert graph.distances_judged and graph.held_logp is not None
     assert graph.differentiated_logp is graph.held_logp
@@ -296,7 +284,7 @@ def test_the_gradient_is_taken_of_the_log_density_the_jax_runs_compute(monkeypat
                                np.concatenate([np.ravel(a) for a in expected]), rtol=1e-12)
 
     monkeypatch.setattr(run_logp, "ZERO_COINCIDENT_DISTANCES", False)
-    _, unheld = profile_and_logp(_squared_exponential_gp())
+    _, unheld = profile_and_logp(squared_exponential_gp())
     assert unheld.held_logp is None and unheld.differentiated_logp is unheld.logp
 
 

@@ -18,6 +18,7 @@ from pymc_accel.rewrites.coincident_distances import (
     guarded_distances,
     zeroed_coincident_distances,
 )
+from tests.models import squared_exponential_gp
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
 import sweep_user_models  # noqa: E402
@@ -112,19 +113,10 @@ def test_free_inputs_hold_only_the_diagonal():
     assert _held(model) == 5
 
 
-def _squared_exponential_gp() -> pm.Model:
-    with pm.Model() as model:
-        cov = pm.gp.cov.ExpQuad(1, ls=pm.Gamma("ls", 2, 2))
-        gp = pm.gp.Marginal(cov_func=cov)
-        x = np.linspace(0, 5, 20)[:, None]
-        gp.marginal_likelihood("y", X=x, y=np.sin(x[:, 0]), sigma=0.2)
-    return model
-
-
 def test_a_squared_exponential_kernels_diagonal_is_held():
     # no square root of the distance, but a near-singular kernel matrix's Cholesky factor
     # carries a rounding of its diagonal into the gradient as the square root's 5e5 does
-    model = _squared_exponential_gp()
+    model = squared_exponential_gp()
     assert len(guarded_distances([run_graph(model).logp])) == 1
     assert _held(model) == 20
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import sys
 from importlib.util import find_spec
 
@@ -146,8 +147,6 @@ class NutpieJaxBackend(JaxNutsBackend):
         and, with the demo's seed, 191 s with chains that had not mixed (R-hat 2.24); the
         diagonal one took 47 s (31 leapfrogs a draw, minimum bulk ESS 281, R-hat 1.01;
         docs/benchmarks.md)."""
-        import contextlib
-
         import jax
         import pymc as pm
 
