@@ -25,6 +25,7 @@ import warnings
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
+from time_selection_parts import _timed  # noqa: E402
 
 WAYS = ("check holds", "profile holds")
 
@@ -37,20 +38,6 @@ def _parse(argv):
     if args.repeats < 1:
         p.error("--repeats must be at least 1")
     return args
-
-
-def _timed(module, name: str, seconds: dict) -> None:
-    """Wrap ``module.name`` so that each call adds its seconds to ``seconds[name]``."""
-    function = getattr(module, name)
-
-    def wrapper(*args, **kwargs):
-        start = time.perf_counter()
-        try:
-            return function(*args, **kwargs)
-        finally:
-            seconds[name] = seconds.get(name, 0.0) + time.perf_counter() - start
-
-    setattr(module, name, wrapper)
 
 
 def _verdict(report) -> str:
