@@ -456,3 +456,32 @@ def test_a_named_blackjax_run_whose_gradient_is_wrong_warns_with_the_fix(monkeyp
         idata = pymc_accel.sample(model=sweep_user_models.gp_vfe_matern32(pm),
                                   nuts_sampler="blackjax_nuts", **run)
     assert not LastGradients.from_idata(idata).agrees
+
+
+def test_mclmc_shares_blas_among_the_chains_on_the_cpu_devices(monkeypatch):
+    """Its chains on XLA's CPU devices call LAPACK at the same time: two chains of a sparse GP
+    took 1.31x one chain's wall with a BLAS thread a core each, 1.00x with one thread a chain
+    (docs/benchmarks.md, "The nutpie-on-JAX plugin's chains call BLAS with a thread each")."""
+    from threadpoolctl import threadpool_info
+
+    import pymc_accel
+    import pymc_accel_blackjax
+    from pymc_accel.models import eight_schools
+
+    def blas_threads() -> set[int]:
+        return {lib["num_threads"] for lib in threadpool_info() if lib["user_api"] == "blas"}
+
+    seen, real = [], pymc_accel_blackjax.sample_mclmc
+    monkeypatch.setattr(pymc_accel_blackjax, "sample_mclmc",
+                        lambda *a, **k: seen.append(blas_threads()) or real(*a, **k))
+    before = blas_threads()
+    run = dict(model=eight_schools(), nuts_sampler="blackjax_mclmc", tune=20, draws=10,
+               progressbar=False, compute_convergence_checks=False)
+    pymc_accel.sample(chains=2, **run)
+    import jax
+
+    side_by_side = min(2, len(jax.devices("cpu")))  # one device a chain where there are two
+    assert seen[-1] == {max(1, pymc_accel.discover_devices().cpu_cores // side_by_side)}
+    assert blas_threads() == before
+    pymc_accel.sample(chains=2, blas_cores=None, **run)
+    assert seen[-1] == before

@@ -12,6 +12,7 @@ Two backends: ``blackjax_nuts`` (BlackJAX NUTS through PyMC's own JAX path) and
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 import warnings
 from dataclasses import replace
@@ -24,9 +25,11 @@ from pymc_accel import (
     JaxNutsBackend,
     Refusal,
     UnsupportedArgumentError,
+    discover_devices,
     first_use_figures,
     hookimpl,
     jax_cpu_devices,
+    limit_blas,
 )
 from pymc_accel_blackjax.mclmc import GRADIENTS_PER_STEP, chains_vectorized, sample_mclmc
 
@@ -293,7 +296,15 @@ class BlackJaxMclmcBackend(JaxNutsBackend):
                 "target_accept is ignored by blackjax_mclmc, which has no accept step: its step "
                 "size follows desired_energy_var (default 5e-4 per dimension); pass "
                 "desired_energy_var=... to change it", UserWarning, stacklevel=2)
-        with jax.enable_x64(candidate.precision == "float64"), jax.default_device(device):
+        # the chains on XLA's CPU devices call LAPACK (a GP's Cholesky) at the same time, and
+        # OpenBLAS starts a thread per core for each call: BLAS shared among them, as in
+        # pymc-accel's NumPyro runs (docs/benchmarks.md, "The nutpie-on-JAX plugin's chains")
+        blas = contextlib.nullcontext()
+        if platform == "cpu":
+            side_by_side = min(request.chains, len(jax.devices("cpu")))
+            blas = limit_blas(request.pymc_kwargs.get("blas_cores", "auto"),
+                              discover_devices().cpu_cores, side_by_side)
+        with jax.enable_x64(candidate.precision == "float64"), jax.default_device(device), blas:
             return sample_mclmc(
                 model,
                 draws=request.draws,
