@@ -460,8 +460,8 @@ def test_a_named_blackjax_run_whose_gradient_is_wrong_warns_with_the_fix(monkeyp
 
 def test_mclmc_shares_blas_among_the_chains_on_the_cpu_devices(monkeypatch):
     """Its chains on XLA's CPU devices call LAPACK at the same time: two chains of a sparse GP
-    took 1.31x one chain's wall with a BLAS thread a core each, 1.00x with one thread a chain
-    (docs/benchmarks.md, "The nutpie-on-JAX plugin's chains call BLAS with a thread each")."""
+    took 1.47x one chain's wall with a BLAS thread a core each, 1.07x with one thread a chain
+    (docs/results/chains-side-by-side-cpu-2026-12-02-plugins-at-*-1.md)."""
     from threadpoolctl import threadpool_info
 
     import pymc_accel
