@@ -14,6 +14,7 @@ ratio, with the gradients a chain's draws took:
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import statistics
 import sys
@@ -31,7 +32,10 @@ def _parse(argv):
     p.add_argument("--draws", type=int, default=300)
     p.add_argument("--tune", type=int, default=300)
     p.add_argument("--repeats", type=int, default=3, help="warm runs of each chain count")
+    p.add_argument("--pymc-kwargs", default="{}",
+                   help='pm.sample arguments as JSON, e.g. \'{"mp_ctx": "forkserver"}\'')
     args = p.parse_args(argv)
+    args.pymc_kwargs = json.loads(args.pymc_kwargs)
     if args.repeats < 1:
         p.error("--repeats must be at least 1")
     return args
@@ -75,7 +79,8 @@ def main(argv=None) -> str:
                 for chains in (1, 2) if repeat % 2 == 0 else (2, 1):
                     request = SampleRequest(draws=args.draws, tune=args.tune, chains=chains,
                                             cores=2, random_seed=1, progressbar=False,
-                                            quiet=True, compute_convergence_checks=False)
+                                            quiet=True, compute_convergence_checks=False,
+                                            pymc_kwargs=dict(args.pymc_kwargs))
                     model = models[name]()
                     start = time.perf_counter()
                     idata = backend.sample(model, candidate, request)

@@ -19,6 +19,7 @@ inherit the limit), with threadpoolctl (a PyMC dependency), to each chain's shar
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Iterator
 from typing import Any
 
 
@@ -45,8 +46,8 @@ def limit_blas(blas_cores: Any, cores: int | None, chains: int):
     Returns
     -------
     context manager
-        threadpoolctl's ``threadpool_limits`` on BLAS, or a context that does nothing for
-        ``blas_cores=None``.
+        Limits BLAS (threadpoolctl's ``threadpool_limits``) on entering and restores it on
+        leaving; does nothing for ``blas_cores=None``.
     """
     if blas_cores is None:
         return contextlib.nullcontext()
@@ -57,9 +58,18 @@ def limit_blas(blas_cores: Any, cores: int | None, chains: int):
         threads = max(1, blas_cores // max(1, at_once))
     else:
         raise ValueError(f"blas_cores must be a positive int, 'auto' or None, not {blas_cores!r}")
+    return _limited(threads)
+
+
+@contextlib.contextmanager
+def _limited(threads: int) -> Iterator[None]:
+    """BLAS at ``threads`` threads inside the block, as it was after: set on entering, where
+    threadpoolctl's own object sets it when made, so a limit made and never entered (a run
+    that failed before its block) would have stayed on the process."""
     # threadpoolctl limits the libraries loaded when it is called: load SciPy's OpenBLAS, which
     # numba's and jaxlib's LAPACK calls use and NumPy's import does not load, first
     import scipy.linalg  # noqa: F401
     from threadpoolctl import threadpool_limits
 
-    return threadpool_limits(threads, user_api="blas")
+    with threadpool_limits(threads, user_api="blas"):
+        yield

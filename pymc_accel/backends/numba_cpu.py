@@ -206,8 +206,13 @@ class NumbaBackend:
         # PyMC's NUTS draws a start again where its gradient is not finite, as nutpie does
         starts = (finite_gradient_starts(model) if driver == "pymc"
                   else contextlib.nullcontext())
-        with limit_blas(kwargs.get("blas_cores", "auto"), request.cores, request.chains), reuse, \
-                handed, starts:
+        blas = limit_blas(kwargs.get("blas_cores", "auto"), request.cores, request.chains)
+        if driver == "nutpie":
+            # nutpie's chains are threads of this process, held by the limit above; pm.sample,
+            # where its start method is not fork (Windows, an Intel Mac, a user's mp_ctx), sets
+            # blas_cores for each call inside it, a thread a core a chain again
+            kwargs["blas_cores"] = None
+        with blas, reuse, handed, starts:
             try:
                 idata = self._pm_sample(model, driver, request, kwargs)
             except Exception as exc:

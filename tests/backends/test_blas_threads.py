@@ -48,3 +48,13 @@ def test_blas_cores_none_leaves_blas_as_it_is():
 def test_a_blas_cores_pm_sample_would_refuse_is_refused(blas_cores):
     with pytest.raises(ValueError, match="blas_cores must be a positive int, 'auto' or None"):
         limit_blas(blas_cores, 2, 2)
+
+
+def test_the_limit_is_set_on_entering_the_block_not_when_made():
+    # a run that fails between making its limit and entering it leaves BLAS as it was
+    before = _blas_threads()
+    limit = limit_blas("auto", 2, 2)
+    assert _blas_threads() == before
+    with limit:
+        assert _blas_threads() == {1}
+    assert _blas_threads() == before

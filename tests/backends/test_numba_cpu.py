@@ -78,3 +78,24 @@ def test_an_arithmetic_error_at_a_proposal_under_pymcs_driver_names_the_fix(
         NumbaBackend().sample(dense_model(3), candidate, request)
     if converted:
         assert "driver='nutpie'" in str(raised.value) and "OverflowError" in str(raised.value)
+
+
+def test_nutpies_threads_keep_the_limit_whatever_pm_samples_start_method(monkeypatch):
+    """nutpie's chains are threads of this process: where pm.sample's start method is not fork
+    (Windows, an Intel Mac, a user's mp_ctx) it set blas_cores for each call inside the
+    backend's limit, a thread a core for each chain again."""
+    import nutpie
+    from threadpoolctl import threadpool_info
+
+    from pymc_accel.models import eight_schools
+
+    seen, real = [], nutpie.sample
+    monkeypatch.setattr(nutpie, "sample", lambda *a, **k: seen.append(
+        {lib["num_threads"] for lib in threadpool_info() if lib["user_api"] == "blas"})
+        or real(*a, **k))
+    request = SampleRequest(draws=10, tune=10, chains=2, cores=2, progressbar=False,
+                            quiet=True, compute_convergence_checks=False,
+                            pymc_kwargs={"mp_ctx": "forkserver"})
+    NumbaBackend().sample(eight_schools(), Candidate("numba", "cpu", "float64",
+                                                     (("driver", "nutpie"),)), request)
+    assert seen == [{1}]
