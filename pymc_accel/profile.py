@@ -445,8 +445,9 @@ def held_log_density(graph: LogpGraph, model: pm.Model) -> Any:
         if graph.initial_point is None:
             graph.initial_point = initial_point(model)
         names = [v.name for v in model.value_vars]
-        return [[dict(zip(names, point))[v.name] for v in graph.value_vars]
-                for point in run_logp.judging_points(model, graph.initial_point)()]
+        by_name = (dict(zip(names, point))
+                   for point in run_logp.judging_points(model, graph.initial_point)())
+        return [[values[v.name] for v in graph.value_vars] for values in by_name]
 
     (held,), count = zeroed_coincident_distances([graph.logp], list(graph.value_vars), points)
     return held if count else None
