@@ -12,7 +12,7 @@ import numpy as np
 import pymc as pm
 import pymc.sampling.mcmc as _mcmc
 
-from pymc_accel import arguments, first_use, history, result_layout
+from pymc_accel import arguments, convergence, first_use, history, result_layout
 from pymc_accel.backend import SampleRequest
 from pymc_accel.backends import finite_starts
 from pymc_accel.backends.pm_sample_logp import handed_over
@@ -732,6 +732,13 @@ def _run_backend(model, report: SelectionReport, request: SampleRequest, registr
     if request.idata_kwargs and "log_prior" in request.idata_kwargs:
         request = replace(request, idata_kwargs={
             k: v for k, v in request.idata_kwargs.items() if k != "log_prior"})
+    # a variable whose dims repeat a name: PyMC's checks, which pm.sample runs after its NUTS
+    # and after NumPyro's and BlackJAX's, raised from xarray once the run had finished; run
+    # here instead, on a view xarray takes (pymc_accel.convergence)
+    checks_here = request.compute_convergence_checks and bool(
+        convergence.repeated_dims(model, request.idata_kwargs))
+    if checks_here:
+        request = replace(request, compute_convergence_checks=False)
     backend = registry.backends[candidate.backend]
     origin = registry.origins.get(candidate.backend, "")
     builtin = origin.endswith("(built-in)") or BUILTIN_PLUGIN_NAME in origin
@@ -770,6 +777,8 @@ def _run_backend(model, report: SelectionReport, request: SampleRequest, registr
                             f"returned {type(idata).__name__}, not the DataTree pm.sample "
                             "returns; report it to the plugin's authors")
     wall = time.perf_counter() - start
+    if checks_here:
+        convergence.run_convergence_checks(idata, model, quiet=request.quiet)
     if redrawn[0]:
         report.notes = [*report.notes, (
             f"{redrawn[0]} chain start{'s' if redrawn[0] > 1 else ''} drawn again where the log "
