@@ -1577,6 +1577,164 @@ def measurement_error(pm):
     return m
 
 
+def neural_network_classifier(pm):
+    """A Bayesian neural network as PyMC's example writes one: two hidden layers of five
+    ``tanh`` units, no biases, standard normal weights, a Bernoulli output through the
+    logistic function, on 200 points of two interleaved half moons."""
+    import pytensor.tensor as pt
+
+    rng = _rng()
+    t = rng.uniform(0, np.pi, 200)
+    upper = rng.uniform(size=200) < 0.5
+    x = np.column_stack([np.where(upper, np.cos(t), 1 - np.cos(t)),
+                         np.where(upper, np.sin(t), 0.5 - np.sin(t))])
+    x = (x - x.mean(0)) / x.std(0) + 0.1 * rng.normal(size=(200, 2))
+    y = upper.astype(int)
+    with pm.Model(coords={"hidden": range(5), "inputs": range(2)}) as m:
+        w_in = pm.Normal("w_in", 0.0, 1.0, dims=("inputs", "hidden"))
+        w_mid = pm.Normal("w_mid", 0.0, 1.0, dims=("hidden", "hidden"))
+        w_out = pm.Normal("w_out", 0.0, 1.0, dims="hidden")
+        layer = pt.tanh(pt.tanh(pt.as_tensor(x) @ w_in) @ w_mid)
+        pm.Bernoulli("y", logit_p=layer @ w_out, observed=y)
+    return m
+
+
+def item_response_2pl(pm):
+    """A two-parameter logistic item-response model: 60 students' abilities, 15 items'
+    difficulties and log-normal discriminations, each answer Bernoulli in long format
+    (900 rows, indexed twice)."""
+    rng = _rng()
+    students, items = 60, 15
+    ability = rng.normal(size=students)
+    difficulty = rng.normal(0, 1, items)
+    discrimination = rng.lognormal(0, 0.3, items)
+    s_idx = np.repeat(np.arange(students), items)
+    i_idx = np.tile(np.arange(items), students)
+    p = 1 / (1 + np.exp(-discrimination[i_idx] * (ability[s_idx] - difficulty[i_idx])))
+    answers = (rng.uniform(size=p.size) < p).astype(int)
+    with pm.Model(coords={"student": range(students), "item": range(items)}) as m:
+        theta = pm.Normal("ability", 0.0, 1.0, dims="student")
+        sigma_b = pm.HalfNormal("sigma_difficulty", 1.0)
+        b = pm.Normal("difficulty", 0.0, sigma_b, dims="item")
+        a = pm.LogNormal("discrimination", 0.0, 0.5, dims="item")
+        pm.Bernoulli("answer", logit_p=a[i_idx] * (theta[s_idx] - b[i_idx]), observed=answers)
+    return m
+
+
+def bradley_terry(pm):
+    """Pairwise comparisons: 12 teams' strengths, zero-sum with a free scale, and 200 games
+    each won by the home or the away side through the logistic of their strengths' difference
+    plus a home advantage."""
+    rng = _rng()
+    teams = 12
+    strength = rng.normal(0, 0.8, teams)
+    home = rng.integers(0, teams, 200)
+    away = (home + rng.integers(1, teams, 200)) % teams
+    p = 1 / (1 + np.exp(-(0.3 + strength[home] - strength[away])))
+    won = (rng.uniform(size=200) < p).astype(int)
+    with pm.Model(coords={"team": range(teams)}) as m:
+        scale = pm.HalfNormal("scale", 1.0)
+        s = pm.ZeroSumNormal("strength", sigma=scale, dims="team")
+        advantage = pm.Normal("home_advantage", 0.0, 1.0)
+        pm.Bernoulli("home_won", logit_p=advantage + s[home] - s[away], observed=won)
+    return m
+
+
+def hidden_markov_forward(pm):
+    """A two-state Gaussian hidden Markov model, its states summed out by the forward
+    algorithm written with ``pytensor.scan`` and ``logsumexp`` over 120 observations; the
+    transition matrix's rows Dirichlet, the states' means ordered."""
+    import pytensor
+    import pytensor.tensor as pt
+
+    rng = _rng()
+    states = [0]
+    for _ in range(119):
+        states.append(states[-1] if rng.uniform() < 0.9 else 1 - states[-1])
+    y = np.array([-1.0, 1.5])[states] + 0.6 * rng.normal(size=120)
+    with pm.Model() as m:
+        transition = pm.Dirichlet("transition", a=np.array([[8.0, 2.0], [2.0, 8.0]]))
+        mu = pm.Normal("mu", [-1.0, 1.0], 2.0, transform=pm.distributions.transforms.ordered)
+        sigma = pm.HalfNormal("sigma", 1.0)
+        emission = pm.logp(pm.Normal.dist(mu, sigma), pt.as_tensor(y)[:, None])
+        log_t = pt.log(transition)
+
+        def step(emit, alpha, log_t):
+            return emit + pm.math.logsumexp(alpha[:, None] + log_t, axis=0).flatten()
+
+        alpha, _ = pytensor.scan(step, sequences=[emission[1:]],
+                                 outputs_info=[emission[0] + np.log(0.5)],
+                                 non_sequences=[log_t])
+        pm.Potential("forward", pm.math.logsumexp(alpha[-1]))
+    return m
+
+
+def dirichlet_regression(pm):
+    """Compositions of three parts observed for 120 units, Dirichlet with concentrations the
+    exponential of a regression on two covariates times a free precision."""
+    import pytensor.tensor as pt
+
+    rng = _rng()
+    x = rng.normal(size=(120, 2))
+    beta = np.array([[0.5, -0.3, 0.0], [0.2, 0.4, 0.0]])
+    mean = np.exp(x @ beta)
+    mean /= mean.sum(1, keepdims=True)
+    y = np.array([rng.dirichlet(30 * row) for row in mean])
+    with pm.Model(coords={"part": range(3), "covariate": range(2)}) as m:
+        b = pm.Normal("b", 0.0, 1.0, dims=("covariate", "part"))
+        intercept = pm.Normal("intercept", 0.0, 1.0, dims="part")
+        phi = pm.Gamma("precision", 2.0, 0.1)
+        eta = pt.exp(intercept + pt.as_tensor(x) @ b)
+        pm.Dirichlet("y", a=phi * eta / eta.sum(axis=1, keepdims=True), observed=y)
+    return m
+
+
+def piecewise_exponential_hazards(pm):
+    """A proportional hazards model by the Poisson trick, as PyMC's survival example writes it:
+    150 subjects' follow-up split at 8 interval cuts, a free baseline hazard per interval, one
+    covariate's log hazard ratio, each interval's event count Poisson with the time at risk as
+    exposure (a 150 x 8 matrix of rates)."""
+    import pytensor.tensor as pt
+
+    rng = _rng()
+    x = rng.integers(0, 2, 150).astype(float)
+    follow_up = rng.exponential(1 / (0.2 * np.exp(0.7 * x)))
+    event = rng.uniform(size=150) < 0.8
+    cuts = np.linspace(0, np.quantile(follow_up, 0.95), 9)
+    exposure = np.clip(follow_up[:, None] - cuts[None, :-1], 0, np.diff(cuts)[None, :])
+    interval = np.clip(np.searchsorted(cuts, follow_up, side="right") - 1, 0, 7)
+    deaths = np.zeros((150, 8))
+    deaths[np.arange(150), interval] = event
+    with pm.Model(coords={"interval": range(8)}) as m:
+        lambda0 = pm.Gamma("lambda0", 0.01, 0.01, dims="interval")
+        beta = pm.Normal("beta", 0.0, 1000.0)
+        rate = pt.outer(pt.exp(beta * x), lambda0)
+        pm.Poisson("deaths", exposure * rate, observed=deaths)
+    return m
+
+
+def weibull_censored_potential(pm):
+    """A Weibull accelerated failure time model with right-censored times written as users
+    did before ``pm.Censored``: the observed times' Weibull likelihood, and a ``pm.Potential``
+    of the censored times' log survival (``pm.logccdf``)."""
+    import pytensor.tensor as pt
+
+    rng = _rng()
+    x = rng.normal(size=200)
+    t = rng.weibull(1.5, 200) * np.exp(1.0 + 0.5 * x)
+    censor_at = rng.uniform(1, 6, 200)
+    seen = t < censor_at
+    with pm.Model() as m:
+        alpha = pm.Gamma("alpha", 2.0, 1.0)
+        a = pm.Normal("a", 0.0, 2.0)
+        b = pm.Normal("b", 0.0, 1.0)
+        scale = pt.exp(a + b * x)
+        pm.Weibull("t", alpha, scale[seen], observed=t[seen])
+        pm.Potential("censored", pm.logccdf(pm.Weibull.dist(alpha, scale[~seen]),
+                                            censor_at[~seen]).sum())
+    return m
+
+
 MODELS = [missing_observations, normal_mixture, censored, truncated, zero_sum_with_coords,
           random_walk, autoregressive, potential_and_deterministic, custom_dist, lkj_mvnormal,
           flat_prior, discrete_free_variable, binomial_regression, large_offset, multinomial,
@@ -1614,7 +1772,10 @@ MODELS = [missing_observations, normal_mixture, censored, truncated, zero_sum_wi
           # a sixteenth set (2026-12-01, night): kernels written by hand
           sparse_gp_maximum_kernel, sparse_gp_abs_kernel, sparse_gp_switch_kernel,
           sparse_gp_unguarded_kernel, gp_repeated_inputs, gp_vfe_matern32,
-          gp_latent_spatial_counts, gp_seasonal_product]
+          gp_latent_spatial_counts, gp_seasonal_product,
+          # a seventeenth set (2026-12-02, morning): models from PyMC's examples and textbooks
+          neural_network_classifier, item_response_2pl, bradley_terry, hidden_markov_forward,
+          dirichlet_regression, piecewise_exponential_hazards, weibull_censored_potential]
 
 
 # ---- arguments and situations -------------------------------------------------------------
