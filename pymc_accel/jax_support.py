@@ -21,7 +21,7 @@ check short of converting the graph.
 from __future__ import annotations
 
 import importlib
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 #: Modules whose ops are taken to have a JAX conversion, but for :data:`PYMC_OPS_WITHOUT_JAX`,
@@ -240,13 +240,22 @@ def switched_log_densities(model: Any) -> list[str]:
 #: taken too, and its zero cotangent times the NaN derivative is NaN. NumPyro's, BlackJAX's and
 #: DEER-MALA's chains never left their start on that model (``bench/sweep_user_models.py``'s
 #: ``threshold_sqrt``, 2026-12-01), where PyMC's and nutpie's ran. A power with a constant
-#: exponent that is not an integer (``x ** 0.5``) is one too, for a negative base.
+#: exponent that is not an integer (``x ** 0.5``) is one too, for a negative base. So is a
+#: logarithm of zero, whose derivative is infinite: PyMC's Poisson log density switches to 0
+#: where the rate and the count are both 0, and its branch not taken is ``0 * log(0)``, so a
+#: proportional hazards model by the Poisson trick, whose rates are 0 where a subject was no
+#: longer at risk, left every JAX sampler's chains at their start (the sweep's
+#: ``piecewise_exponential_hazards``, 2026-12-02).
 NAN_OUTSIDE_DOMAIN = {
     "Sqrt": lambda x: x < 0,
     "ArcSin": lambda x: abs(x) > 1,
     "ArcCos": lambda x: abs(x) > 1,
     "ArcCosh": lambda x: x < 1,
     "ArcTanh": lambda x: abs(x) > 1,
+    "Log": lambda x: x <= 0,
+    "Log2": lambda x: x <= 0,
+    "Log10": lambda x: x <= 0,
+    "Log1p": lambda x: x <= -1,
 }
 #: How :func:`switched_nan_branches` names what it finds, in ``nan_jax_gradient_ops``
 SWITCHED_BRANCH_SUFFIX = " in a switch's branch"
@@ -297,17 +306,22 @@ def _switched_domain_arguments(outputs: list[Any], params: list[Any]) -> list[tu
     return list({id(a): (name, a) for name, a in found}.values())
 
 
-def switched_nan_branches(outputs: list[Any], params: list[Any], point: Any) -> list[str]:
+def switched_nan_branches(outputs: list[Any], params: list[Any],
+                          points: Callable[[], list[dict]]) -> list[str]:
     """The ops of :data:`NAN_OUTSIDE_DOMAIN` (and non-integer powers) inside a switch's branch
-    whose argument lies outside their domain at ``point``, each named with
+    whose argument lies outside their domain at every one of ``points``, each named with
     :data:`SWITCHED_BRANCH_SUFFIX`, sorted: JAX's derivative of the log density is NaN there,
     where PyTensor's is finite.
 
     A switch's branch found by the graph alone is not enough: PyMC's own log densities take
     square roots inside the switches that bound their support (an LKJ prior's), of values
-    that are never negative. So each argument found is evaluated at ``point`` (the model's
-    initial point, where the chains start: :class:`pymc_accel.graph_building.Evaluator`, no
-    compile); only a model with such a switch pays for it.
+    that are never negative. So each argument found is evaluated at the points
+    (:class:`pymc_accel.graph_building.Evaluator`, no compile); only a model with such a switch
+    pays for it. The profile hands the model's initial point and a copy jittered as PyMC
+    jitters a chain's start: an argument outside the domain at both lies outside it wherever a
+    chain starts (a Poisson rate that is 0 by the data), where one outside it at the initial
+    point alone (a gamma prior on a vector's length, 0 at the unjittered start) is not, and
+    the JAX samplers' chains, started jittered, ran on it (the sweep's ``norm_at_the_start``).
 
     Parameters
     ----------
@@ -315,9 +329,9 @@ def switched_nan_branches(outputs: list[Any], params: list[Any], point: Any) -> 
         The log density.
     params : list of Variable
         Its value variables.
-    point : callable
-        Returns the initial point (value variables' names to values); called only where a
-        switch's branch is found.
+    points : callable
+        Returns the points (value variables' names to values); called only where a switch's
+        branch is found.
     """
     import numpy as np
 
@@ -326,16 +340,17 @@ def switched_nan_branches(outputs: list[Any], params: list[Any], point: Any) -> 
     found = _switched_domain_arguments(outputs, params)
     if not found:
         return []
-    values = point()
-    arguments = Evaluator(list(params), [a for _, a in found])(
-        *[values[p.name] for p in params])
-    outside = set()
-    for (name, _), value in zip(found, arguments, strict=True):
-        value = np.asarray(value)
-        test = NAN_OUTSIDE_DOMAIN.get(name, lambda x: x < 0)  # Pow: a negative base
-        if np.any(test(value)):
-            outside.add(name + SWITCHED_BRANCH_SUFFIX)
-    return sorted(outside)
+    evaluate = Evaluator(list(params), [a for _, a in found])
+    outside = None
+    for values in points():
+        arguments = evaluate(*[values[p.name] for p in params])
+        here = set()
+        for (name, _), value in zip(found, arguments, strict=True):
+            test = NAN_OUTSIDE_DOMAIN.get(name, lambda x: x < 0)  # Pow: a negative base
+            if np.any(test(np.asarray(value))):
+                here.add(name + SWITCHED_BRANCH_SUFFIX)
+        outside = here if outside is None else outside & here
+    return sorted(outside or ())
 
 
 def nan_gradient_reason(ops: list[str], variables: list[str] = ()) -> str:

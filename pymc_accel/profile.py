@@ -72,9 +72,9 @@ class ModelProfile:
     nan_jax_gradient_ops : list of str
         Ops of the log density whose derivative under JAX is NaN where PyTensor's is finite
         (:data:`pymc_accel.jax_support.NAN_JAX_GRADIENT_OPS`, and, named so, those in a
-        switch's branch whose argument is outside their domain at the initial point:
-        :func:`pymc_accel.jax_support.switched_nan_branches`): ``auto`` leaves the JAX
-        samplers out.
+        switch's branch whose argument is outside their domain at the initial point and at a
+        jittered start: :func:`pymc_accel.jax_support.switched_nan_branches`): ``auto`` leaves
+        the JAX samplers out.
     ops_without_jax_derivative : list of str
         Ops the log density applies to a parameter where JAX has no derivative of them
         (:data:`pymc_accel.jax_support.NO_JAX_DERIVATIVE_INPUTS`): the JAX samplers cannot
@@ -534,9 +534,14 @@ def profile_and_logp(model: pm.Model | None = None) -> tuple[ModelProfile, LogpG
             graph.initial_point = initial_point(model)
         return graph.initial_point
 
+    def start_points() -> list[dict]:  # the initial point, and a copy jittered as a chain's
+        from pymc_accel.precision import _points
+
+        return _points(model, 1, None, 0, start_point())
+
     try:
         nan_prone = sorted({*nan_prone, *switched_nan_branches(
-            [graph.logp], list(graph.value_vars), start_point)})
+            [graph.logp], list(graph.value_vars), start_points)})
     except Exception:  # a graph the evaluator cannot run: no such branch found, as before
         pass
     try:

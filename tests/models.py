@@ -85,6 +85,28 @@ def threshold_root_model(power=None) -> pm.Model:
     return model
 
 
+def zero_exposure_poisson_model(at_risk_throughout: bool = False) -> pm.Model:
+    """Proportional hazards by the Poisson trick (the sweep's ``piecewise_exponential_hazards``,
+    smaller): each subject's deaths in each of 4 intervals Poisson with its time at risk there
+    times the interval's hazard, and that time 0 after the subject's last interval, so the
+    rate is 0 there (``at_risk_throughout``: every subject at risk in every interval). PyMC's
+    Poisson log density is 0 where the rate and the count are 0, and its branch not taken,
+    ``0 * log(0)``, has an infinite derivative: JAX's gradient is NaN there."""
+    rng = np.random.default_rng(3)
+    last = rng.integers(0, 4, 30)
+    exposure = (np.arange(4)[None, :] <= last[:, None]).astype(float)
+    if at_risk_throughout:
+        exposure = np.ones_like(exposure)
+    deaths = np.zeros((30, 4))
+    deaths[np.arange(30), last] = rng.uniform(size=30) < 0.7
+    x = rng.integers(0, 2, 30).astype(float)
+    with pm.Model() as model:
+        hazard = pm.Gamma("hazard", 1.0, 1.0, shape=4)
+        beta = pm.Normal("beta", 0.0, 1.0)
+        pm.Poisson("deaths", exposure * pt.outer(pt.exp(beta * x), hazard), observed=deaths)
+    return model
+
+
 def interval_gamma_model() -> pm.Model:
     """Waiting times known only to whole units (``bench/zoo.py``'s ``interval_gamma``,
     smaller): each likelihood a difference of incomplete gamma functions, the first interval's

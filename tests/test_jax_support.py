@@ -11,7 +11,12 @@ from pytensor.tensor.elemwise import Elemwise
 
 from pymc_accel.jax_support import ops_without_jax, refusal_reason, still_without_jax
 from pymc_accel.models import eight_schools
-from tests.models import BlackBoxLogLike, blackbox_model, threshold_root_model
+from tests.models import (
+    BlackBoxLogLike,
+    blackbox_model,
+    threshold_root_model,
+    zero_exposure_poisson_model,
+)
 
 BLACK_BOX = "tests.models.BlackBoxLogLike"
 
@@ -489,6 +494,50 @@ def test_a_switch_over_a_root_of_a_negative_leaves_jax_out_of_auto_and_a_named_o
     assert profile_model(threshold_root_model(power=2)).nan_jax_gradient_ops == []
 
 
+def test_a_log_of_zero_in_a_switch_leaves_jax_out_of_auto():
+    """PyMC's Poisson log density at a rate of 0: the branch not taken is ``0 * log(0)``,
+    whose JAX derivative is NaN, where PyTensor's gradient is finite; every JAX sampler's
+    chains never left their start on the sweep's proportional hazards model."""
+    import jax
+    from pymc.sampling.jax import get_jaxified_logp
+
+    from pymc_accel.profile import profile_model
+    from pymc_accel.selection import select
+
+    model = zero_exposure_poisson_model()
+    point = model.initial_point()
+    values = [point[v.name] for v in model.value_vars]
+    assert np.isfinite(model.compile_dlogp()(point)).all()
+    jax_gradient = jax.grad(lambda *v: get_jaxified_logp(model)(v), argnums=(0, 1))(*values)
+    assert not all(np.isfinite(np.asarray(g)).all() for g in jax_gradient)
+
+    assert profile_model(model).nan_jax_gradient_ops == ["Log in a switch's branch"]
+    report = select(model, chains=2)
+    refused = [r for r in report.rows if r.label.startswith("numpyro[cpu")]
+    assert refused and all(r.status == "refused" and "switch's branch not taken" in r.reason
+                           for r in refused)
+    assert report.chosen.startswith("numba")
+    # every rate positive: the logarithm's argument is never 0, nothing is found
+    assert profile_model(zero_exposure_poisson_model(at_risk_throughout=True)
+                         ).nan_jax_gradient_ops == []
+
+
+def test_a_log_of_zero_at_the_unjittered_start_only_is_not_found():
+    """A gamma prior on a vector's length, 0 at the initial point (the sweep's
+    ``norm_at_the_start``): its log is in a switch's branch and at 0 there, but not at a
+    jittered start, where the chains begin; the JAX samplers ran it."""
+    import pymc as pm
+    import pytensor.tensor as pt
+
+    from pymc_accel.profile import profile_model
+
+    with pm.Model() as model:
+        v = pm.Normal("v", 0.0, 3.0, shape=3)
+        pm.Potential("length", pm.logp(pm.Gamma.dist(2.0, 2.0), pt.linalg.norm(v)))
+        pm.Normal("y", v, 0.5, observed=np.ones((5, 3)))
+    assert profile_model(model).nan_jax_gradient_ops == []
+
+
 def test_a_root_in_a_switch_whose_argument_is_never_outside_its_domain_is_not_found():
     """PyMC's LKJ prior takes square roots inside the switches that bound its support: the
     graph alone finds them, and the start's values clear them."""
@@ -504,4 +553,4 @@ def test_a_root_in_a_switch_whose_argument_is_never_outside_its_domain_is_not_fo
     params = list(graph.value_vars)
     assert _switched_domain_arguments([graph.logp], params)
     point = model.initial_point()
-    assert switched_nan_branches([graph.logp], params, lambda: point) == []
+    assert switched_nan_branches([graph.logp], params, lambda: [point]) == []
