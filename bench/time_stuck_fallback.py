@@ -8,6 +8,8 @@ draws, 2 chains); the first pays the samplers' first use and compiles.
 
     JAX_PLATFORMS=cpu PYMC_ACCEL_HISTORY=off python bench/time_stuck_fallback.py \\
         --model intervals_2 --seeds 2,4
+
+``--model`` takes a user sweep model too, as ``sweep:<function name>``.
 """
 
 from __future__ import annotations
@@ -23,7 +25,8 @@ sys.path.insert(0, str(Path(__file__).parent))
 
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--model", default="intervals_2", help="a model zoo.named() names")
+    p.add_argument("--model", default="intervals_2",
+                   help="a model zoo.named() names, or sweep:<a bench/sweep_user_models.py model>")
     p.add_argument("--seeds", default="2,4")
     args = p.parse_args(argv)
     warnings.filterwarnings("ignore")
@@ -34,7 +37,8 @@ def main(argv=None) -> int:
     from pymc_accel.stuck_chains import stuck_chains
 
     for seed in (int(s) for s in args.seeds.split(",")):
-        model = zoo.named()[args.model]()
+        model = (zoo._sweep_model(args.model[len("sweep:"):]) if args.model.startswith("sweep:")
+                 else zoo.named()[args.model]())
         start = time.perf_counter()
         idata = pymc_accel.sample(model=model, draws=1000, tune=1000, chains=2,
                                   progressbar=False, quiet=True, random_seed=seed)
