@@ -74,13 +74,16 @@ def convergence(idata) -> tuple[float, float]:
 
 
 def _run(make, spec: str, args) -> object:
-    """The sampler's InferenceData, or the first line of what it raised."""
+    """The sampler's InferenceData, or the first line of what it raised. A variable whose
+    dims repeat a name is laid on one axis (:func:`pymc_accel.convergence.distinct_dims_view`),
+    on which ArviZ computes, element by element, what it refuses on the variable's own dims."""
     import pymc_accel
+    from pymc_accel.convergence import distinct_dims_view
 
     try:
-        return pymc_accel.sample(model=make(), draws=args.draws, tune=args.tune,
-                                 chains=args.chains, random_seed=args.seed, progressbar=False,
-                                 **sampler_arguments(spec))
+        return distinct_dims_view(pymc_accel.sample(
+            model=make(), draws=args.draws, tune=args.tune, chains=args.chains,
+            random_seed=args.seed, progressbar=False, **sampler_arguments(spec)))
     except Exception as exc:  # a sampler that cannot run the model is a finding, not a stop
         return f"{type(exc).__name__}: {str(exc).splitlines()[0][:90]}"
 
