@@ -367,7 +367,7 @@ def nan_gradient_reason(ops: list[str], variables: list[str] = ()) -> str:
         what.append(f"{', '.join(named)} (PyMC's normal log-CDF)")
     if switched:
         what.append(f"{', '.join(switched)} not taken, whose argument is outside the function's "
-                    "domain at the initial point")
+                    "domain at the initial point and at a jittered start")
     return (f"the log density has {' and '.join(what)}: JAX differentiates the branch not "
             "taken too, and its derivative is NaN where that branch is infinite or NaN and "
             "PyTensor's gradient is finite (pymc-devs/pymc#7980), so a chain started there "
