@@ -240,23 +240,53 @@ def switched_log_densities(model: Any) -> list[str]:
 #: taken too, and its zero cotangent times the NaN derivative is NaN. NumPyro's, BlackJAX's and
 #: DEER-MALA's chains never left their start on that model (``bench/sweep_user_models.py``'s
 #: ``threshold_sqrt``, 2026-12-01), where PyMC's and nutpie's ran. A power with a constant
-#: exponent that is not an integer (``x ** 0.5``) is one too, for a negative base. So is a
-#: logarithm of zero, whose derivative is infinite: PyMC's Poisson log density switches to 0
-#: where the rate and the count are both 0, and its branch not taken is ``0 * log(0)``, so a
-#: proportional hazards model by the Poisson trick, whose rates are 0 where a subject was no
-#: longer at risk, left every JAX sampler's chains at their start (the sweep's
-#: ``piecewise_exponential_hazards``, 2026-12-02).
+#: exponent that is not an integer (``x ** 0.5``) is one too, for a negative base. So is a root
+#: of 0, whose derivative is infinite (``pt.switch(dose > 0, pt.sqrt(dose * k), 0)``, 2026-12-02).
 NAN_OUTSIDE_DOMAIN = {
-    "Sqrt": lambda x: x < 0,
+    "Sqrt": lambda x: x <= 0,
     "ArcSin": lambda x: abs(x) > 1,
     "ArcCos": lambda x: abs(x) > 1,
     "ArcCosh": lambda x: x < 1,
     "ArcTanh": lambda x: abs(x) > 1,
+}
+#: Logarithms, whose derivative is infinite at 0: PyMC's Poisson log density switches to 0
+#: where the rate and the count are both 0, and its branch not taken is ``0 * log(0)``, so a
+#: proportional hazards model by the Poisson trick, whose rates are 0 where a subject was no
+#: longer at risk, left every JAX sampler's chains at their start (the sweep's
+#: ``piecewise_exponential_hazards``, 2026-12-02). PyMC's log densities take logarithms inside
+#: the switches that bound their supports almost everywhere, so one is looked at only where its
+#: argument is a product by data holding a zero (:func:`_zero_from_data`), as such rates are:
+#: the initial point is evaluated for those models alone.
+NAN_AT_ZERO_FROM_DATA = {
     "Log": lambda x: x <= 0,
     "Log2": lambda x: x <= 0,
     "Log10": lambda x: x <= 0,
-    "Log1p": lambda x: x <= -1,
 }
+#: Ops whose output holds a zero where their first input does: data broadcast, indexed,
+#: reshaped (a product by data holding a zero is zero there too: :func:`_zero_from_data`).
+_ZERO_KEEPING_OPS = frozenset({"DimShuffle", "Subtensor", "AdvancedSubtensor",
+                               "AdvancedSubtensor1", "Reshape", "SpecifyShape"})
+
+
+def _zero_from_data(node: Any, holding: set) -> bool:
+    """Whether ``node``'s output holds an exact zero by the data, whatever the parameters: a
+    product (``Mul``) with a constant holding a zero or with a variable in ``holding``, or one
+    of :data:`_ZERO_KEEPING_OPS` applied to such a constant or variable."""
+    import numpy as np
+    from pytensor.graph.basic import Constant
+    from pytensor.tensor.elemwise import Elemwise
+
+    def holds(var: Any) -> bool:
+        if var in holding:
+            return True
+        return isinstance(var, Constant) and bool(np.any(np.asarray(var.data) == 0))
+
+    op = node.op
+    if isinstance(op, Elemwise):
+        return type(op.scalar_op).__name__ == "Mul" and any(holds(i) for i in node.inputs)
+    return type(op).__name__ in _ZERO_KEEPING_OPS and bool(node.inputs) and holds(node.inputs[0])
+
+
 #: How :func:`switched_nan_branches` names what it finds, in ``nan_jax_gradient_ops``
 SWITCHED_BRANCH_SUFFIX = " in a switch's branch"
 
@@ -276,20 +306,24 @@ def _non_integer_constant(var: Any) -> bool:
 
 
 def _switched_domain_arguments(outputs: list[Any], params: list[Any]) -> list[tuple[str, Any]]:
-    """The arguments, reading a parameter, of the :data:`NAN_OUTSIDE_DOMAIN` ops (and of
-    powers with a constant exponent that is not an integer, as ``"Pow"``) from which a value
-    reaches a branch of a switch: where JAX's derivative can be NaN if the argument lies
+    """The arguments, reading a parameter, of the :data:`NAN_OUTSIDE_DOMAIN` ops (of powers
+    with a constant exponent that is not an integer, as ``"Pow"``, and of the
+    :data:`NAN_AT_ZERO_FROM_DATA` ops where the argument holds a zero by the data) from which a
+    value reaches a branch of a switch: where JAX's derivative can be NaN if the argument lies
     outside the domain. One walk of the graph in order."""
     from pytensor.graph.traversal import io_toposort
     from pytensor.tensor.elemwise import Elemwise
 
     varying = set(params)
+    zeroed: set = set()  # variables holding a zero by the data (_zero_from_data)
     reaching: dict[Any, list[tuple[str, Any]]] = {}  # variable -> the ops' arguments behind it
     found: list[tuple[str, Any]] = []
     for node in io_toposort(list(params), list(outputs)):
         inputs = node.inputs
         if any(i in varying for i in inputs):
             varying.update(node.outputs)
+        if _zero_from_data(node, zeroed):
+            zeroed.update(node.outputs)
         behind = [a for i in inputs for a in reaching.get(i, ())]
         if isinstance(node.op, Elemwise):
             name = type(node.op.scalar_op).__name__
@@ -298,6 +332,7 @@ def _switched_domain_arguments(outputs: list[Any], params: list[Any]) -> list[tu
                 behind = []
             elif inputs and inputs[0] in varying and (
                     name in NAN_OUTSIDE_DOMAIN
+                    or (name in NAN_AT_ZERO_FROM_DATA and inputs[0] in zeroed)
                     or (name == "Pow" and len(inputs) == 2 and _non_integer_constant(inputs[1]))):
                 behind.append((name, inputs[0]))
         if behind:
@@ -308,8 +343,9 @@ def _switched_domain_arguments(outputs: list[Any], params: list[Any]) -> list[tu
 
 def switched_nan_branches(outputs: list[Any], params: list[Any],
                           points: Callable[[], list[dict]]) -> list[str]:
-    """The ops of :data:`NAN_OUTSIDE_DOMAIN` (and non-integer powers) inside a switch's branch
-    whose argument lies outside their domain at every one of ``points``, each named with
+    """The ops of :data:`NAN_OUTSIDE_DOMAIN` (non-integer powers, and the logarithms of
+    :data:`NAN_AT_ZERO_FROM_DATA`) inside a switch's branch whose argument lies outside their
+    domain at every one of ``points``, each named with
     :data:`SWITCHED_BRANCH_SUFFIX`, sorted: JAX's derivative of the log density is NaN there,
     where PyTensor's is finite.
 
@@ -346,7 +382,8 @@ def switched_nan_branches(outputs: list[Any], params: list[Any],
         arguments = evaluate(*[values[p.name] for p in params])
         here = set()
         for (name, _), value in zip(found, arguments, strict=True):
-            test = NAN_OUTSIDE_DOMAIN.get(name, lambda x: x < 0)  # Pow: a negative base
+            test = (NAN_OUTSIDE_DOMAIN.get(name) or NAN_AT_ZERO_FROM_DATA.get(name)
+                    or (lambda x: x < 0))  # Pow: a negative base
             if np.any(test(np.asarray(value))):
                 here.add(name + SWITCHED_BRANCH_SUFFIX)
         outside = here if outside is None else outside & here

@@ -107,6 +107,21 @@ def zero_exposure_poisson_model(at_risk_throughout: bool = False) -> pm.Model:
     return model
 
 
+def dose_root_model() -> pm.Model:
+    """A response growing as the square root of the dose times a free potency, written with a
+    switch for the zero doses (``pt.switch(dose > 0, pt.sqrt(dose * k), 0)``): the branch not
+    taken is ``sqrt(0)`` at every start, whose derivative is infinite, and JAX's gradient in
+    the potency is NaN where PyTensor's is finite."""
+    rng = np.random.default_rng(0)
+    dose = np.repeat([0.0, 1.0, 2.0, 4.0], 10)
+    y = 1.0 + np.sqrt(0.5 * dose) + 0.2 * rng.normal(size=40)
+    with pm.Model() as model:
+        k = pm.HalfNormal("k", 1.0)
+        a = pm.Normal("a", 0.0, 2.0)
+        pm.Normal("y", a + pt.switch(dose > 0, pt.sqrt(dose * k), 0.0), 0.2, observed=y)
+    return model
+
+
 def interval_gamma_model() -> pm.Model:
     """Waiting times known only to whole units (``bench/zoo.py``'s ``interval_gamma``,
     smaller): each likelihood a difference of incomplete gamma functions, the first interval's

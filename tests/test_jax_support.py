@@ -14,6 +14,7 @@ from pymc_accel.models import eight_schools
 from tests.models import (
     BlackBoxLogLike,
     blackbox_model,
+    dose_root_model,
     threshold_root_model,
     zero_exposure_poisson_model,
 )
@@ -522,19 +523,71 @@ def test_a_log_of_zero_in_a_switch_leaves_jax_out_of_auto():
                          ).nan_jax_gradient_ops == []
 
 
-def test_a_log_of_zero_at_the_unjittered_start_only_is_not_found():
-    """A gamma prior on a vector's length, 0 at the initial point (the sweep's
-    ``norm_at_the_start``): its log is in a switch's branch and at 0 there, but not at a
-    jittered start, where the chains begin; the JAX samplers ran it."""
+def test_a_root_of_zero_in_a_switch_leaves_jax_out_of_auto():
+    """A switch that keeps the zero doses out of a square root: the root of 0 has an infinite
+    derivative, and JAX's gradient is NaN there as for a negative argument."""
+    import jax
+    from pymc.sampling.jax import get_jaxified_logp
+
+    from pymc_accel.profile import profile_model
+
+    model = dose_root_model()
+    point = model.initial_point()
+    values = [point[v.name] for v in model.value_vars]
+    assert np.isfinite(model.compile_dlogp()(point)).all()
+    jax_gradient = jax.grad(lambda *v: get_jaxified_logp(model)(v), argnums=(0, 1))(*values)
+    assert not all(np.isfinite(np.asarray(g)).all() for g in jax_gradient)
+    assert profile_model(model).nan_jax_gradient_ops == ["Sqrt in a switch's branch"]
+
+
+def test_a_log_in_a_switch_without_a_zero_in_the_data_is_not_evaluated(monkeypatch):
+    """PyMC's log densities take logarithms inside the switches that bound their supports
+    almost everywhere: only one whose argument is a product by data holding a zero is looked
+    at, so no other model pays for the initial point there. A gamma prior on a vector's length
+    (the sweep's ``norm_at_the_start``) is 0 at the unjittered start, where the JAX samplers'
+    chains, started jittered, ran."""
     import pymc as pm
     import pytensor.tensor as pt
 
-    from pymc_accel.profile import profile_model
+    from pymc_accel import graph_building
+    from pymc_accel.jax_support import _switched_domain_arguments
+    from pymc_accel.profile import log_density_graph, profile_model
 
     with pm.Model() as model:
         v = pm.Normal("v", 0.0, 3.0, shape=3)
         pm.Potential("length", pm.logp(pm.Gamma.dist(2.0, 2.0), pt.linalg.norm(v)))
         pm.Normal("y", v, 0.5, observed=np.ones((5, 3)))
+    graph, _ = log_density_graph(model)
+    found = _switched_domain_arguments([graph.logp], list(graph.value_vars))
+    assert "Log" not in {name for name, _ in found}  # the norm's root is, judged jittered too
+    assert profile_model(model).nan_jax_gradient_ops == []
+    # a Poisson rate without a zero in its exposure: no point evaluated for it
+    points = []
+    real = graph_building.initial_point
+    monkeypatch.setattr("pymc_accel.profile.initial_point",
+                        lambda *a, **k: points.append(1) or real(*a, **k))
+    assert profile_model(zero_exposure_poisson_model(at_risk_throughout=True)
+                         ).nan_jax_gradient_ops == []
+    assert not points
+
+
+def test_a_root_at_zero_at_the_unjittered_start_only_is_not_found():
+    """A root of 0 at the initial point but not at a copy jittered as a chain's start: the
+    chains start jittered, where JAX's derivative is finite."""
+    import pymc as pm
+    import pytensor.tensor as pt
+
+    from pymc_accel.jax_support import switched_nan_branches
+    from pymc_accel.profile import log_density_graph, profile_model
+
+    with pm.Model() as model:
+        v = pm.Normal("v", 0.0, 1.0)
+        pm.Potential("far", pt.switch(v > 10.0, -pt.sqrt(v**2), 0.0))
+    graph, _ = log_density_graph(model)
+    params = list(graph.value_vars)
+    start = model.initial_point()
+    assert switched_nan_branches([graph.logp], params, lambda: [start]) == [
+        "Sqrt in a switch's branch"]
     assert profile_model(model).nan_jax_gradient_ops == []
 
 
