@@ -268,10 +268,11 @@ _ZERO_KEEPING_OPS = frozenset({"DimShuffle", "Subtensor", "AdvancedSubtensor",
                                "AdvancedSubtensor1", "Reshape", "SpecifyShape"})
 
 
-def _zero_from_data(node: Any, holding: set) -> bool:
+def _zero_from_data(node: Any, holding: set, constants: dict) -> bool:
     """Whether ``node``'s output holds an exact zero by the data, whatever the parameters: a
     product (``Mul``) with a constant holding a zero or with a variable in ``holding``, or one
-    of :data:`_ZERO_KEEPING_OPS` applied to such a constant or variable."""
+    of :data:`_ZERO_KEEPING_OPS` applied to such a constant or variable. ``constants`` keeps
+    each constant's answer, by ``id``, for the walk (data of a million rows is read once)."""
     import numpy as np
     from pytensor.graph.basic import Constant
     from pytensor.tensor.elemwise import Elemwise
@@ -279,7 +280,11 @@ def _zero_from_data(node: Any, holding: set) -> bool:
     def holds(var: Any) -> bool:
         if var in holding:
             return True
-        return isinstance(var, Constant) and bool(np.any(np.asarray(var.data) == 0))
+        if not isinstance(var, Constant):
+            return False
+        if id(var) not in constants:
+            constants[id(var)] = bool(np.any(np.asarray(var.data) == 0))
+        return constants[id(var)]
 
     op = node.op
     if isinstance(op, Elemwise):
@@ -316,13 +321,14 @@ def _switched_domain_arguments(outputs: list[Any], params: list[Any]) -> list[tu
 
     varying = set(params)
     zeroed: set = set()  # variables holding a zero by the data (_zero_from_data)
+    constants: dict[int, bool] = {}
     reaching: dict[Any, list[tuple[str, Any]]] = {}  # variable -> the ops' arguments behind it
     found: list[tuple[str, Any]] = []
     for node in io_toposort(list(params), list(outputs)):
         inputs = node.inputs
         if any(i in varying for i in inputs):
             varying.update(node.outputs)
-        if _zero_from_data(node, zeroed):
+        if _zero_from_data(node, zeroed, constants):
             zeroed.update(node.outputs)
         behind = [a for i in inputs for a in reaching.get(i, ())]
         if isinstance(node.op, Elemwise):
