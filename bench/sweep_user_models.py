@@ -1735,6 +1735,23 @@ def weibull_censored_potential(pm):
     return m
 
 
+def dose_response_root(pm):
+    """A response growing as the square root of the dose times a free potency, the zero doses
+    kept out of the root by a switch (``pt.switch(dose > 0, pt.sqrt(dose * k), 0)``), 60
+    subjects at four doses, one of them 0."""
+    import pytensor.tensor as pt
+
+    rng = _rng()
+    dose = np.repeat([0.0, 0.5, 1.0, 2.0], 15)
+    y = 2.0 + 1.5 * np.sqrt(0.8 * dose) + 0.3 * rng.normal(size=60)
+    with pm.Model() as m:
+        k = pm.HalfNormal("potency", 1.0)
+        a = pm.Normal("baseline", 0.0, 5.0)
+        b = pm.Normal("effect", 0.0, 5.0)
+        s = pm.HalfNormal("s", 1.0)
+        pm.Normal("y", a + b * pt.switch(dose > 0, pt.sqrt(dose * k), 0.0), s, observed=y)
+    return m
+
 MODELS = [missing_observations, normal_mixture, censored, truncated, zero_sum_with_coords,
           random_walk, autoregressive, potential_and_deterministic, custom_dist, lkj_mvnormal,
           flat_prior, discrete_free_variable, binomial_regression, large_offset, multinomial,
@@ -1775,7 +1792,9 @@ MODELS = [missing_observations, normal_mixture, censored, truncated, zero_sum_wi
           gp_latent_spatial_counts, gp_seasonal_product,
           # a seventeenth set (2026-12-02, morning): models from PyMC's examples and textbooks
           neural_network_classifier, item_response_2pl, bradley_terry, hidden_markov_forward,
-          dirichlet_regression, piecewise_exponential_hazards, weibull_censored_potential]
+          dirichlet_regression, piecewise_exponential_hazards, weibull_censored_potential,
+          # an eighteenth set (2026-12-02, morning): a root of 0 kept out by a switch
+          dose_response_root]
 
 
 # ---- arguments and situations -------------------------------------------------------------
