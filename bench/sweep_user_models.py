@@ -1743,13 +1743,12 @@ def dose_response_root(pm):
 
     rng = _rng()
     dose = np.repeat([0.0, 0.5, 1.0, 2.0], 15)
-    y = 2.0 + 1.5 * np.sqrt(0.8 * dose) + 0.3 * rng.normal(size=60)
+    y = 2.0 + np.sqrt(1.8 * dose) + 0.3 * rng.normal(size=60)
     with pm.Model() as m:
-        k = pm.HalfNormal("potency", 1.0)
+        k = pm.HalfNormal("potency", 2.0)
         a = pm.Normal("baseline", 0.0, 5.0)
-        b = pm.Normal("effect", 0.0, 5.0)
         s = pm.HalfNormal("s", 1.0)
-        pm.Normal("y", a + b * pt.switch(dose > 0, pt.sqrt(dose * k), 0.0), s, observed=y)
+        pm.Normal("y", a + pt.switch(dose > 0, pt.sqrt(dose * k), 0.0), s, observed=y)
     return m
 
 MODELS = [missing_observations, normal_mixture, censored, truncated, zero_sum_with_coords,

@@ -1131,7 +1131,7 @@ def held_out() -> dict[str, Callable[[], pm.Model]]:
         # start through a switch's branch not taken (a Poisson rate of 0, a root of 0), which
         # auto ran on NumPyro and re-ran on nutpie until 82f414b and 377c22b
         "hazards_9": lambda: _sweep_model("piecewise_exponential_hazards"),
-        "dose_root_4": lambda: _sweep_model("dose_response_root"),
+        "dose_root_3": lambda: _sweep_model("dose_response_root"),
     }
 
 
