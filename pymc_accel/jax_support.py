@@ -393,6 +393,8 @@ def switched_nan_branches(outputs: list[Any], params: list[Any],
             if np.any(test(np.asarray(value))):
                 here.add(name + SWITCHED_BRANCH_SUFFIX)
         outside = here if outside is None else outside & here
+        if not outside:  # nothing outside at this point: the further points cannot name any
+            break
     return sorted(outside or ())
 
 
