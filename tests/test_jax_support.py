@@ -464,18 +464,24 @@ def test_every_op_of_pytensors_without_a_jax_conversion_is_placed():
     assert not unplaced, "\n".join(sorted(unplaced))
 
 
-def test_jaxs_derivative_through_a_switch_of_a_square_root_is_nan_where_pytensors_is_not():
-    """The premise: at the start, JAX's gradient of the threshold model is NaN and PyTensor's
-    finite (NumPyro's, BlackJAX's and DEER-MALA's chains never left their start on it)."""
+def _jax_gradient_not_finite_where_pytensors_is(model) -> bool:
+    """Whether, at ``model``'s initial point, where PyTensor's gradient is finite (asserted),
+    JAX's gradient of the log density PyMC jaxifies has an element that is not."""
     import jax
     from pymc.sampling.jax import get_jaxified_logp
 
-    model = threshold_root_model()
     point = model.initial_point()
     values = [point[v.name] for v in model.value_vars]
     assert np.isfinite(model.compile_dlogp()(point)).all()
-    jax_gradient = jax.grad(lambda *v: get_jaxified_logp(model)(v), argnums=(0, 1))(*values)
-    assert not np.isfinite(np.asarray(jax_gradient)).all()
+    gradient = jax.grad(lambda *v: get_jaxified_logp(model)(v),
+                        argnums=tuple(range(len(values))))(*values)
+    return not all(np.isfinite(np.asarray(g)).all() for g in gradient)
+
+
+def test_jaxs_derivative_through_a_switch_of_a_square_root_is_nan_where_pytensors_is_not():
+    """The premise: at the start, JAX's gradient of the threshold model is NaN and PyTensor's
+    finite (NumPyro's, BlackJAX's and DEER-MALA's chains never left their start on it)."""
+    assert _jax_gradient_not_finite_where_pytensors_is(threshold_root_model())
 
 
 def test_a_switch_over_a_root_of_a_negative_leaves_jax_out_of_auto_and_a_named_one_runs():
@@ -499,18 +505,11 @@ def test_a_log_of_zero_in_a_switch_leaves_jax_out_of_auto():
     """PyMC's Poisson log density at a rate of 0: the branch not taken is ``0 * log(0)``,
     whose JAX derivative is NaN, where PyTensor's gradient is finite; every JAX sampler's
     chains never left their start on the sweep's proportional hazards model."""
-    import jax
-    from pymc.sampling.jax import get_jaxified_logp
-
     from pymc_accel.profile import profile_model
     from pymc_accel.selection import select
 
     model = zero_exposure_poisson_model()
-    point = model.initial_point()
-    values = [point[v.name] for v in model.value_vars]
-    assert np.isfinite(model.compile_dlogp()(point)).all()
-    jax_gradient = jax.grad(lambda *v: get_jaxified_logp(model)(v), argnums=(0, 1))(*values)
-    assert not all(np.isfinite(np.asarray(g)).all() for g in jax_gradient)
+    assert _jax_gradient_not_finite_where_pytensors_is(model)
 
     assert profile_model(model).nan_jax_gradient_ops == ["Log in a switch's branch"]
     report = select(model, chains=2)
@@ -526,17 +525,10 @@ def test_a_log_of_zero_in_a_switch_leaves_jax_out_of_auto():
 def test_a_root_of_zero_in_a_switch_leaves_jax_out_of_auto():
     """A switch that keeps the zero doses out of a square root: the root of 0 has an infinite
     derivative, and JAX's gradient is NaN there as for a negative argument."""
-    import jax
-    from pymc.sampling.jax import get_jaxified_logp
-
     from pymc_accel.profile import profile_model
 
     model = dose_root_model()
-    point = model.initial_point()
-    values = [point[v.name] for v in model.value_vars]
-    assert np.isfinite(model.compile_dlogp()(point)).all()
-    jax_gradient = jax.grad(lambda *v: get_jaxified_logp(model)(v), argnums=(0, 1))(*values)
-    assert not all(np.isfinite(np.asarray(g)).all() for g in jax_gradient)
+    assert _jax_gradient_not_finite_where_pytensors_is(model)
     assert profile_model(model).nan_jax_gradient_ops == ["Sqrt in a switch's branch"]
 
 
