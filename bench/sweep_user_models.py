@@ -1751,6 +1751,76 @@ def dose_response_root(pm):
         pm.Normal("y", a + pt.switch(dose > 0, pt.sqrt(dose * k), 0.0), s, observed=y)
     return m
 
+def poisson_offset_zero_exposure(pm):
+    """A Poisson regression of counts with the log of each unit's exposure as an offset, as
+    GLM texts write it, where 10 of 120 units had no exposure (their count 0, their offset
+    ``log(0) = -inf``, so their rate is 0 whatever the parameters)."""
+    import pytensor.tensor as pt
+
+    rng = _rng()
+    x = rng.normal(size=120)
+    exposure = rng.uniform(0.5, 2.0, 120)
+    exposure[:10] = 0.0
+    counts = rng.poisson(exposure * np.exp(0.3 + 0.5 * x))
+    with np.errstate(divide="ignore"):
+        offset = np.log(exposure)
+    with pm.Model() as m:
+        a = pm.Normal("a", 0.0, 2.0)
+        b = pm.Normal("b", 0.0, 1.0)
+        pm.Poisson("y", pt.exp(a + b * x + offset), observed=counts)
+    return m
+
+
+def binomial_zero_trials(pm):
+    """Hierarchical binomial success rates for 20 groups, three of which had no trials
+    (``n = 0``, ``k = 0``): a logit-normal rate per group."""
+    rng = _rng()
+    n = rng.integers(5, 40, 20)
+    n[[3, 11, 17]] = 0
+    k = rng.binomial(n, 1 / (1 + np.exp(-rng.normal(-0.5, 0.7, 20))))
+    with pm.Model(coords={"group": range(20)}) as m:
+        mu = pm.Normal("mu", 0.0, 1.5)
+        sigma = pm.HalfNormal("sigma", 1.0)
+        z = pm.Normal("z", 0.0, 1.0, dims="group")
+        pm.Binomial("k", n=n, logit_p=mu + sigma * z, observed=k, dims="group")
+    return m
+
+
+def nonlinear_growth_mixed(pm):
+    """Logistic growth curves of 12 subjects seen 10 times each, each subject's asymptote a
+    random effect around a population value, a shared rate and midpoint: a nonlinear
+    mixed-effects model."""
+    import pytensor.tensor as pt
+
+    rng = _rng()
+    t = np.tile(np.linspace(0, 9, 10), 12)
+    subject = np.repeat(np.arange(12), 10)
+    asym = 10 + rng.normal(0, 1.5, 12)
+    y = asym[subject] / (1 + np.exp(-(t - 4.0) * 0.9)) + 0.5 * rng.normal(size=120)
+    with pm.Model(coords={"subject": range(12)}) as m:
+        pop = pm.Normal("asymptote", 10.0, 5.0)
+        spread = pm.HalfNormal("asymptote_sd", 3.0)
+        offset = pm.Normal("offset", 0.0, 1.0, dims="subject")
+        rate = pm.LogNormal("rate", 0.0, 0.5)
+        mid = pm.Normal("midpoint", 5.0, 2.0)
+        curve = (pop + spread * offset)[subject] / (1 + pt.exp(-(t - mid) * rate))
+        pm.Normal("y", curve, pm.HalfNormal("noise", 1.0), observed=y)
+    return m
+
+
+def beta_at_the_bounds(pm):
+    """Proportions modelled as beta where some are exactly 0 or 1, outside the beta's support:
+    the log density is -inf at every point, a model error to be named, not sampled."""
+    rng = _rng()
+    y = rng.beta(2.0, 5.0, 50)
+    y[:3] = 0.0
+    y[3] = 1.0
+    with pm.Model() as m:
+        mu = pm.Beta("mu", 2.0, 2.0)
+        nu = pm.Gamma("nu", 2.0, 0.1)
+        pm.Beta("y", mu=mu, nu=nu, observed=y)
+    return m
+
 MODELS = [missing_observations, normal_mixture, censored, truncated, zero_sum_with_coords,
           random_walk, autoregressive, potential_and_deterministic, custom_dist, lkj_mvnormal,
           flat_prior, discrete_free_variable, binomial_regression, large_offset, multinomial,
@@ -1793,7 +1863,9 @@ MODELS = [missing_observations, normal_mixture, censored, truncated, zero_sum_wi
           neural_network_classifier, item_response_2pl, bradley_terry, hidden_markov_forward,
           dirichlet_regression, piecewise_exponential_hazards, weibull_censored_potential,
           # an eighteenth set (2026-12-02, morning): a root of 0 kept out by a switch
-          dose_response_root]
+          dose_response_root,
+          # a nineteenth set (2026-12-02, morning): zeros and bounds in the data
+          poisson_offset_zero_exposure, binomial_zero_trials, nonlinear_growth_mixed]
 
 
 # ---- arguments and situations -------------------------------------------------------------
@@ -1914,6 +1986,12 @@ def _case_idata_coords_and_dims(pm):
     return idata
 
 
+def _case_beta_at_the_bounds(pm):
+    """:func:`beta_at_the_bounds`: a start that is -inf because of the data, named."""
+    with beta_at_the_bounds(pm):
+        return _sample()
+
+
 def _with(**kwargs):
     def case(pm):
         with _regression(pm):
@@ -1983,6 +2061,8 @@ ARGUMENTS = {
         _with(nuts_sampler="stan"), "UnknownBackendError"),
     "expect DeviceUnavailableError: device='gpu'": (_with(device="gpu"),
                                                     "DeviceUnavailableError"),
+    "expect NonFiniteInitialPointError: beta data at its bounds": (
+        _case_beta_at_the_bounds, "NonFiniteInitialPointError"),
 }
 
 
