@@ -157,13 +157,32 @@ def _unknown_options(backend: Any, candidate: Candidate,
     known = ask_backend(backend, "known_options", candidate, default=None) if options else None
     if known is None:
         return [], None
-    # membership only: a sampler's full list is read (its library imported) only when needed
-    unknown = sorted(o for o in options if o not in known and o not in dict(candidate.options))
+    # membership only: a sampler's full list is read (its library imported) only when needed,
+    # so the candidate's own options are looked at first: ``driver="pymc"`` read nutpie's list
+    # for the nutpie-driven candidate, importing nutpie, NumPyro and ArviZ (eight schools'
+    # first selection in a new process 1.44 s, 0.25 s without:
+    # docs/results/option-selection-cpu-2026-12-02-driver-first.md)
+    mine = dict(candidate.options)
+    unknown = sorted(o for o in options if o not in mine and o not in known)
     if not unknown:
         return [], None
     return unknown, (f"{candidate.label} does not take {', '.join(unknown)}; its options are "
                      f"{', '.join(sorted(known)) or 'none'}: drop the others, or name a sampler "
                      "that takes them")
+
+
+def _untaken(registry: Registry, untaken: set[str], taken: set[str],
+             clashed: list[Candidate], options: dict[str, Any] | None) -> set[str]:
+    """The options no candidate takes, for the error that nothing can run: ``untaken`` less
+    those taken by a candidate that ran (``taken``) or by one refused for an option's value
+    (``clashed``), whose lists are read only here, on the way to the error."""
+    left = untaken - taken
+    for c in clashed:
+        if not left:
+            break
+        unknown, why = _unknown_options(registry.backends[c.backend], c, options)
+        left -= set(options or ()) - set(unknown if why else ())
+    return left
 
 
 def _options_pinned(registry: Registry, candidates: list[Candidate],
@@ -505,6 +524,7 @@ def select(
     # options some candidate was refused for not taking, and those some candidate takes
     untaken: set[str] = set()
     taken: set[str] = set()
+    clashed: list[Candidate] = []  # refused for an option's value: what they take is read late
     bad_values: list[str] = []  # what backends said of the values of options they take
     per_chain = isinstance(initvals, (list, tuple))
     if per_chain:  # the float32 check starts from one point: the first chain's
@@ -546,6 +566,15 @@ def select(
         if device is not None and c.device != device:
             refusals.append(Refusal.of(c, f"device={device!r} was requested"))
             continue
+        # a value asked for that the candidate does not run refuses it before its other
+        # options are read: driver="pymc" with one of PyMC's NUTS options imported nutpie
+        clash = [k for k, v in (options or {}).items()
+                 if k in dict(c.options) and dict(c.options)[k] != v]
+        if clash:
+            asked = ", ".join(f"{k}={options[k]!r}" for k in clash)
+            refusals.append(Refusal.of(c, f"{asked} was requested"))
+            clashed.append(c)
+            continue
         unknown, why_unknown = _unknown_options(registry.backends[c.backend], c, options)
         if why_unknown:
             untaken.update(unknown)
@@ -553,12 +582,6 @@ def select(
             continue
         # a backend that does not list its options (no known_options) counts as taking them all
         taken.update(options or ())
-        clash = [k for k, v in (options or {}).items()
-                 if k in dict(c.options) and dict(c.options)[k] != v]
-        if clash:
-            asked = ", ".join(f"{k}={options[k]!r}" for k in clash)
-            refusals.append(Refusal.of(c, f"{asked} was requested"))
-            continue
         why, needs_guard = _precision_policy(c, profile, precision)
         if needs_guard and backend is not None:
             why = (f"a backend named explicitly runs in the model's precision "
@@ -653,7 +676,8 @@ def select(
             continue
         scored.append(s)
     if not scored:
-        _raise_specific(refusals, profile, backend, precision, untaken - taken, bad_values,
+        _raise_specific(refusals, profile, backend, precision,
+                        _untaken(registry, untaken, taken, clashed, options), bad_values,
                         devices.has_gpu)
     scored.sort(key=lambda s: s.key)
     run = (tune + draws, draws, chains)
@@ -694,7 +718,8 @@ def select(
                          for s in scored if s.needs_guard]
             scored = [s for s in scored if not s.needs_guard]
             if not scored:
-                _raise_specific(refusals, profile, backend, precision, untaken - taken,
+                _raise_specific(refusals, profile, backend, precision,
+                                _untaken(registry, untaken, taken, clashed, options),
                                 bad_values, devices.has_gpu)
     elif precision == "float32" and profile.float_dtype == "float64" and model is not None:
         # the user's choice wins; warn if unsafe, or if it could not be checked

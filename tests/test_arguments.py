@@ -236,3 +236,31 @@ def test_a_run_option_no_candidate_has_is_taken_by_the_run():
     assert report.chosen == "numba[cpu,float64,driver=pymc]"
     assert [r.reason for r in report.rows if r.status == "refused" and r.precision == "float64"
             ] == ["driver='pymc' was requested"]
+
+
+def test_a_driver_asked_for_does_not_read_the_other_driver_s_options(monkeypatch):
+    """driver='pymc' read nutpie's option list for the nutpie-driven candidate, which imports
+    nutpie (and ArviZ with it) in a selection that runs PyMC's NUTS."""
+    import sys
+
+    read = []  # the package exports the function of the module's name: the module, by name
+    monkeypatch.setitem(sys.modules["pymc_accel.sampler_options"]._BY_SAMPLER, "nutpie",
+                        lambda: read.append("nutpie") or frozenset({"adaptation"}))
+    for options in ({"driver": "pymc"}, {"driver": "pymc", "step_scale": 0.3}):
+        report = select(eight_schools(), backend="numba", devices=CPU_ONLY, chains=2,
+                        options=options)
+        assert report.chosen == "numba[cpu,float64,driver=pymc]"
+        assert ["driver='pymc' was requested"] == [
+            r.reason for r in report.rows if r.status == "refused" and r.precision == "float64"]
+    assert read == []
+    # on the way to the error that nothing runs, the refused driver's list is read: nutpie
+    # takes adaptation, so the error does not say that no sampler takes it
+    with pytest.raises(NoCandidateError) as raised:
+        select(eight_schools(), backend="numba", devices=CPU_ONLY, chains=2,
+               options={"driver": "pymc", "adaptation": "low_rank"})
+    assert read == ["nutpie"]
+    assert "No backend can run this model under these constraints" in str(raised.value)
+    assert "does not take adaptation" in str(raised.value)
+    with pytest.raises(NoCandidateError, match=r"takes the option\(s\) you gave \(bogus\)"):
+        select(eight_schools(), backend="numba", devices=CPU_ONLY, chains=2,
+               options={"driver": "pymc", "bogus": 1})
