@@ -408,6 +408,9 @@ def main(argv=None) -> None:
                    help="replay with NumPyro's CPU float32 transcendental functions at this "
                         "many times float64's rate "
                         "(costmodel.Runtime.float32_transcendental_factor)")
+    p.add_argument("--count-evaluations", action="store_true",
+                   help="list the posterior conditionings the selections evaluated "
+                        "(pymc_accel.conditioning), with their seconds and budgets")
     p.add_argument("--no-start-up-pace", action="store_true",
                    help="replay with start-up figures as fitted, not at this machine's pace "
                         "(costmodel.start_up_pace taken as 1)")
@@ -425,6 +428,7 @@ def main(argv=None) -> None:
         from pymc_accel import costmodel
 
         costmodel.JAX_CPU_SAMPLER = dataclasses.replace(costmodel.JAX_CPU_SAMPLER, **factors)
+    evaluated = _count_conditionings() if args.count_evaluations else None
     os.environ["PYMC_ACCEL_HISTORY"] = "off"
     os.environ["PYMC_ACCEL_PROFILE_CACHE"] = "off"
     os.environ["PYMC_ACCEL_FIRST_USE"] = "off"  # the recorded runs were repeats in one process
@@ -444,8 +448,36 @@ def main(argv=None) -> None:
             print(accuracy(lines), "\n", flush=True)
     if len(everything) > 1:
         print("Every file together\n", summary(everything), "\n", sep="\n", flush=True)
+    if evaluated is not None:
+        print(f"Posterior conditionings evaluated: {len(evaluated)}, "
+              f"{sum(e[0] for e in evaluated):.2f} s in all\n")
+        print("| seconds | budget (s) | cond(R) | evaluations |\n|---|---|---|---|")
+        for seconds, budget, found in evaluated:
+            print(f"| {seconds:.3f} | {budget:.2f} | "
+                  f"{'none' if found is None else f'{found.value:.3g}'} | "
+                  f"{'–' if found is None else found.evaluations} |")
     if args.json:
         Path(args.json).write_text(json.dumps(everything, indent=1))
+
+
+def _count_conditionings() -> list[tuple[float, float, object]]:
+    """Record every posterior conditioning the selections evaluate: (seconds, budget, what it
+    found), in a list that grows."""
+    import time
+
+    from pymc_accel import conditioning
+
+    evaluated = []
+    real = conditioning.posterior_conditioning
+
+    def counted(graph, point, budget_seconds=float("inf")):
+        start = time.perf_counter()
+        found = real(graph, point, budget_seconds)
+        evaluated.append((time.perf_counter() - start, budget_seconds, found))
+        return found
+
+    conditioning.posterior_conditioning = counted
+    return evaluated
 
 
 if __name__ == "__main__":

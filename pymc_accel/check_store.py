@@ -120,11 +120,12 @@ def _put(store: dict[str, Any], key: str, value: Any) -> None:
 
 
 def forget() -> None:
-    """Forget the checks, start checks and scale spreads kept in this process (the disk's
-    stay)."""
+    """Forget the checks, start checks, scale spreads and posterior conditionings kept in this
+    process (the disk's stay)."""
     _KEPT.clear()
     _STARTS.clear()
     _SPREADS.clear()
+    _CONDITIONINGS.clear()
 
 
 # The start check (pymc_accel.integration.check_initial_point) that pymc_accel.sample runs
@@ -180,21 +181,51 @@ def keep_start(key: str | None) -> None:
 # key (structure, data, initial values, versions) and the spread's code, as the start check is:
 # a model selected again reads it instead of evaluating its gradient again.
 _SPREADS: dict[str, Any] = {}
+# The posterior's conditioning at its mode (pymc_accel.conditioning), kept as the spread is.
+_CONDITIONINGS: dict[str, Any] = {}
 
 
 @functools.cache
-def _spread_code() -> str:
-    from pymc_accel import curvature
+def _module_code(name: str) -> str:
+    """A hash of ``pymc_accel.<name>``'s code: a figure it computes is computed again once it
+    changes."""
+    import importlib
 
-    return hashlib.sha1(Path(curvature.__file__).read_bytes()).hexdigest()
+    module = importlib.import_module(f"pymc_accel.{name}")
+    return hashlib.sha1(Path(module.__file__).read_bytes()).hexdigest()
+
+
+def _figure_key(prefix: str, check: str | None, module: str) -> str | None:
+    """The key of a figure ``pymc_accel.<module>`` computes for the model whose float32 check's
+    key is ``check`` (:func:`check_key`); ``None`` where that is."""
+    if check is None:
+        return None
+    return prefix + hashlib.sha256((check + _module_code(module)).encode()).hexdigest()[:32]
 
 
 def spread_key(check: str | None) -> str | None:
     """The key of the scale spread of the model whose float32 check's key is ``check``
     (:func:`check_key`); ``None`` where that is."""
-    if check is None:
-        return None
-    return "spread-" + hashlib.sha256((check + _spread_code()).encode()).hexdigest()[:32]
+    return _figure_key("spread-", check, "curvature")
+
+
+def conditioning_key(check: str | None) -> str | None:
+    """The key of the posterior conditioning of the model whose float32 check's key is
+    ``check`` (:func:`check_key`); ``None`` where that is."""
+    return _figure_key("conditioning-", check, "conditioning")
+
+
+def load_conditioning(key: str | None) -> Any:
+    """The :class:`~pymc_accel.conditioning.PosteriorConditioning` kept under ``key`` (this
+    process's, else the disk's), or ``None``."""
+    from pymc_accel.conditioning import PosteriorConditioning
+
+    return _load(_CONDITIONINGS, key, PosteriorConditioning)
+
+
+def save_conditioning(key: str | None, found: Any) -> None:
+    """Keep a :class:`~pymc_accel.conditioning.PosteriorConditioning` under ``key``."""
+    _save(_CONDITIONINGS, key, found)
 
 
 def load_spread(key: str | None) -> Any:
@@ -207,8 +238,14 @@ def load_spread(key: str | None) -> Any:
 
 def save_spread(key: str | None, spread: Any) -> None:
     """Keep a :class:`~pymc_accel.curvature.ScaleSpread` under ``key``."""
-    if key is None or spread is None:
+    _save(_SPREADS, key, spread)
+
+
+def _save(store: dict[str, Any], key: str | None, value: Any) -> None:
+    """Keep the dataclass ``value`` under ``key`` in ``store`` and on disk (nothing for a
+    ``None`` of either)."""
+    if key is None or value is None:
         return
-    _put(_SPREADS, key, spread)
+    _put(store, key, value)
     if profile_store.enabled():
-        profile_store.write_kept(_path(key), asdict(spread), MAX_FILES)
+        profile_store.write_kept(_path(key), asdict(value), MAX_FILES)

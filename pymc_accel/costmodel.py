@@ -1141,6 +1141,21 @@ NUTS_TRAJECTORY_SCALE = {"nutpie": 1.0, "pymc": 1.16, "stan": 1.38}
 #: seed_small where it got 0.74 to 0.87 of nutpie's effective draws per draw
 #: (``bench/fit_trajectory_efficiency.py``). The held-out models above give 0.98 and 0.85.
 NUTS_GRADIENT_EFFICIENCY = {"nutpie": 1.0, "pymc": 1.0, "stan": 0.85}
+#: Trees lengthened by a correlated posterior: where the selector evaluated the posterior's
+#: conditioning at its mode (``profile.posterior_conditioning``,
+#: :mod:`pymc_accel.conditioning`), each NUTS's leapfrogs a draw are its priced ones times
+#: ``(cond / CONDITIONING_KNEE)^c`` above the knee, ``c`` by its adaptation. Least squares on
+#: the log of observed over priced leapfrogs a draw in the regret files at 1000 + 1000 draws,
+#: 51 models (``JAX_PLATFORMS=cpu PYMC_ACCEL_HISTORY=off python bench/fit_tree_length.py --at
+#: mode``, docs/results/fit-tree-length-cpu-2026-12-02-mode.jsonl and ``...-mode.txt``): rms log
+#: error, each model left out of its own fit, nutpie 0.58 -> 0.47, PyMC's NUTS 0.78 -> 0.52,
+#: NumPyro's 0.86 -> 0.57 in float64 and 0.83 -> 0.55 in float32 (Stan's, their mean). The
+#: longer trees are priced as gradients only, each implementation's effective draws a gradient
+#: against nutpie's kept (:data:`NUTS_GRADIENT_EFFICIENCY`): on spline_20, NumPyro's 4.3x
+#: nutpie's leapfrogs a draw bought it 1.5x nutpie's effective draws, not 4.3x
+#: (docs/results/regret-cpu-1000-2026-11-30-seventh-families.md).
+CONDITIONING_KNEE = 10.0
+CONDITIONING_EXPONENT = {"nutpie": 0.149, "pymc": 0.241, "stan": 0.256}
 
 
 def nuts_trajectory(profile: ModelProfile, adaptation: str) -> dict[str, Any]:
@@ -1191,8 +1206,24 @@ def nuts_trajectory(profile: ModelProfile, adaptation: str) -> dict[str, Any]:
         efficiency = Figure(scale * per_gradient, "modelled",
                             f"effective draws per gradient {per_gradient:g}x nutpie's, "
                             f"{scale * per_gradient:.2f}x its per draw")
+    longer = conditioning_factor(profile, adaptation)
+    if longer > 1.0:
+        steps = Figure(min(1023.0, steps.value * longer), "modelled",
+                       f"{steps.note} x {longer:.2f} (posterior conditioning "
+                       f"{profile.posterior_conditioning:.3g})")
     return {"gradients_per_draw": steps, "relative_efficiency": efficiency,
             "trajectory_scale": scale}
+
+
+def conditioning_factor(profile: ModelProfile, adaptation: str) -> float:
+    """How many times its priced trees an implementation's are on a correlated posterior:
+    ``(cond / CONDITIONING_KNEE)^c`` where the selector evaluated the conditioning above the
+    knee (:data:`CONDITIONING_EXPONENT`), else 1. Not on a centred hierarchy, whose mode is its
+    funnel's neck."""
+    cond = profile.posterior_conditioning
+    if cond is None or cond <= CONDITIONING_KNEE or profile.centred_hierarchies:
+        return 1.0
+    return (cond / CONDITIONING_KNEE) ** CONDITIONING_EXPONENT[adaptation]
 
 
 def pymc_draw_start_gradients() -> Figure:

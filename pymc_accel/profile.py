@@ -66,6 +66,12 @@ class ModelProfile:
         whatever their data, and is stored without it).
     scale_spread_note : str
         What the spread was measured from.
+    posterior_conditioning : float or None
+        How correlated the posterior is at its mode
+        (:func:`pymc_accel.conditioning.posterior_conditioning`), where the selector evaluated it
+        for this model and its data; ``None`` otherwise, as the scale spread.
+    posterior_conditioning_note : str
+        What the conditioning was measured from.
     ops_without_jax : list of str
         Ops of the log density that PyTensor's JAX linker cannot convert
         (:func:`pymc_accel.jax_support.ops_without_jax`): the JAX samplers cannot run it.
@@ -108,6 +114,8 @@ class ModelProfile:
     centred_hierarchies: list[str] = field(default_factory=list)
     scale_spread: float | None = None
     scale_spread_note: str = ""
+    posterior_conditioning: float | None = None
+    posterior_conditioning_note: str = ""
     ops_without_jax: list[str] = field(default_factory=list)
     gradient_free_vars: list[str] = field(default_factory=list)
     nan_jax_gradient_ops: list[str] = field(default_factory=list)
@@ -175,6 +183,9 @@ class ModelProfile:
                if self.gradient_free_vars else {}),
             **({"scale spread": self.scale_spread_note or f"{self.scale_spread:.3g}"}
                if self.scale_spread is not None else {}),
+            **({"posterior conditioning": self.posterior_conditioning_note
+                or f"{self.posterior_conditioning:.3g}"}
+               if self.posterior_conditioning is not None else {}),
             # reused from an earlier profile, or shapes the census could not know
             **({"profile note": self.note} if self.note else {}),
         }

@@ -682,6 +682,7 @@ def select(
     scored.sort(key=lambda s: s.key)
     run = (tune + draws, draws, chains)
     profile = _with_scale_spread(scored, profile, model, logp_graph, kept_check, run)
+    profile = _with_conditioning(scored, profile, model, logp_graph, kept_check, run)
     if precision != "float32" and not any(s.needs_guard for s in scored):
         # no float32 check to come: its gradient (and data, unless the run keeps the log
         # density) freed before measuring
@@ -703,6 +704,8 @@ def select(
         # what the budget has left beyond the float32 check's reserve
         left = measure_budget - (_measure._clock() - budget_start) - reserve
         profile = _with_scale_spread(scored, profile, model, logp_graph, kept_check, run,
+                                     may_evaluate=left >= SPREAD_SECONDS_AFTER_MEASURING)
+        profile = _with_conditioning(scored, profile, model, logp_graph, kept_check, run,
                                      may_evaluate=left >= SPREAD_SECONDS_AFTER_MEASURING)
 
     scored = _float32_only_where_faster(scored)
@@ -1131,6 +1134,120 @@ def _with_scale_spread(scored: list[_Scored], profile: ModelProfile, model: Any,
     return profile
 
 
+#: The posterior conditioning up to which a leader must keep its lead for the conditioning not
+#: to be evaluated (:func:`_with_conditioning`): NumPyro's trees priced 3.4x, PyMC's 3.0x and
+#: nutpie's 2.0x longer there (:data:`pymc_accel.costmodel.CONDITIONING_EXPONENT`); the spline,
+#: adstock and horseshoe models whose trees ran 3x-8x their price sit at 1,200-28,000.
+CONDITIONING_WORTH_EVALUATING = 1000.0
+#: What the conditioning's evaluation may take, as a share of the leader's estimated run, and
+#: at least: it is evaluated only where it could change the choice, which on the spline was
+#: worth 1.47x of its run, and it took 0.07-0.49 s on the five models whose trees ran 2x-16x
+#: their price (50-381 evaluations; 0.48 s on the adstock model, whose float64 run took 2.0 s:
+#: docs/results/fit-tree-length-cpu-2026-12-02-mode.txt). Kept for the model, data and start,
+#: a later selection of the same model reads it.
+CONDITIONING_BUDGET_SHARE = 0.15
+CONDITIONING_BUDGET_LEAST = 0.1
+
+
+def _with_conditioning(scored: list[_Scored], profile: ModelProfile, model: Any,
+                       logp_graph: LogpGraph | None, kept: _KeptCheck,
+                       run: tuple[int, int, int], may_evaluate: bool = True) -> ModelProfile:
+    """The profile with the posterior's conditioning at its mode
+    (:mod:`pymc_accel.conditioning`) where it could change the choice, and ``scored``
+    re-ranked with it (in place), as :func:`_with_scale_spread` does with the scale spread.
+
+    Candidates whose trees are priced by the dimension's law
+    (:func:`~pymc_accel.costmodel.nuts_trajectory`; not where the run history has observed
+    them) are ranked with the conditioning at its least (1) and at
+    :data:`CONDITIONING_WORTH_EVALUATING`; only where the leader differs between the two is it
+    evaluated, within :data:`CONDITIONING_BUDGET_SHARE` of the leader's estimated run (at least
+    :data:`CONDITIONING_BUDGET_LEAST`), or read where this model, data and start had it
+    evaluated before (:mod:`pymc_accel.check_store`)."""
+    from pymc_accel import conditioning, costmodel
+
+    if (model is None or profile.posterior_conditioning is not None or len(scored) < 2
+            or profile.centred_hierarchies or profile.n_free > conditioning.MAX_DIM):
+        return profile
+    adaptations = {scale: name for name, scale in costmodel.NUTS_TRAJECTORY_SCALE.items()}
+    priced = {}
+    for s in scored:
+        adaptation = adaptations.get(s.estimate.trajectory_scale)
+        law = (costmodel.nuts_trajectory(profile, adaptation)["gradients_per_draw"]
+               if adaptation else None)
+        if law is not None and s.estimate.gradients_per_draw == law:
+            priced[id(s)] = adaptation
+    if not priced:
+        return profile
+
+    def trees(at: ModelProfile, s: _Scored) -> _Scored:
+        steps = costmodel.nuts_trajectory(at, priced[id(s)])["gradients_per_draw"]
+        return replace(s, estimate=replace(s.estimate, gradients_per_draw=steps))
+
+    def leader(cond: float) -> str:
+        """The candidate chosen at conditioning ``cond``: float32 behind float64 where it
+        gains too little (:func:`_float32_only_where_faster`), as the choice is made."""
+        at = replace(profile, posterior_conditioning=cond)
+        ranked = []
+        for s in scored:
+            s = trees(at, s) if id(s) in priced else replace(s)
+            s.rescore(*run)
+            ranked.append(s)
+        return _float32_only_where_faster(ranked)[0].candidate.label
+
+    if leader(1.0) == leader(CONDITIONING_WORTH_EVALUATING):
+        return profile
+    budget = max(CONDITIONING_BUDGET_LEAST, CONDITIONING_BUDGET_SHARE * scored[0].total)
+    found = _kept_conditioning(model, profile, logp_graph, kept, budget, may_evaluate)
+    if found is None:
+        return profile
+    profile = replace(profile, posterior_conditioning=found.value,
+                      posterior_conditioning_note=found.describe())
+    for s in scored:
+        if id(s) in priced:
+            s.estimate = trees(profile, s).estimate
+            s.rescore(*run)
+    scored.sort(key=lambda s: s.key)
+    return profile
+
+
+def _kept_conditioning(model: Any, profile: ModelProfile, logp_graph: LogpGraph | None,
+                       kept: _KeptCheck, budget_seconds: float, may_evaluate: bool = True
+                       ) -> Any:
+    """The model's :class:`~pymc_accel.conditioning.PosteriorConditioning`: kept from an
+    earlier selection of this model, data and start, else (if ``may_evaluate``) evaluated on
+    the profile's log density within ``budget_seconds`` and kept; ``None`` where it cannot be
+    had."""
+    from pymc_accel import conditioning, curvature
+
+    if profile.data_bytes > curvature.MAX_DATA_BYTES:
+        return None
+    key = check_store.conditioning_key(kept.key())
+    found = check_store.load_conditioning(key)
+    if found is not None or not may_evaluate:
+        return found
+    try:
+        logp_graph = _with_gradient(model, profile, logp_graph)
+        found = conditioning.posterior_conditioning(logp_graph, kept.start_point(),
+                                                    budget_seconds)
+    except Exception:  # a graph the evaluation cannot build: the dimension's law
+        return None
+    check_store.save_conditioning(key, found)
+    return found
+
+
+def _with_gradient(model: Any, profile: ModelProfile, logp_graph: LogpGraph | None
+                   ) -> LogpGraph:
+    """``logp_graph``, or where the profile was reused without one (or without its gradient)
+    the model's log density and gradient built again."""
+    if logp_graph is not None and logp_graph.grads is not None:
+        return logp_graph
+    import pytensor
+
+    logp = model.logp()
+    value_vars = list(model.value_vars)
+    return LogpGraph(value_vars, logp, pytensor.grad(logp, value_vars), profile.data_bytes)
+
+
 def _kept_scale_spread(model: Any, profile: ModelProfile, logp_graph: LogpGraph | None,
                        kept: _KeptCheck, may_evaluate: bool = True) -> Any:
     """The model's :class:`~pymc_accel.curvature.ScaleSpread` at its initial point: kept from an
@@ -1146,14 +1263,8 @@ def _kept_scale_spread(model: Any, profile: ModelProfile, logp_graph: LogpGraph 
     if spread is not None or not may_evaluate:
         return spread
     try:
-        if logp_graph is None or logp_graph.grads is None:
-            import pytensor
-
-            logp = model.logp()
-            value_vars = list(model.value_vars)
-            logp_graph = LogpGraph(value_vars, logp, pytensor.grad(logp, value_vars),
-                                   profile.data_bytes)
-        spread = curvature.scale_spread(logp_graph, kept.start_point())
+        spread = curvature.scale_spread(_with_gradient(model, profile, logp_graph),
+                                        kept.start_point())
     except Exception:  # a graph the evaluation cannot build: the dimension's law
         return None
     check_store.save_spread(key, spread)

@@ -258,6 +258,37 @@ def test_every_nuts_gets_nutpies_trees_on_a_centred_hierarchy():
         assert fields["gradients_per_draw"] == costmodel.nuts_gradients_per_draw(profile)
 
 
+def test_a_correlated_posterior_lengthens_each_nuts_trees_by_its_adaptation():
+    """Above the knee, cond(R) lengthens the priced trees by (cond / knee)^c, c by adaptation;
+    the effective draws a draw are kept (the longer trees are priced as gradients only)."""
+    from dataclasses import replace
+
+    profile = profile_model(eight_schools())
+    knee = costmodel.CONDITIONING_KNEE
+    for adaptation, c in costmodel.CONDITIONING_EXPONENT.items():
+        plain = costmodel.nuts_trajectory(profile, adaptation)
+        for cond, factor in ((None, 1.0), (knee / 2, 1.0), (knee, 1.0),
+                             (100 * knee, 100.0 ** c)):
+            at = replace(profile, posterior_conditioning=cond)
+            assert costmodel.conditioning_factor(at, adaptation) == pytest.approx(factor)
+            fields = costmodel.nuts_trajectory(at, adaptation)
+            assert fields["gradients_per_draw"].value == pytest.approx(
+                plain["gradients_per_draw"].value * factor)
+            assert fields["relative_efficiency"] == plain["relative_efficiency"]
+        assert "posterior conditioning 1e+03" in costmodel.nuts_trajectory(
+            replace(profile, posterior_conditioning=100 * knee), adaptation
+        )["gradients_per_draw"].note
+    # a centred hierarchy's mode is its funnel's neck: no longer trees priced from it
+    centred = replace(profile, centred_hierarchies=["x"], posterior_conditioning=1e6)
+    assert costmodel.conditioning_factor(centred, "stan") == 1.0
+    # NumPyro's and PyMC's adaptations lengthen theirs more than nutpie's (the fit's order)
+    e = costmodel.CONDITIONING_EXPONENT
+    assert e["nutpie"] < e["pymc"] < e["stan"]
+    # at most NUTS's 1,023 leapfrogs (tree depth 10)
+    assert costmodel.nuts_trajectory(replace(profile, posterior_conditioning=1e300), "stan")[
+        "gradients_per_draw"].value == 1023.0
+
+
 def test_longer_trees_share_fixed_costs_over_more_effective_draws():
     from pymc_accel.backend import Estimate, Figure
 

@@ -850,6 +850,92 @@ def test_measured_mode_evaluates_no_scale_spread_its_budget_has_no_room_for(spre
     assert spreads_counted == [] and "scale spread" not in report.profile
 
 
+class _NutsTrees:
+    """A NUTS backend whose trees are priced as NumPyro's (:func:`costmodel.nuts_trajectory`,
+    the posterior's conditioning included where it was evaluated), at 1e-4 s a gradient."""
+
+    name = "trees"
+    description = "selection tests: trees priced by the dimension and the conditioning"
+
+    def candidates(self, profile, devices):
+        return [Candidate(self.name, "cpu", "float64")]
+
+    def estimate(self, candidate, profile, machine):
+        from pymc_accel import costmodel
+        from pymc_accel.backend import Estimate, Figure
+
+        return Estimate(seconds_per_gradient=Figure(1e-4), fixed_seconds=Figure(0.0),
+                        chain_parallelism=2, **costmodel.nuts_trajectory(profile, "stan"))
+
+
+def _trees_and_rival(rival_seconds: float):
+    reg = build_registry(autoload=False, builtins=False)
+    for backend in (_NutsTrees(), _TunedByStan("rival", rival_seconds)):
+        reg.backends[backend.name] = backend
+        reg.origins[backend.name] = "test"
+    return reg
+
+
+def _bivariate(rho: float):
+    """Two variables of correlation ``rho`` (cond(R) = (1 + rho) / (1 - rho)), no data."""
+    import pymc as pm
+
+    with pm.Model() as model:
+        pm.MvNormal("x", mu=np.zeros(2), cov=np.array([[1.0, rho], [rho, 1.0]]))
+    return model
+
+
+@pytest.fixture
+def conditionings_counted(monkeypatch):
+    """The posterior conditionings evaluated (not read from the store), as a list that grows."""
+    from pymc_accel import check_store, conditioning
+
+    check_store.forget()
+    evaluated = []
+    real = conditioning.posterior_conditioning
+    monkeypatch.setattr(conditioning, "posterior_conditioning",
+                        lambda *a, **k: evaluated.append(1) or real(*a, **k))
+    yield evaluated
+    check_store.forget()
+
+
+def test_the_conditioning_is_evaluated_where_it_could_change_the_choice(
+        conditionings_counted):
+    """2,000 steps of NumPyro's priced trees at d = 2 (5.6 leapfrogs, 1.1 s a chain) against a
+    2.5 s rival: the trees lead at cond(R) 1 and trail at 1,000 (3.25x longer), so the
+    conditioning is evaluated. At rho 0.5 (cond 3) they keep their lead; at rho 0.999 (cond
+    1,999, 3.9x) the rival wins, which the dimension's law alone never chose."""
+    reg = _trees_and_rival(2.5)
+    mild = select(_bivariate(0.5), registry=reg, devices=CPU_ONLY, machine=PACE_ONE, chains=2)
+    assert mild.candidate.backend == "trees"
+    assert mild.profile["posterior conditioning"].startswith("3 ")
+    assert "posterior conditioning" not in mild.estimate.gradients_per_draw.note
+    strong = select(_bivariate(0.999), registry=reg, devices=CPU_ONLY, machine=PACE_ONE,
+                    chains=2)
+    assert strong.candidate.backend == "rival"
+    assert strong.profile["posterior conditioning"].startswith("2e+03")
+    trees = next(r for r in strong.rows if r.backend == "trees")
+    assert trees.gradients_per_draw == pytest.approx(
+        max(3.0, 3.4 * 2**0.25) * 1.38 * (1999 / 10) ** 0.256, rel=1e-3)
+    assert len(conditionings_counted) == 2
+    # the same model, data and start again: the kept conditioning is read, not evaluated
+    again = select(_bivariate(0.999), registry=reg, devices=CPU_ONLY, machine=PACE_ONE,
+                   chains=2)
+    assert again.candidate.backend == "rival" and len(conditionings_counted) == 2
+
+
+def test_the_conditioning_is_not_evaluated_where_the_leader_leads_whatever_it_is(
+        conditionings_counted):
+    """Against a 30 s rival the trees lead at any conditioning up to 1,000; against a 0.5 s
+    one they trail at 1: either way the conditioning could not change the choice."""
+    for rival, leader in ((30.0, "trees"), (0.5, "rival")):
+        report = select(_bivariate(0.999), registry=_trees_and_rival(rival), devices=CPU_ONLY,
+                        machine=PACE_ONE, chains=2)
+        assert report.candidate.backend == leader
+        assert "posterior conditioning" not in report.profile
+    assert conditionings_counted == []
+
+
 def test_the_initial_point_the_profile_evaluated_is_the_selections_start(monkeypatch):
     """A ZeroSumNormal with dims has its initial point evaluated by the profile (for its free
     shapes); the scale spread and the float32 check start from that point, not from a second

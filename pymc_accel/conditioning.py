@@ -1,0 +1,170 @@
+"""How correlated a model's posterior is at its mode: what lengthens NUTS's trees.
+
+Every NUTS here adapts a diagonal mass matrix, which takes out each variable's scale and leaves
+the posterior's correlations. For a Gaussian posterior with correlation matrix ``R`` the
+leapfrog's step size follows the largest eigenvalue of ``R^-1`` and the trajectory a tree must
+cover its smallest, so its trees lengthen with ``cond(R)``, which the dimension alone does not
+see: held-out models with correlated posteriors (a spline's neighbouring coefficients, an
+adstock's carry-over against its level, a horseshoe's scales) ran 2x-16x the leapfrogs a draw
+the dimension's law priced, which hid their gradient work behind the fixed costs (and
+float32's gain with it).
+
+The conditioning is ``cond(R)`` of the inverse Hessian of ``-log p`` at the mode that L-BFGS
+(SciPy's) finds from the initial point, on the unconstrained scale, the Hessian by central
+differences of the profile's gradient (2 d gradients). At the initial point itself it says
+nothing: there the Hessian was positive definite on 25 of 52 models, and ``log cond(R)`` added
+nothing to the dimension's law on them (``bench/fit_tree_length.py --at start``). At the mode
+it was on 51 of 54, and lengthening the priced trees by ``(cond(R) / 10)^c`` above 10 took the
+rms log error of nutpie's leapfrogs a draw, each model left out of its own fit, from 0.58 to
+0.47, NumPyro's from 0.86 to 0.57 (:data:`pymc_accel.costmodel.CONDITIONING_EXPONENT`;
+``docs/results/fit-tree-length-cpu-2026-12-02-mode.txt``). A hierarchical model's mode sits
+in its funnel's neck, where the conditioning overstates its trees (data_groups_33: 11,962, and
+8.7 leapfrogs a draw under nutpie).
+
+Evaluated op by op (:class:`~pymc_accel.graph_building.Evaluator`, the gradient the scale
+spread and the float32 check evaluate): 12 to 381 evaluations, the Hessian's included, on the
+quick zoo and the held-out models, 0.01 s to 5.2 s (kalman_4's 26). So it is evaluated only
+where it could change the choice and within a budget
+(:func:`pymc_accel.selection._with_conditioning`). The Hessian by differences is written by
+hand: SciPy's ``scipy.differentiate.hessian`` differentiates a function, not a gradient, and
+costs d times the evaluations.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+if TYPE_CHECKING:
+    from pymc_accel.profile import LogpGraph
+
+#: Models of more free dimensions are not evaluated: the Hessian takes 2 d gradients.
+MAX_DIM = 150
+#: The central differences' step on the unconstrained scale.
+STEP = 1e-4
+#: L-BFGS iterations at most; a search that has not converged by then gives no figure.
+MAX_ITERATIONS = 500
+
+
+@dataclass(frozen=True)
+class PosteriorConditioning:
+    """The conditioning of a model's posterior at its mode.
+
+    Attributes
+    ----------
+    value : float
+        ``cond(R)``: the largest over the smallest eigenvalue of the correlation matrix of the
+        inverse Hessian of ``-log p`` at the mode (1 for uncorrelated variables).
+    evaluations : int
+        Log density and gradient evaluations it took, the Hessian's included.
+    seconds : float
+        Time it took.
+    """
+
+    value: float
+    evaluations: int
+    seconds: float
+
+    def describe(self) -> str:
+        """One line for a report."""
+        return (f"{self.value:.3g} (cond of the posterior's correlations at its mode; "
+                f"{self.evaluations} evaluations, {self.seconds:.2f} s)")
+
+
+def posterior_conditioning(logp_graph: LogpGraph, point: dict[str, Any],
+                           budget_seconds: float = math.inf) -> PosteriorConditioning | None:
+    """The conditioning of the posterior whose log density ``logp_graph`` holds, at the mode
+    found from ``point`` (see the module docstring).
+
+    Parameters
+    ----------
+    logp_graph : pymc_accel.profile.LogpGraph
+        The log density and gradient its profile built (``grads`` must be set).
+    point : dict
+        Values of the value variables, by name (the initial point).
+    budget_seconds : float, default inf
+        Time it may take: the search's evaluations are capped at what the budget allows at the
+        first evaluation's pace, less the Hessian's.
+
+    Returns
+    -------
+    PosteriorConditioning or None
+        ``None`` where it cannot be had: no gradient graph, a discrete or empty model, more
+        than :data:`MAX_DIM` dimensions, an evaluation that raises or is not finite, a search
+        that does not converge within the budget, or a Hessian at the mode that is not
+        positive definite.
+    """
+    from scipy.optimize import minimize
+
+    from pymc_accel.curvature import gradient_function
+
+    start = time.perf_counter()
+    if logp_graph.grads is None:
+        return None
+    value_vars = list(logp_graph.value_vars)
+    if not value_vars or any("float" not in v.dtype for v in value_vars):
+        return None
+    try:
+        values = [np.asarray(point[v.name], dtype="float64") for v in value_vars]
+    except KeyError:
+        return None
+    shapes = [v.shape for v in values]
+    sizes = [v.size for v in values]
+    x0 = np.concatenate([v.ravel() for v in values]) if values else np.zeros(0)
+    dim = x0.size
+    if dim == 0 or dim > MAX_DIM:
+        return None
+    f = gradient_function(logp_graph)
+    count = 0
+
+    def negative(x: np.ndarray) -> tuple[float, np.ndarray]:
+        nonlocal count
+        count += 1
+        parts, at = [], 0
+        for shape, size, var in zip(shapes, sizes, value_vars):
+            parts.append(x[at:at + size].reshape(shape).astype(var.dtype))
+            at += size
+        logp, *grads = f(*parts)
+        grad = np.concatenate([np.ravel(g) for g in grads]).astype("float64")
+        if not (np.isfinite(logp) and np.all(np.isfinite(grad))):
+            return math.inf, np.zeros(dim)
+        return -float(logp), -grad
+
+    try:
+        first = time.perf_counter()
+        if not math.isfinite(negative(x0)[0]):
+            return None
+        pace = max(time.perf_counter() - first, 1e-6)
+        left = budget_seconds - (time.perf_counter() - start)
+        allowed = (15000 if math.isinf(left) else int(min(left / pace, 15000))) - 2 * dim
+        if allowed < 10:
+            return None
+        found = minimize(negative, x0, jac=True, method="L-BFGS-B",
+                         options={"maxiter": MAX_ITERATIONS, "maxfun": allowed})
+        if not found.success or not math.isfinite(found.fun):
+            return None
+        hessian = np.empty((dim, dim))
+        for i in range(dim):
+            step = np.zeros(dim)
+            step[i] = STEP
+            hessian[i] = (negative(found.x + step)[1] - negative(found.x - step)[1]) / (2 * STEP)
+    except Exception:  # an evaluation the op-by-op evaluator cannot run: no figure
+        return None
+    hessian = (hessian + hessian.T) / 2
+    if not np.all(np.isfinite(hessian)):
+        return None
+    try:
+        if np.linalg.eigvalsh(hessian)[0] <= 0:
+            return None
+        covariance = np.linalg.inv(hessian)
+        sd = np.sqrt(np.diag(covariance))
+        eig = np.linalg.eigvalsh(covariance / np.outer(sd, sd))
+    except np.linalg.LinAlgError:
+        return None
+    if eig[0] <= 0:
+        return None
+    return PosteriorConditioning(float(eig[-1] / eig[0]), count, time.perf_counter() - start)
