@@ -77,6 +77,7 @@ def replay(results: dict, machine_pace: bool = False) -> list[dict]:
 
     lines = []
     for record, factory in _with_factories(results["models"], lines):
+        _SELECTING["model"] = record["model"]  # named in --count-evaluations' list
         with (_other_models_in_history(results, record["model"]) if machine_pace
               else contextlib.nullcontext()):
             forget_profiles()
@@ -450,19 +451,23 @@ def main(argv=None) -> None:
         print("Every file together\n", summary(everything), "\n", sep="\n", flush=True)
     if evaluated is not None:
         print(f"Posterior conditionings evaluated: {len(evaluated)}, "
-              f"{sum(e[0] for e in evaluated):.2f} s in all\n")
-        print("| seconds | budget (s) | cond(R) | evaluations |\n|---|---|---|---|")
-        for seconds, budget, found in evaluated:
-            print(f"| {seconds:.3f} | {budget:.2f} | "
+              f"{sum(e[1] for e in evaluated):.2f} s in all\n")
+        print("| model | seconds | budget (s) | cond(R) | evaluations |\n|---|---|---|---|---|")
+        for model, seconds, budget, found in evaluated:
+            print(f"| {model} | {seconds:.3f} | {budget:.2f} | "
                   f"{'none' if found is None else f'{found.value:.3g}'} | "
                   f"{'–' if found is None else found.evaluations} |")
     if args.json:
         Path(args.json).write_text(json.dumps(everything, indent=1))
 
 
-def _count_conditionings() -> list[tuple[float, float, object]]:
-    """Record every posterior conditioning the selections evaluate: (seconds, budget, what it
-    found), in a list that grows."""
+#: The model a replay is selecting, for the list of conditionings evaluated.
+_SELECTING: dict[str, str | None] = {"model": None}
+
+
+def _count_conditionings() -> list[tuple[str | None, float, float, object]]:
+    """Record every posterior conditioning the selections evaluate: (the model, seconds, budget,
+    what it found), in a list that grows."""
     import time
 
     from pymc_accel import conditioning
@@ -473,7 +478,8 @@ def _count_conditionings() -> list[tuple[float, float, object]]:
     def counted(graph, point, budget_seconds=float("inf")):
         start = time.perf_counter()
         found = real(graph, point, budget_seconds)
-        evaluated.append((time.perf_counter() - start, budget_seconds, found))
+        evaluated.append((_SELECTING["model"], time.perf_counter() - start, budget_seconds,
+                          found))
         return found
 
     conditioning.posterior_conditioning = counted
