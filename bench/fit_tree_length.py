@@ -3,7 +3,7 @@
 The cost model prices nutpie's leapfrogs per draw from the dimension alone (``3.4 d^(1/4)``,
 :func:`pymc_accel.costmodel.nuts_gradients_per_draw`). Held-out models with correlated
 posteriors ran far longer trees than that (NumPyro's 109 leapfrogs a draw on spline_20 and 95
-on adstock_11, where 9.9 and 8.6 are priced), which hid the gradient work behind the fixed costs
+on adstock_11, where 9.9 and 8.5 are priced), which hid the gradient work behind the fixed costs
 and with it float32's gain. Under a diagonal mass matrix, which every NUTS here adapts, what is left
 of a Gaussian posterior is its correlation matrix ``R``: the step size follows its largest
 eigenvalue of ``R^-1``, the trajectory its smallest, so a tree needs about ``sqrt(cond(R))``
