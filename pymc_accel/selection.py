@@ -682,7 +682,8 @@ def select(
     scored.sort(key=lambda s: s.key)
     run = (tune + draws, draws, chains)
     profile = _with_scale_spread(scored, profile, model, logp_graph, kept_check, run)
-    profile = _with_conditioning(scored, profile, model, logp_graph, kept_check, run)
+    if not measure:  # measured mode evaluates it after its timings, within what is left
+        profile = _with_conditioning(scored, profile, model, logp_graph, kept_check, run)
     if precision != "float32" and not any(s.needs_guard for s in scored):
         # no float32 check to come: its gradient (and data, unless the run keeps the log
         # density) freed before measuring
@@ -705,8 +706,12 @@ def select(
         left = measure_budget - (_measure._clock() - budget_start) - reserve
         profile = _with_scale_spread(scored, profile, model, logp_graph, kept_check, run,
                                      may_evaluate=left >= SPREAD_SECONDS_AFTER_MEASURING)
+        # and the conditioning in what is left after the spread, at most: measured mode keeps
+        # to its budget
+        left = measure_budget - (_measure._clock() - budget_start) - reserve
         profile = _with_conditioning(scored, profile, model, logp_graph, kept_check, run,
-                                     may_evaluate=left >= SPREAD_SECONDS_AFTER_MEASURING)
+                                     may_evaluate=left >= CONDITIONING_BUDGET_LEAST,
+                                     most_seconds=left)
 
     scored = _float32_only_where_faster(scored)
 
@@ -1135,9 +1140,9 @@ def _with_scale_spread(scored: list[_Scored], profile: ModelProfile, model: Any,
 
 
 #: The posterior conditioning up to which a leader must keep its lead for the conditioning not
-#: to be evaluated (:func:`_with_conditioning`): NumPyro's trees priced 3.4x, PyMC's 3.0x and
+#: to be evaluated (:func:`_with_conditioning`): NumPyro's trees priced 3.3x, PyMC's 3.0x and
 #: nutpie's 2.0x longer there (:data:`pymc_accel.costmodel.CONDITIONING_EXPONENT`); the spline,
-#: adstock and horseshoe models whose trees ran 3x-8x their price sit at 1,200-28,000.
+#: adstock and horseshoe models, whose trees ran 3.5x-16x their price, sit at 1,178-28,523.
 CONDITIONING_WORTH_EVALUATING = 1000.0
 #: What the conditioning's evaluation may take, as a share of the leader's estimated run, and
 #: at least: it is evaluated only where it could change the choice, which on the spline was
@@ -1153,7 +1158,8 @@ CONDITIONING_BUDGET_LEAST = 0.2
 
 def _with_conditioning(scored: list[_Scored], profile: ModelProfile, model: Any,
                        logp_graph: LogpGraph | None, kept: _KeptCheck,
-                       run: tuple[int, int, int], may_evaluate: bool = True) -> ModelProfile:
+                       run: tuple[int, int, int], may_evaluate: bool = True,
+                       most_seconds: float = math.inf) -> ModelProfile:
     """The profile with the posterior's conditioning at its mode
     (:mod:`pymc_accel.conditioning`) where it could change the choice, and ``scored``
     re-ranked with it (in place), as :func:`_with_scale_spread` does with the scale spread.
@@ -1163,8 +1169,9 @@ def _with_conditioning(scored: list[_Scored], profile: ModelProfile, model: Any,
     them) are ranked with the conditioning at its least (1) and at
     :data:`CONDITIONING_WORTH_EVALUATING`; only where the leader differs between the two is it
     evaluated, within :data:`CONDITIONING_BUDGET_SHARE` of the leader's estimated run (at least
-    :data:`CONDITIONING_BUDGET_LEAST`), or read where this model, data and start had it
-    evaluated before (:mod:`pymc_accel.check_store`)."""
+    :data:`CONDITIONING_BUDGET_LEAST`) and ``most_seconds`` (what measured mode's budget has
+    left), or read where this model, data and start had it evaluated before
+    (:mod:`pymc_accel.check_store`)."""
     from pymc_accel import conditioning, costmodel
 
     if (model is None or profile.posterior_conditioning is not None or len(scored) < 2
@@ -1198,7 +1205,8 @@ def _with_conditioning(scored: list[_Scored], profile: ModelProfile, model: Any,
 
     if leader(1.0) == leader(CONDITIONING_WORTH_EVALUATING):
         return profile
-    budget = max(CONDITIONING_BUDGET_LEAST, CONDITIONING_BUDGET_SHARE * scored[0].total)
+    budget = min(most_seconds,
+                 max(CONDITIONING_BUDGET_LEAST, CONDITIONING_BUDGET_SHARE * scored[0].total))
     found = _kept_conditioning(model, profile, logp_graph, kept, budget, may_evaluate)
     if found is None:
         return profile

@@ -936,6 +936,27 @@ def test_the_conditioning_is_not_evaluated_where_the_leader_leads_whatever_it_is
     assert conditionings_counted == []
 
 
+def test_measured_mode_evaluates_the_conditioning_only_in_what_its_budget_has_left(
+        conditionings_counted, monkeypatch):
+    """Measured mode keeps to its budget: the conditioning is evaluated after the timings in
+    what is left, and not at all where less than its least is left."""
+    from pymc_accel import selection
+
+    reg = _trees_and_rival(2.5)
+    tight = selection.CONDITIONING_BUDGET_LEAST / 2
+    report = select(_bivariate(0.999), registry=reg, devices=CPU_ONLY, machine=PACE_ONE,
+                    chains=2, measure=True, measure_budget=tight)
+    assert conditionings_counted == [] and report.candidate.backend == "trees"
+    budgets = []
+    real = selection._kept_conditioning
+    monkeypatch.setattr(selection, "_kept_conditioning",
+                        lambda *a, **k: budgets.append(a[4]) or real(*a, **k))
+    report = select(_bivariate(0.999), registry=reg, devices=CPU_ONLY, machine=PACE_ONE,
+                    chains=2, measure=True, measure_budget=0.5)
+    assert report.candidate.backend == "rival" and len(conditionings_counted) == 1
+    assert budgets and budgets[0] <= 0.5
+
+
 def test_the_initial_point_the_profile_evaluated_is_the_selections_start(monkeypatch):
     """A ZeroSumNormal with dims has its initial point evaluated by the profile (for its free
     shapes); the scale spread and the float32 check start from that point, not from a second
