@@ -1223,68 +1223,57 @@ def _with_conditioning(scored: list[_Scored], profile: ModelProfile, model: Any,
 def _kept_conditioning(model: Any, profile: ModelProfile, logp_graph: LogpGraph | None,
                        kept: _KeptCheck, budget_seconds: float, may_evaluate: bool = True
                        ) -> Any:
-    """The model's :class:`~pymc_accel.conditioning.PosteriorConditioning`: kept from an
-    earlier selection of this model, data and start, else (if ``may_evaluate``) evaluated on
-    the profile's log density within ``budget_seconds`` and kept; ``None`` where it cannot be
-    had."""
-    from pymc_accel import conditioning, curvature
+    """The model's :class:`~pymc_accel.conditioning.PosteriorConditioning`, as
+    :func:`_kept_figure` keeps it, evaluated within ``budget_seconds``."""
+    from pymc_accel import conditioning
 
-    if profile.data_bytes > curvature.MAX_DATA_BYTES:
-        return None
-    key = check_store.conditioning_key(kept.key())
-    found = check_store.load_conditioning(key)
-    if found is not None or not may_evaluate:
-        return found
-    try:
-        logp_graph = _with_gradient(model, profile, logp_graph)
-        found = conditioning.posterior_conditioning(logp_graph, kept.start_point(),
-                                                    budget_seconds)
-    except Exception:  # a graph the evaluation cannot build: the dimension's law
-        return None
-    check_store.save_conditioning(key, found)
-    return found
-
-
-def _with_gradient(model: Any, profile: ModelProfile, logp_graph: LogpGraph | None
-                   ) -> LogpGraph:
-    """``logp_graph``, or where the profile was reused without one (or without its gradient)
-    the model's log density and gradient built again."""
-    if logp_graph is not None and logp_graph.grads is not None:
-        return logp_graph
-    import pytensor
-
-    logp = model.logp()
-    value_vars = list(model.value_vars)
-    return LogpGraph(value_vars, logp, pytensor.grad(logp, value_vars), profile.data_bytes)
+    return _kept_figure(
+        model, profile, logp_graph, kept, check_store.conditioning_key(kept.key()),
+        check_store.load_conditioning, check_store.save_conditioning,
+        lambda graph, start: conditioning.posterior_conditioning(graph, start, budget_seconds),
+        may_evaluate)
 
 
 def _kept_scale_spread(model: Any, profile: ModelProfile, logp_graph: LogpGraph | None,
                        kept: _KeptCheck, may_evaluate: bool = True) -> Any:
-    """The model's :class:`~pymc_accel.curvature.ScaleSpread` at its initial point: kept from an
-    earlier selection of this model, data and start, else (if ``may_evaluate``) evaluated on
-    the profile's log density (built again where the profile was reused) and kept; ``None``
-    where it cannot be evaluated."""
+    """The model's :class:`~pymc_accel.curvature.ScaleSpread` at its initial point, as
+    :func:`_kept_figure` keeps it."""
+    from pymc_accel import curvature
+
+    return _kept_figure(model, profile, logp_graph, kept, check_store.spread_key(kept.key()),
+                        check_store.load_spread, check_store.save_spread,
+                        curvature.scale_spread, may_evaluate)
+
+
+def _kept_figure(model: Any, profile: ModelProfile, logp_graph: LogpGraph | None,
+                 kept: _KeptCheck, key: str | None, load: Any, save: Any, evaluate: Any,
+                 may_evaluate: bool = True) -> Any:
+    """A figure of the model's log density from its start (the scale spread, the posterior's
+    conditioning): kept from an earlier selection of this model, data and start (``load(key)``),
+    else (if ``may_evaluate``) ``evaluate(graph, start)`` on the profile's log density and
+    gradient (built again, once a selection, where the profile was reused:
+    :meth:`_KeptCheck.gradient_graph`) and kept (``save``); ``None`` where it cannot be had or
+    the model reads more data than :data:`pymc_accel.curvature.MAX_DATA_BYTES`."""
     from pymc_accel import curvature
 
     if profile.data_bytes > curvature.MAX_DATA_BYTES:
         return None
-    key = check_store.spread_key(kept.key())
-    spread = check_store.load_spread(key)
-    if spread is not None or not may_evaluate:
-        return spread
+    found = load(key)
+    if found is not None or not may_evaluate:
+        return found
     try:
-        spread = curvature.scale_spread(_with_gradient(model, profile, logp_graph),
-                                        kept.start_point())
+        found = evaluate(kept.gradient_graph(profile, logp_graph), kept.start_point())
     except Exception:  # a graph the evaluation cannot build: the dimension's law
         return None
-    check_store.save_spread(key, spread)
-    return spread
+    save(key, found)
+    return found
 
 
 class _KeptCheck:
     """The float32 check of one selection's model: read from :mod:`pymc_accel.check_store` at
     most once (its key hashes the model's data), and kept there once run; with the model's
-    initial point, which the check and the scale spread start from."""
+    initial point, which the check, the scale spread and the conditioning start from, and its
+    log density and gradient where the profile was reused without them."""
 
     def __init__(self, model, initvals):
         self.model, self.initvals = model, initvals
@@ -1293,6 +1282,7 @@ class _KeptCheck:
         self._loaded = False
         self._check: PrecisionCheck | None = None
         self._start: dict | None = None
+        self._graph: LogpGraph | None = None
 
     def get(self) -> PrecisionCheck | None:
         """The kept check of this model, data and start, or ``None``."""
@@ -1326,6 +1316,21 @@ class _KeptCheck:
     def start_from(self, point: dict) -> None:
         """Take ``point`` as the initial point without ``initvals``, evaluated already."""
         self._start = point
+
+    def gradient_graph(self, profile: ModelProfile, logp_graph: LogpGraph | None) -> LogpGraph:
+        """``logp_graph``, or where the profile was reused without one (or without its
+        gradient) the model's log density and gradient built again, once for the scale spread
+        and the conditioning both."""
+        if logp_graph is not None and logp_graph.grads is not None:
+            return logp_graph
+        if self._graph is None:
+            import pytensor
+
+            logp = self.model.logp()
+            value_vars = list(self.model.value_vars)
+            self._graph = LogpGraph(value_vars, logp, pytensor.grad(logp, value_vars),
+                                    profile.data_bytes)
+        return self._graph
 
     def keep(self, check: PrecisionCheck) -> PrecisionCheck:
         """Keep a check just run for the next selection of this model; return it."""

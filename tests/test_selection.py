@@ -745,18 +745,25 @@ def _two_scales(narrow_sd: float):
     return model
 
 
-@pytest.fixture
-def spreads_counted(monkeypatch):
-    """The scale spreads evaluated (not read from the store), as a list that grows."""
-    from pymc_accel import check_store, curvature
+def _evaluations_counted(monkeypatch, module, name: str):
+    """``module.name`` counted where it is evaluated (not read from the store), as a list that
+    grows, with the process's store emptied before and after."""
+    from pymc_accel import check_store
 
     check_store.forget()
     evaluated = []
-    real = curvature.scale_spread
-    monkeypatch.setattr(curvature, "scale_spread",
-                        lambda *a, **k: evaluated.append(1) or real(*a, **k))
+    real = getattr(module, name)
+    monkeypatch.setattr(module, name, lambda *a, **k: evaluated.append(1) or real(*a, **k))
     yield evaluated
     check_store.forget()
+
+
+@pytest.fixture
+def spreads_counted(monkeypatch):
+    """The scale spreads evaluated (not read from the store), as a list that grows."""
+    from pymc_accel import curvature
+
+    yield from _evaluations_counted(monkeypatch, curvature, "scale_spread")
 
 
 def test_the_scale_spread_is_evaluated_where_it_could_change_the_choice(spreads_counted):
@@ -888,15 +895,9 @@ def _bivariate(rho: float):
 @pytest.fixture
 def conditionings_counted(monkeypatch):
     """The posterior conditionings evaluated (not read from the store), as a list that grows."""
-    from pymc_accel import check_store, conditioning
+    from pymc_accel import conditioning
 
-    check_store.forget()
-    evaluated = []
-    real = conditioning.posterior_conditioning
-    monkeypatch.setattr(conditioning, "posterior_conditioning",
-                        lambda *a, **k: evaluated.append(1) or real(*a, **k))
-    yield evaluated
-    check_store.forget()
+    yield from _evaluations_counted(monkeypatch, conditioning, "posterior_conditioning")
 
 
 def test_the_conditioning_is_evaluated_where_it_could_change_the_choice(
@@ -955,6 +956,21 @@ def test_measured_mode_evaluates_the_conditioning_only_in_what_its_budget_has_le
                     chains=2, measure=True, measure_budget=0.5)
     assert report.candidate.backend == "rival" and len(conditionings_counted) == 1
     assert budgets and budgets[0] <= 0.5
+
+
+def test_a_reused_profiles_log_density_is_built_again_once_for_the_spread_and_conditioning():
+    """Where the profile was reused without its graph, the scale spread and the conditioning
+    evaluate one log density and gradient built again, not one each."""
+    from pymc_accel.profile import profile_and_logp
+    from pymc_accel.selection import _KeptCheck
+
+    model = _bivariate(0.5)
+    profile, graph = profile_and_logp(model)
+    kept = _KeptCheck(model, None)
+    assert kept.gradient_graph(profile, graph) is graph  # the profile's, where it has one
+    built = kept.gradient_graph(profile, None)
+    assert built is not graph and built.grads is not None
+    assert kept.gradient_graph(profile, None) is built
 
 
 def test_the_initial_point_the_profile_evaluated_is_the_selections_start(monkeypatch):
