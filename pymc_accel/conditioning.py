@@ -10,20 +10,20 @@ the dimension's law priced, which hid their gradient work behind the fixed costs
 float32's gain with it).
 
 The conditioning is ``cond(R)`` of the inverse Hessian of ``-log p`` at the mode that L-BFGS
-(SciPy's) finds from the initial point, on the unconstrained scale, the Hessian by central
-differences of the profile's gradient (2 d gradients). At the initial point itself it says
+(SciPy's) finds from the initial point, on the unconstrained scale, the Hessian by forward
+differences of the profile's gradient (d gradients beyond the search's). At the initial point itself it says
 nothing: there the Hessian was positive definite on 25 of 52 models, and ``log cond(R)`` added
 nothing to the dimension's law on them (``bench/fit_tree_length.py --at start``). At the mode
-it was on 51 of 54, and lengthening the priced trees by ``(cond(R) / 10)^c`` above 10 took the
-rms log error of nutpie's leapfrogs a draw, each model left out of its own fit, from 0.58 to
-0.47, NumPyro's from 0.86 to 0.57 (:data:`pymc_accel.costmodel.CONDITIONING_EXPONENT`;
-``docs/results/fit-tree-length-cpu-2026-12-02-mode.txt``). A hierarchical model's mode sits
+it was on 50 of 54, and lengthening the priced trees by ``(cond(R) / 10)^c`` above 10 took the
+rms log error of nutpie's leapfrogs a draw, each model left out of its own fit, from 0.56 to
+0.46, NumPyro's from 0.86 to 0.57 (:data:`pymc_accel.costmodel.CONDITIONING_EXPONENT`;
+``docs/results/fit-tree-length-cpu-2026-12-02-mode-forward.txt``). A hierarchical model's mode sits
 in its funnel's neck, where the conditioning overstates its trees (data_groups_33: 11,962, and
 8.7 leapfrogs a draw under nutpie).
 
 Evaluated op by op (:class:`~pymc_accel.graph_building.Evaluator`, the gradient the scale
-spread and the float32 check evaluate): 12 to 381 evaluations, the Hessian's included, on the
-quick zoo and the held-out models, 0.01 s to 5.2 s (kalman_4's 26). So it is evaluated only
+spread and the float32 check evaluate): 10 to 348 evaluations, the Hessian's included, on the
+quick zoo and the held-out models, 0.01 s to 3.8 s (kalman_4's 22). So it is evaluated only
 where it could change the choice and within a budget
 (:func:`pymc_accel.selection._with_conditioning`). The Hessian by differences is written by
 hand: SciPy's ``scipy.differentiate.hessian`` differentiates a function, not a gradient, and
@@ -42,9 +42,9 @@ import numpy as np
 if TYPE_CHECKING:
     from pymc_accel.profile import LogpGraph
 
-#: Models of more free dimensions are not evaluated: the Hessian takes 2 d gradients.
+#: Models of more free dimensions are not evaluated: the Hessian takes d gradients.
 MAX_DIM = 150
-#: The central differences' step on the unconstrained scale.
+#: The differences' step on the unconstrained scale.
 STEP = 1e-4
 #: L-BFGS iterations at most; a search that has not converged by then gives no figure.
 MAX_ITERATIONS = 500
@@ -147,11 +147,15 @@ def posterior_conditioning(logp_graph: LogpGraph, point: dict[str, Any],
                          options={"maxiter": MAX_ITERATIONS})
         if not found.success or not math.isfinite(found.fun):
             return None
+        # forward differences from the gradient the search ended on: d gradients, where
+        # central ones took 2 d for the same figure (a condition number, not a Hessian to
+        # sample with)
+        at_mode = np.asarray(found.jac, dtype="float64")
         hessian = np.empty((dim, dim))
         for i in range(dim):
             step = np.zeros(dim)
             step[i] = STEP
-            hessian[i] = (negative(found.x + step)[1] - negative(found.x - step)[1]) / (2 * STEP)
+            hessian[i] = (negative(found.x + step)[1] - at_mode) / STEP
     except Exception:  # over the budget, or an evaluation the evaluator cannot run: no figure
         return None
     hessian = (hessian + hessian.T) / 2

@@ -1146,16 +1146,16 @@ NUTS_GRADIENT_EFFICIENCY = {"nutpie": 1.0, "pymc": 1.0, "stan": 0.85}
 #: :mod:`pymc_accel.conditioning`), each NUTS's leapfrogs a draw are its priced ones times
 #: ``(cond / CONDITIONING_KNEE)^c`` above the knee, ``c`` by its adaptation. Least squares on
 #: the log of observed over priced leapfrogs a draw in the regret files at 1000 + 1000 draws,
-#: 51 models (``JAX_PLATFORMS=cpu PYMC_ACCEL_HISTORY=off python bench/fit_tree_length.py --at
-#: mode``, docs/results/fit-tree-length-cpu-2026-12-02-mode.jsonl and ``...-mode.txt``): rms log
-#: error, each model left out of its own fit, nutpie 0.58 -> 0.47, PyMC's NUTS 0.78 -> 0.52,
-#: NumPyro's 0.86 -> 0.57 in float64 and 0.83 -> 0.55 in float32 (Stan's, their mean). The
+#: 50 models (``JAX_PLATFORMS=cpu PYMC_ACCEL_HISTORY=off python bench/fit_tree_length.py --at
+#: mode``, docs/results/fit-tree-length-cpu-2026-12-02-mode-forward.txt and ``.jsonl``): rms log
+#: error, each model left out of its own fit, nutpie 0.56 -> 0.46, PyMC's NUTS 0.77 -> 0.51,
+#: NumPyro's 0.86 -> 0.57 in float64 and 0.82 -> 0.53 in float32 (Stan's, their mean). The
 #: longer trees are priced as gradients only, each implementation's effective draws a gradient
 #: against nutpie's kept (:data:`NUTS_GRADIENT_EFFICIENCY`): on spline_20, NumPyro's 4.3x
 #: nutpie's leapfrogs a draw bought it 1.5x nutpie's effective draws, not 4.3x
 #: (docs/results/regret-cpu-1000-2026-11-30-seventh-families.md).
 CONDITIONING_KNEE = 10.0
-CONDITIONING_EXPONENT = {"nutpie": 0.149, "pymc": 0.241, "stan": 0.256}
+CONDITIONING_EXPONENT = {"nutpie": 0.149, "pymc": 0.242, "stan": 0.257}
 
 
 def nuts_trajectory(profile: ModelProfile, adaptation: str) -> dict[str, Any]:

@@ -1146,9 +1146,9 @@ def _with_scale_spread(scored: list[_Scored], profile: ModelProfile, model: Any,
 CONDITIONING_WORTH_EVALUATING = 1000.0
 #: What the conditioning's evaluation may take, as a share of the leader's estimated run, and
 #: at least: it is evaluated only where it could change the choice, which on the spline was
-#: worth 1.47x of its run, and it took 0.07-0.49 s on the five models whose trees ran 2x-16x
-#: their price (50-381 evaluations; 0.48 s on the adstock model, whose float64 run took 2.0 s:
-#: docs/results/fit-tree-length-cpu-2026-12-02-mode.txt). Kept for the model, data and start,
+#: worth 1.47x of its run, and it took 0.04-0.51 s on the five models whose trees ran 2x-16x
+#: their price (43-348 evaluations; 0.51 s on the adstock model, whose float64 run took 2.0 s:
+#: docs/results/fit-tree-length-cpu-2026-12-02-mode-forward.txt). Kept for the model, data and start,
 #: a later selection of the same model reads it. A floor of 0.1 s, its evaluations capped at
 #: the first one's pace, left the spline without it in the regret benchmark's process
 #: (docs/results/regret-cpu-1000-2026-12-02-conditioning.md: 1.45), so it runs to the budget.

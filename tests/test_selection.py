@@ -916,8 +916,12 @@ def test_the_conditioning_is_evaluated_where_it_could_change_the_choice(
     assert strong.candidate.backend == "rival"
     assert strong.profile["posterior conditioning"].startswith("2e+03")
     trees = next(r for r in strong.rows if r.backend == "trees")
+    from pymc_accel import costmodel
+
     assert trees.gradients_per_draw == pytest.approx(
-        max(3.0, 3.4 * 2**0.25) * 1.38 * (1999 / 10) ** 0.256, rel=1e-3)
+        max(3.0, 3.4 * 2**0.25) * costmodel.NUTS_TRAJECTORY_SCALE["stan"]
+        * (1999 / costmodel.CONDITIONING_KNEE) ** costmodel.CONDITIONING_EXPONENT["stan"],
+        rel=1e-3)
     assert len(conditionings_counted) == 2
     # the same model, data and start again: the kept conditioning is read, not evaluated
     again = select(_bivariate(0.999), registry=reg, devices=CPU_ONLY, machine=PACE_ONE,
