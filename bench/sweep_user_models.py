@@ -1751,6 +1751,23 @@ def dose_response_root(pm):
         pm.Normal("y", a + pt.switch(dose > 0, pt.sqrt(dose * k), 0.0), s, observed=y)
     return m
 
+def dose_response_power(pm):
+    """:func:`dose_response_root` with a power under 1 of the dose times the potency for its
+    root (``pt.switch(dose > 0, (dose * k) ** 0.3, 0)``), as an allometric or a fixed-Hill
+    response is written: the branch not taken is ``0 ** 0.3``, whose derivative is infinite."""
+    import pytensor.tensor as pt
+
+    rng = _rng()
+    dose = np.repeat([0.0, 0.5, 1.0, 2.0], 15)
+    y = 2.0 + (1.8 * dose) ** 0.3 + 0.3 * rng.normal(size=60)
+    with pm.Model() as m:
+        k = pm.HalfNormal("potency", 2.0)
+        a = pm.Normal("baseline", 0.0, 5.0)
+        s = pm.HalfNormal("s", 1.0)
+        pm.Normal("y", a + pt.switch(dose > 0, (dose * k) ** 0.3, 0.0), s, observed=y)
+    return m
+
+
 def poisson_offset_zero_exposure(pm):
     """A Poisson regression of counts with the log of each unit's exposure as an offset, as
     GLM texts write it, where 10 of 120 units had no exposure (their count 0, their offset
@@ -1865,7 +1882,9 @@ MODELS = [missing_observations, normal_mixture, censored, truncated, zero_sum_wi
           # an eighteenth set (2026-12-02, morning): a root of 0 kept out by a switch
           dose_response_root,
           # a nineteenth set (2026-12-02, morning): zeros and bounds in the data
-          poisson_offset_zero_exposure, binomial_zero_trials, nonlinear_growth_mixed]
+          poisson_offset_zero_exposure, binomial_zero_trials, nonlinear_growth_mixed,
+          # a twentieth set (2026-12-02, afternoon): a power under 1 of 0 kept out by a switch
+          dose_response_power]
 
 
 # ---- arguments and situations -------------------------------------------------------------

@@ -240,8 +240,9 @@ def switched_log_densities(model: Any) -> list[str]:
 #: taken too, and its zero cotangent times the NaN derivative is NaN. NumPyro's, BlackJAX's and
 #: DEER-MALA's chains never left their start on that model (``bench/sweep_user_models.py``'s
 #: ``threshold_sqrt``, 2026-12-01), where PyMC's and nutpie's ran. A power with a constant
-#: exponent that is not an integer (``x ** 0.5``) is one too, for a negative base. So is a root
-#: of 0, whose derivative is infinite (``pt.switch(dose > 0, pt.sqrt(dose * k), 0)``, 2026-12-02).
+#: exponent that is not an integer (``x ** 0.5``) is one too, for a negative base, and for a
+#: base of 0 where the exponent is under 1. So is a root of 0, whose derivative is infinite
+#: (``pt.switch(dose > 0, pt.sqrt(dose * k), 0)``, 2026-12-02).
 NAN_OUTSIDE_DOMAIN = {
     "Sqrt": lambda x: x <= 0,
     "ArcSin": lambda x: abs(x) > 1,
@@ -296,18 +297,32 @@ def _zero_from_data(node: Any, holding: set, constants: dict) -> bool:
 SWITCHED_BRANCH_SUFFIX = " in a switch's branch"
 
 
-def _non_integer_constant(var: Any) -> bool:
-    """Whether ``var`` is a constant, or a constant broadcast, with an element that is not an
-    integer."""
+def _non_integer_constant(var: Any) -> Any:
+    """``var``'s values where it is a constant, or a constant broadcast, with an element that
+    is not an integer; ``None`` otherwise."""
     import numpy as np
     from pytensor.graph.basic import Constant
 
     while var.owner is not None and type(var.owner.op).__name__ == "DimShuffle":
         var = var.owner.inputs[0]
     if not isinstance(var, Constant):
-        return False
+        return None
     data = np.asarray(var.data)
-    return bool(np.issubdtype(data.dtype, np.floating) and np.any(data != np.round(data)))
+    if np.issubdtype(data.dtype, np.floating) and np.any(data != np.round(data)):
+        return data
+    return None
+
+
+def _negative_base(x: Any) -> Any:
+    """Where a power's base lies outside its domain for a non-integer exponent."""
+    return x < 0
+
+
+def _base_at_or_below_zero(x: Any) -> Any:
+    """... and for a non-integer exponent under 1, whose derivative is infinite at 0 as a
+    root's is (``pt.switch(dose > 0, (dose * k) ** 0.3, 0)``: JAX's gradient in ``k`` NaN at
+    every start, 2026-12-02)."""
+    return x <= 0
 
 
 def _switched_domain_arguments(outputs: list[Any], params: list[Any]) -> list[tuple[str, Any]]:
@@ -322,8 +337,9 @@ def _switched_domain_arguments(outputs: list[Any], params: list[Any]) -> list[tu
     varying = set(params)
     zeroed: set = set()  # variables holding a zero by the data (_zero_from_data)
     constants: dict[int, bool] = {}
-    reaching: dict[Any, list[tuple[str, Any]]] = {}  # variable -> the ops' arguments behind it
-    found: list[tuple[str, Any]] = []
+    # variable -> the ops' arguments behind it, each with the test of its domain
+    reaching: dict[Any, list[tuple[str, Any, Callable]]] = {}
+    found: list[tuple[str, Any, Callable]] = []
     for node in io_toposort(list(params), list(outputs)):
         inputs = node.inputs
         if any(i in varying for i in inputs):
@@ -336,15 +352,20 @@ def _switched_domain_arguments(outputs: list[Any], params: list[Any]) -> list[tu
             if name == "Switch":
                 found += [a for i in inputs[1:] for a in reaching.get(i, ())]
                 behind = []
-            elif inputs and inputs[0] in varying and (
-                    name in NAN_OUTSIDE_DOMAIN
-                    or (name in NAN_AT_ZERO_FROM_DATA and inputs[0] in zeroed)
-                    or (name == "Pow" and len(inputs) == 2 and _non_integer_constant(inputs[1]))):
-                behind.append((name, inputs[0]))
+            elif inputs and inputs[0] in varying:
+                exponent = (_non_integer_constant(inputs[1])
+                            if name == "Pow" and len(inputs) == 2 else None)
+                if name in NAN_OUTSIDE_DOMAIN:
+                    behind.append((name, inputs[0], NAN_OUTSIDE_DOMAIN[name]))
+                elif name in NAN_AT_ZERO_FROM_DATA and inputs[0] in zeroed:
+                    behind.append((name, inputs[0], NAN_AT_ZERO_FROM_DATA[name]))
+                elif exponent is not None:
+                    behind.append((name, inputs[0], _base_at_or_below_zero
+                                   if exponent.min() < 1 else _negative_base))
         if behind:
             for out in node.outputs:
                 reaching[out] = behind
-    return list({id(a): (name, a) for name, a in found}.values())
+    return list({id(a): (name, a, test) for name, a, test in found}.values())
 
 
 def switched_nan_branches(outputs: list[Any], params: list[Any],
@@ -382,14 +403,12 @@ def switched_nan_branches(outputs: list[Any], params: list[Any],
     found = _switched_domain_arguments(outputs, params)
     if not found:
         return []
-    evaluate = Evaluator(list(params), [a for _, a in found])
+    evaluate = Evaluator(list(params), [a for _, a, _ in found])
     outside = None
     for values in points():
         arguments = evaluate(*[values[p.name] for p in params])
         here = set()
-        for (name, _), value in zip(found, arguments, strict=True):
-            test = (NAN_OUTSIDE_DOMAIN.get(name) or NAN_AT_ZERO_FROM_DATA.get(name)
-                    or (lambda x: x < 0))  # Pow: a negative base
+        for (name, _, test), value in zip(found, arguments, strict=True):
             if np.any(test(np.asarray(value))):
                 here.add(name + SWITCHED_BRANCH_SUFFIX)
         outside = here if outside is None else outside & here

@@ -122,6 +122,20 @@ def dose_root_model() -> pm.Model:
     return model
 
 
+def dose_power_model(exponent: float) -> pm.Model:
+    """:func:`dose_root_model` with a power of the dose times the potency for its root
+    (``pt.switch(dose > 0, (dose * k) ** exponent, 0)``): under 1 the branch not taken has an
+    infinite derivative at every start, as the root's; over 1 a finite one."""
+    rng = np.random.default_rng(0)
+    dose = np.repeat([0.0, 1.0, 2.0, 4.0], 10)
+    y = 1.0 + (0.5 * dose) ** exponent + 0.2 * rng.normal(size=40)
+    with pm.Model() as model:
+        k = pm.HalfNormal("k", 1.0)
+        a = pm.Normal("a", 0.0, 2.0)
+        pm.Normal("y", a + pt.switch(dose > 0, (dose * k) ** exponent, 0.0), 0.2, observed=y)
+    return model
+
+
 def interval_gamma_model() -> pm.Model:
     """Waiting times known only to whole units (``bench/zoo.py``'s ``interval_gamma``,
     smaller): each likelihood a difference of incomplete gamma functions, the first interval's

@@ -14,6 +14,7 @@ from pymc_accel.models import eight_schools
 from tests.models import (
     BlackBoxLogLike,
     blackbox_model,
+    dose_power_model,
     dose_root_model,
     threshold_root_model,
     zero_exposure_poisson_model,
@@ -532,6 +533,24 @@ def test_a_root_of_zero_in_a_switch_leaves_jax_out_of_auto():
     assert profile_model(model).nan_jax_gradient_ops == ["Sqrt in a switch's branch"]
 
 
+def test_a_power_under_one_of_zero_in_a_switch_leaves_jax_out_of_auto():
+    """``pt.switch(dose > 0, (dose * k) ** 0.3, 0)``: a power under 1 of 0 has an infinite
+    derivative, as a root's, and JAX's gradient is NaN there where PyTensor's is finite; it was
+    judged only for a negative base. A power over 1 of 0 has a finite derivative, and JAX's
+    gradient is finite: not named."""
+    from pymc_accel.profile import profile_model
+    from pymc_accel.selection import select
+
+    model = dose_power_model(0.3)
+    assert _jax_gradient_not_finite_where_pytensors_is(model)
+    assert profile_model(model).nan_jax_gradient_ops == ["Pow in a switch's branch"]
+    report = select(model, chains=2)
+    assert all(r.status == "refused" for r in report.rows if r.label.startswith("numpyro[cpu"))
+    steeper = dose_power_model(1.5)
+    assert not _jax_gradient_not_finite_where_pytensors_is(steeper)
+    assert profile_model(steeper).nan_jax_gradient_ops == []
+
+
 def test_a_log_in_a_switch_without_a_zero_in_the_data_is_not_evaluated(monkeypatch):
     """PyMC's log densities take logarithms inside the switches that bound their supports
     almost everywhere: only one whose argument is a product by data holding a zero is looked
@@ -551,7 +570,7 @@ def test_a_log_in_a_switch_without_a_zero_in_the_data_is_not_evaluated(monkeypat
         pm.Normal("y", v, 0.5, observed=np.ones((5, 3)))
     graph, _ = log_density_graph(model)
     found = _switched_domain_arguments([graph.logp], list(graph.value_vars))
-    assert "Log" not in {name for name, _ in found}  # the norm's root is, judged jittered too
+    assert "Log" not in {name for name, _, _ in found}  # the norm's root is, judged jittered too
     assert profile_model(model).nan_jax_gradient_ops == []
     # a Poisson rate without a zero in its exposure: no point evaluated for it
     points = []
