@@ -232,6 +232,12 @@ def switched_log_densities(model: Any) -> list[str]:
             if type(rv.owner.op).__name__ in SWITCHED_LOG_DENSITY_OPS]
 
 
+def _at_or_below_zero(x: Any) -> Any:
+    """Where a root's, a logarithm's or a power's under 1 derivative is infinite or its value
+    NaN: at or below 0."""
+    return x <= 0
+
+
 #: Scalar ops whose value and derivative are NaN for an argument outside their domain, by
 #: class name: the test of an argument outside it. Where a log density takes one inside a
 #: switch's branch, as a threshold regression's ``pt.switch(x > c, b * pt.sqrt(x - c), 0)``
@@ -244,7 +250,7 @@ def switched_log_densities(model: Any) -> list[str]:
 #: base of 0 where the exponent is under 1. So is a root of 0, whose derivative is infinite
 #: (``pt.switch(dose > 0, pt.sqrt(dose * k), 0)``, 2026-12-02).
 NAN_OUTSIDE_DOMAIN = {
-    "Sqrt": lambda x: x <= 0,
+    "Sqrt": _at_or_below_zero,
     "ArcSin": lambda x: abs(x) > 1,
     "ArcCos": lambda x: abs(x) > 1,
     "ArcCosh": lambda x: x < 1,
@@ -259,9 +265,9 @@ NAN_OUTSIDE_DOMAIN = {
 #: argument is a product by data holding a zero (:func:`_zero_from_data`), as such rates are:
 #: the initial point is evaluated for those models alone.
 NAN_AT_ZERO_FROM_DATA = {
-    "Log": lambda x: x <= 0,
-    "Log2": lambda x: x <= 0,
-    "Log10": lambda x: x <= 0,
+    "Log": _at_or_below_zero,
+    "Log2": _at_or_below_zero,
+    "Log10": _at_or_below_zero,
 }
 #: Ops whose output holds a zero where their first input does: data broadcast, indexed,
 #: reshaped (a product by data holding a zero is zero there too: :func:`_zero_from_data`).
@@ -314,18 +320,14 @@ def _non_integer_constant(var: Any) -> Any:
 
 
 def _negative_base(x: Any) -> Any:
-    """Where a power's base lies outside its domain for a non-integer exponent."""
+    """Where a power's base lies outside its domain for a non-integer exponent (one under 1 is
+    judged at 0 too, :func:`_at_or_below_zero`: ``pt.switch(dose > 0, (dose * k) ** 0.3, 0)``
+    gave JAX a NaN gradient in ``k`` at every start, 2026-12-02)."""
     return x < 0
 
 
-def _base_at_or_below_zero(x: Any) -> Any:
-    """... and for a non-integer exponent under 1, whose derivative is infinite at 0 as a
-    root's is (``pt.switch(dose > 0, (dose * k) ** 0.3, 0)``: JAX's gradient in ``k`` NaN at
-    every start, 2026-12-02)."""
-    return x <= 0
-
-
-def _switched_domain_arguments(outputs: list[Any], params: list[Any]) -> list[tuple[str, Any]]:
+def _switched_domain_arguments(outputs: list[Any], params: list[Any]
+                               ) -> list[tuple[str, Any, Callable]]:
     """The arguments, reading a parameter, of the :data:`NAN_OUTSIDE_DOMAIN` ops (of powers
     with a constant exponent that is not an integer, as ``"Pow"``, and of the
     :data:`NAN_AT_ZERO_FROM_DATA` ops where the argument holds a zero by the data) from which a
@@ -359,8 +361,8 @@ def _switched_domain_arguments(outputs: list[Any], params: list[Any]) -> list[tu
                     behind.append((name, inputs[0], NAN_OUTSIDE_DOMAIN[name]))
                 elif name in NAN_AT_ZERO_FROM_DATA and inputs[0] in zeroed:
                     behind.append((name, inputs[0], NAN_AT_ZERO_FROM_DATA[name]))
-                elif exponent is not None:
-                    behind.append((name, inputs[0], _base_at_or_below_zero
+                elif exponent is not None:  # under 1, the derivative is infinite at 0 too
+                    behind.append((name, inputs[0], _at_or_below_zero
                                    if exponent.min() < 1 else _negative_base))
         if behind:
             for out in node.outputs:
