@@ -9,6 +9,10 @@ of a Gaussian posterior is its correlation matrix ``R``: the step size follows i
 eigenvalue of ``R^-1``, the trajectory its smallest, so a tree needs about ``sqrt(cond(R))``
 steps more than an uncorrelated one.
 
+With ``--at mode`` the same at the mode, as the selector evaluates it, with the spread of
+``R``'s scales (the mean over its eigenvalues of ``sqrt(lambda_i / lambda_min)``,
+:mod:`pymc_accel.conditioning`) beside ``cond(R)``, and the multiplier fitted on each.
+
 For each model: the Hessian of ``-log p`` at the initial point by central differences of the
 gradient the profile builds (2 d gradients, evaluated op by op; models over ``--max-dim``
 skipped), its inverse's correlation matrix ``R`` where it is positive definite, and
@@ -79,8 +83,8 @@ def conditioning(model, max_dim: int, at: str = "start") -> dict | None:
 
         found = posterior_conditioning(graph, point)
         return {"dim": profile.n_free, "seconds": time.perf_counter() - start, "at": at,
-                **({"cond_R": found.value, "evaluations": found.evaluations,
-                    "positive_definite": True} if found else
+                **({"cond_R": found.condition_number, "spread": found.value,
+                    "evaluations": found.evaluations, "positive_definite": True} if found else
                    {"evaluations": 0, "positive_definite": False})}
     values = [np.asarray(point[v.name], dtype="float64") for v in graph.value_vars]
     shapes = [v.shape for v in values]
@@ -176,6 +180,9 @@ def main(argv=None) -> None:
                    help="the Hessian at the initial point, or at the mode L-BFGS finds from it")
     p.add_argument("--knee", type=float, default=10.0,
                    help="cond(R) above which the trees are lengthened (the multiplier's fit)")
+    p.add_argument("--spread-knee", type=float, default=2.5,
+                   help="the spread of R's scales above which the trees are lengthened (its "
+                        "multiplier's fit, at the mode)")
     p.add_argument("--out", default=None, help="write one JSON line a model here")
     args = p.parse_args(argv)
     warnings.filterwarnings("ignore")
@@ -203,6 +210,7 @@ def main(argv=None) -> None:
                "priced": max(3.0, 3.4 * found["dim"] ** 0.25)}
         rows.append(row)
         print(f"{name:22s} d {row['dim']:4d}  cond(R) {row.get('cond_R', float('nan')):10.1f}  "
+              f"spread {row.get('spread', float('nan')):6.2f}  "
               f"cond(Jacobi) {row.get('cond_jacobi', float('nan')):10.1f}  nutpie "
               f"{row['leapfrogs']:6.1f}  priced {row['priced']:5.1f}  ({row['seconds']:.2f} s, "
               f"{row['evaluations']} evaluations)",
@@ -226,17 +234,22 @@ def main(argv=None) -> None:
             priced = [math.log(r["priced"] / r["leapfrogs"]) for r in these]
             print(f"  3.4 d^(1/4) as priced: rms log error "
                   f"{np.sqrt(np.mean(np.square(priced))):.3f}")
-    print(f"\nThe priced trees times (cond(R) / {args.knee:g})^c above cond(R) = {args.knee:g}, c "
-          "by least squares on the log residual (each adaptation's constant scale kept):")
-    for candidate, scale in TRAJECTORY_SCALES.items():
-        these = [(r["priced"] * scale, r["by_candidate"][candidate], r["cond_R"])
-                 for r in usable if candidate in r["by_candidate"]]
-        if len(these) < 4:
-            continue
-        c, rms, left_out, before = _multiplier_fit(these, args.knee)
-        print(f"  {candidate}: c = {c:.3f} ({len(these)} models), rms log error {before:.3f} as "
-              f"priced, {rms:.3f} with it, each model left out {left_out:.3f}")
-
+    fits = [("cond_R", "cond(R)", args.knee)]
+    if args.at == "mode":
+        fits.append(("spread", "the spread of R's scales", args.spread_knee))
+    for column, name, knee in fits:
+        print(f"\nThe priced trees times ({column} / {knee:g})^c above {column} = {knee:g} "
+              f"({name}), c by least squares on the log residual (each adaptation's constant "
+              "scale kept):")
+        for candidate, scale in TRAJECTORY_SCALES.items():
+            these = [(r["priced"] * scale, r["by_candidate"][candidate], r[column])
+                     for r in usable if candidate in r["by_candidate"]]
+            if len(these) < 4:
+                continue
+            c, rms, left_out, before = _multiplier_fit(these, knee)
+            print(f"  {candidate}: c = {c:.3f} ({len(these)} models), rms log error "
+                  f"{before:.3f} as priced, {rms:.3f} with it, each model left out "
+                  f"{left_out:.3f}")
 
 if __name__ == "__main__":
     main()

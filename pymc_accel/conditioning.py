@@ -2,24 +2,38 @@
 
 Every NUTS here adapts a diagonal mass matrix, which takes out each variable's scale and leaves
 the posterior's correlations. For a Gaussian posterior with correlation matrix ``R`` the
-leapfrog's step size follows the largest eigenvalue of ``R^-1`` and the trajectory a tree must
-cover its smallest, so its trees lengthen with ``cond(R)``, which the dimension alone does not
-see: held-out models with correlated posteriors (a spline's neighbouring coefficients, an
+leapfrog's step size is held by the narrowest direction's width, ``sqrt`` of ``R``'s smallest
+eigenvalue, and a tree turns back after about half a period of a typical direction, so its
+trees lengthen with the *spread* of ``R``'s scales, the mean over its eigendirections of
+``sqrt(lambda_i / lambda_min)`` (1 for uncorrelated variables), which the dimension alone does
+not see: held-out models with correlated posteriors (a spline's neighbouring coefficients, an
 adstock's carry-over against its level, a horseshoe's scales) ran 2x-16x the leapfrogs a draw
 the dimension's law priced, which hid their gradient work behind the fixed costs (and
 float32's gain with it).
 
-The conditioning is ``cond(R)`` of the inverse Hessian of ``-log p`` at the mode that L-BFGS
-(SciPy's) finds from the initial point, on the unconstrained scale, the Hessian by forward
-differences of the profile's gradient (d gradients beyond the search's). At the initial point itself it says
-nothing: there the Hessian was positive definite on 25 of 52 models, and ``log cond(R)`` added
-nothing to the dimension's law on them (``bench/fit_tree_length.py --at start``). At the mode
-it was on 50 of 54, and lengthening the priced trees by ``(cond(R) / 10)^c`` above 10 took the
-rms log error of nutpie's leapfrogs a draw, each model left out of its own fit, from 0.56 to
-0.46, NumPyro's from 0.86 to 0.57 (:data:`pymc_accel.costmodel.CONDITIONING_EXPONENT`;
-``docs/results/fit-tree-length-cpu-2026-12-02-mode-forward.txt``). A hierarchical model's mode sits
-in its funnel's neck, where the conditioning overstates its trees (data_groups_33: 11,962, and
-8.7 leapfrogs a draw under nutpie).
+``cond(R)``, the widest direction's over the narrowest's, was the figure first: it counts one
+wide direction as if every direction were that wide. On 20-dimensional Gaussians nutpie's
+trees followed the spread, not ``cond(R)``: 9.4 leapfrogs a draw where one direction was wide
+(``cond(R)`` 3,981, spread 4.1), 30 where one was narrow (``cond(R)`` 105, spread 9.8), 255 at
+spread 98 (``bench/compare_spread_gaussians.py``,
+``docs/results/spread-gaussians-cpu-2026-12-02.txt``). A non-centred hierarchy's group effects
+share its intercept, so ``R`` has one wide direction and the rest alike (data_groups_33:
+``cond(R)`` 11,962, spread 9.9; binomial_72 1,150 and 5.8); the spline's one narrow direction
+(its basis sums to one, against the intercept) makes every other direction wide against it
+(``cond(R)`` 25,824, spread 17.9; trees 3.5x their price). Lengthening the priced trees by
+``(spread / 2.5)^c`` above 2.5 took the rms log error of the leapfrogs a draw, each model left
+out of its own fit, from cond's 0.46 to 0.35 (nutpie), 0.51 to 0.37 (PyMC's NUTS) and 0.57 to
+0.44 (NumPyro's), PyMC's and NumPyro's exponents (0.91, 0.96) near the 1 the argument above
+gives, nutpie's 0.62 (:data:`pymc_accel.costmodel.CONDITIONING_EXPONENT`;
+``docs/results/fit-tree-length-cpu-2026-12-02-spread.txt``).
+
+The Hessian of ``-log p`` is taken at the mode that L-BFGS (SciPy's) finds from the initial
+point, on the unconstrained scale, by forward differences of the profile's gradient (d
+gradients beyond the search's). At the initial point itself it says nothing: there the Hessian
+was positive definite on 25 of 52 models, and ``log cond(R)`` added nothing to the dimension's
+law on them (``bench/fit_tree_length.py --at start``); at the mode it was on 50 of 54. A
+hierarchical model's mode sits where its group scale is small, which still overstates its
+trees (data_groups_33: priced 2.4x, ran 1.1x).
 
 Evaluated op by op (:class:`~pymc_accel.graph_building.Evaluator`, the gradient the scale
 spread and the float32 check evaluate): 10 to 348 evaluations, the Hessian's included, on the
@@ -61,8 +75,11 @@ class PosteriorConditioning:
     Attributes
     ----------
     value : float
-        ``cond(R)``: the largest over the smallest eigenvalue of the correlation matrix of the
-        inverse Hessian of ``-log p`` at the mode (1 for uncorrelated variables).
+        The spread of the posterior's scales: the mean over the eigenvalues ``lambda_i`` of
+        the correlation matrix ``R`` of the inverse Hessian of ``-log p`` at the mode of
+        ``sqrt(lambda_i / lambda_min)`` (1 for uncorrelated variables).
+    condition_number : float
+        ``cond(R)``: its largest eigenvalue over its smallest, for the record.
     evaluations : int
         Log density and gradient evaluations it took, the Hessian's included.
     seconds : float
@@ -70,13 +87,15 @@ class PosteriorConditioning:
     """
 
     value: float
+    condition_number: float
     evaluations: int
     seconds: float
 
     def describe(self) -> str:
         """One line for a report."""
-        return (f"{self.value:.3g} (cond of the posterior's correlations at its mode; "
-                f"{self.evaluations} evaluations, {self.seconds:.2f} s)")
+        return (f"{self.value:.3g} (spread of the posterior's correlation scales at its mode, "
+                f"cond {self.condition_number:.3g}; {self.evaluations} evaluations, "
+                f"{self.seconds:.2f} s)")
 
 
 def posterior_conditioning(logp_graph: LogpGraph, point: dict[str, Any],
@@ -171,4 +190,5 @@ def posterior_conditioning(logp_graph: LogpGraph, point: dict[str, Any],
         return None
     if eig[0] <= 0:
         return None
-    return PosteriorConditioning(float(eig[-1] / eig[0]), count, time.perf_counter() - start)
+    return PosteriorConditioning(float(np.mean(np.sqrt(eig / eig[0]))), float(eig[-1] / eig[0]),
+                                 count, time.perf_counter() - start)

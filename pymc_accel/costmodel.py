@@ -1142,20 +1142,22 @@ NUTS_TRAJECTORY_SCALE = {"nutpie": 1.0, "pymc": 1.16, "stan": 1.38}
 #: (``bench/fit_trajectory_efficiency.py``). The held-out models above give 0.98 and 0.85.
 NUTS_GRADIENT_EFFICIENCY = {"nutpie": 1.0, "pymc": 1.0, "stan": 0.85}
 #: Trees lengthened by a correlated posterior: where the selector evaluated the posterior's
-#: conditioning at its mode (``profile.posterior_conditioning``,
-#: :mod:`pymc_accel.conditioning`), each NUTS's leapfrogs a draw are its priced ones times
-#: ``(cond / CONDITIONING_KNEE)^c`` above the knee, ``c`` by its adaptation. Least squares on
-#: the log of observed over priced leapfrogs a draw in the regret files at 1000 + 1000 draws,
-#: 50 models (``JAX_PLATFORMS=cpu PYMC_ACCEL_HISTORY=off python bench/fit_tree_length.py --at
-#: mode``, docs/results/fit-tree-length-cpu-2026-12-02-mode-forward.txt and ``.jsonl``): rms log
-#: error, each model left out of its own fit, nutpie 0.56 -> 0.46, PyMC's NUTS 0.77 -> 0.51,
-#: NumPyro's 0.86 -> 0.57 in float64 and 0.82 -> 0.53 in float32 (Stan's, their mean). The
-#: longer trees are priced as gradients only, each implementation's effective draws a gradient
-#: against nutpie's kept (:data:`NUTS_GRADIENT_EFFICIENCY`): on spline_20, NumPyro's 4.3x
-#: nutpie's leapfrogs a draw bought it 1.5x nutpie's effective draws, not 4.3x
+#: conditioning at its mode (``profile.posterior_conditioning``, the spread of its correlation
+#: scales: :mod:`pymc_accel.conditioning`), each NUTS's leapfrogs a draw are its priced ones
+#: times ``(spread / CONDITIONING_KNEE)^c`` above the knee, ``c`` by its adaptation. Least
+#: squares on the log of observed over priced leapfrogs a draw in the regret files at 1000 +
+#: 1000 draws, 50 models (``JAX_PLATFORMS=cpu PYMC_ACCEL_HISTORY=off python
+#: bench/fit_tree_length.py --at mode``, docs/results/fit-tree-length-cpu-2026-12-02-spread.txt
+#: and ``.jsonl``): rms log error, each model left out of its own fit, nutpie 0.56 -> 0.35,
+#: PyMC's NUTS 0.77 -> 0.37, NumPyro's 0.86 -> 0.44 in float64 and 0.82 -> 0.38 in float32
+#: (Stan's, their mean), where ``(cond(R) / 10)^c`` had 0.46, 0.51, 0.57 and 0.53. The knee was
+#: chosen from 1 to 4 on the same models. The longer trees are priced as gradients only, each
+#: implementation's effective draws a gradient against nutpie's kept
+#: (:data:`NUTS_GRADIENT_EFFICIENCY`): on spline_20, NumPyro's 4.3x nutpie's leapfrogs a draw
+#: bought it 1.5x nutpie's effective draws, not 4.3x
 #: (docs/results/regret-cpu-1000-2026-11-30-seventh-families.md).
-CONDITIONING_KNEE = 10.0
-CONDITIONING_EXPONENT = {"nutpie": 0.149, "pymc": 0.242, "stan": 0.257}
+CONDITIONING_KNEE = 2.5
+CONDITIONING_EXPONENT = {"nutpie": 0.615, "pymc": 0.912, "stan": 0.961}
 
 
 def nuts_trajectory(profile: ModelProfile, adaptation: str) -> dict[str, Any]:
@@ -1217,13 +1219,13 @@ def nuts_trajectory(profile: ModelProfile, adaptation: str) -> dict[str, Any]:
 
 def conditioning_factor(profile: ModelProfile, adaptation: str) -> float:
     """How many times its priced trees an implementation's are on a correlated posterior:
-    ``(cond / CONDITIONING_KNEE)^c`` where the selector evaluated the conditioning above the
+    ``(spread / CONDITIONING_KNEE)^c`` where the selector evaluated the conditioning above the
     knee (:data:`CONDITIONING_EXPONENT`), else 1. Not on a centred hierarchy, whose mode is its
     funnel's neck."""
-    cond = profile.posterior_conditioning
-    if cond is None or cond <= CONDITIONING_KNEE or profile.centred_hierarchies:
+    spread = profile.posterior_conditioning
+    if spread is None or spread <= CONDITIONING_KNEE or profile.centred_hierarchies:
         return 1.0
-    return (cond / CONDITIONING_KNEE) ** CONDITIONING_EXPONENT[adaptation]
+    return (spread / CONDITIONING_KNEE) ** CONDITIONING_EXPONENT[adaptation]
 
 
 def pymc_draw_start_gradients() -> Figure:

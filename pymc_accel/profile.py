@@ -67,7 +67,7 @@ class ModelProfile:
     scale_spread_note : str
         What the spread was measured from.
     posterior_conditioning : float or None
-        How correlated the posterior is at its mode
+        How correlated the posterior is at its mode, as the spread of its correlation scales
         (:func:`pymc_accel.conditioning.posterior_conditioning`), where the selector evaluated it
         for this model and its data; ``None`` otherwise, as the scale spread.
     posterior_conditioning_note : str

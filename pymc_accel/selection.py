@@ -1139,11 +1139,13 @@ def _with_scale_spread(scored: list[_Scored], profile: ModelProfile, model: Any,
     return profile
 
 
-#: The posterior conditioning up to which a leader must keep its lead for the conditioning not
-#: to be evaluated (:func:`_with_conditioning`): NumPyro's trees priced 3.3x, PyMC's 3.0x and
-#: nutpie's 2.0x longer there (:data:`pymc_accel.costmodel.CONDITIONING_EXPONENT`); the spline,
-#: adstock and horseshoe models, whose trees ran 3.5x-16x their price, sit at 1,178-28,523.
-CONDITIONING_WORTH_EVALUATING = 1000.0
+#: The posterior conditioning (the spread of its correlation scales) up to which a leader must
+#: keep its lead for the conditioning not to be evaluated (:func:`_with_conditioning`):
+#: NumPyro's trees priced 3.1x, PyMC's 2.9x and nutpie's 2.0x longer there
+#: (:data:`pymc_accel.costmodel.CONDITIONING_EXPONENT`), as at ``cond(R)`` 1,000 before; the
+#: spline, adstock, skew-t, hsgp and horseshoe models, whose trees ran 2.2x-16x their price,
+#: sit at 14.6-48.8 (docs/results/fit-tree-length-cpu-2026-12-02-spread.txt).
+CONDITIONING_WORTH_EVALUATING = 8.0
 #: What the conditioning's evaluation may take, as a share of the leader's estimated run, and
 #: at least: it is evaluated only where it could change the choice, which on the spline was
 #: worth 1.47x of its run, and it took 0.04-0.51 s on the five models whose trees ran 2x-16x

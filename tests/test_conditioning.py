@@ -1,4 +1,4 @@
-"""The posterior's conditioning at its mode: cond(R) of its correlation matrix there."""
+"""The posterior's conditioning at its mode: the spread of its correlation matrix's scales."""
 
 from __future__ import annotations
 
@@ -17,8 +17,8 @@ def _conditioning(model, budget=float("inf")):
 
 
 def _correlated(rho: float, scales=(1.0, 100.0)):
-    """A bivariate normal of correlation ``rho``, its variables on scales 1 and 100: cond(R)
-    is (1 + rho) / (1 - rho) whatever the scales (the mass matrix takes them out)."""
+    """A bivariate normal of correlation ``rho``, its variables on scales 1 and 100: R's
+    eigenvalues are 1 + rho and 1 - rho whatever the scales (the mass matrix takes them out)."""
     sd = np.array(scales)
     cov = np.outer(sd, sd) * np.array([[1.0, rho], [rho, 1.0]])
     with pm.Model() as model:
@@ -29,9 +29,32 @@ def _correlated(rho: float, scales=(1.0, 100.0)):
 @pytest.mark.parametrize("rho", [0.0, 0.9, 0.99])
 def test_the_conditioning_is_that_of_the_posteriors_correlation_matrix(rho):
     found = _conditioning(_correlated(rho))
-    assert found.value == pytest.approx((1 + rho) / (1 - rho), rel=1e-3)
+    cond = (1 + rho) / (1 - rho)
+    assert found.condition_number == pytest.approx(cond, rel=1e-3)
+    # the mean over the two directions of each one's width over the narrowest's
+    assert found.value == pytest.approx((1 + np.sqrt(cond)) / 2, rel=1e-3)
     assert found.evaluations > 2  # the search's and the Hessian's (d)
-    assert "cond of the posterior's correlations" in found.describe()
+    assert "spread of the posterior's correlation scales" in found.describe()
+
+
+def _equicorrelated(rho: float, d: int = 20):
+    with pm.Model() as model:
+        pm.MvNormal("x", mu=np.zeros(d), cov=(1 - rho) * np.eye(d) + rho * np.ones((d, d)))
+    return model
+
+
+def test_one_narrow_direction_spreads_the_scales_where_one_wide_one_does_not():
+    """One wide direction and the rest alike (a non-centred hierarchy's intercept shared by its
+    group effects) leaves NUTS's trees short, one narrow one (a spline's coefficients against
+    its intercept) lengthens them: on 20-d Gaussians nutpie ran 9.4 leapfrogs a draw at
+    cond(R) 3,981 and 30.3 at 105 (docs/results/spread-gaussians-cpu-2026-12-02.txt). The
+    spread orders them as the trees do; the condition number the other way."""
+    wide = _conditioning(_equicorrelated(0.995))
+    narrow = _conditioning(_equicorrelated(-0.99 / 19))
+    assert wide.condition_number == pytest.approx(3981, rel=1e-2)
+    assert narrow.condition_number == pytest.approx(105.2, rel=1e-2)
+    assert wide.value == pytest.approx(4.10, rel=1e-2)
+    assert narrow.value == pytest.approx(9.79, rel=1e-2)
 
 
 def test_it_is_found_at_the_mode_not_at_the_start():
@@ -46,7 +69,8 @@ def test_it_is_found_at_the_mode_not_at_the_start():
         b = pm.Normal("b", 0, 10, shape=2)
         pm.Bernoulli("y", logit_p=b[0] * x1 + b[1] * x2, observed=y)
     found = _conditioning(model)
-    assert found.value > 100  # collinear predictors: their coefficients' correlation near -1
+    # collinear predictors: their coefficients' correlation near -1
+    assert found.condition_number > 100 and found.value > (1 + np.sqrt(100)) / 2
 
 
 def test_no_figure_where_it_cannot_be_had():

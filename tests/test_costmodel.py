@@ -259,7 +259,8 @@ def test_every_nuts_gets_nutpies_trees_on_a_centred_hierarchy():
 
 
 def test_a_correlated_posterior_lengthens_each_nuts_trees_by_its_adaptation():
-    """Above the knee, cond(R) lengthens the priced trees by (cond / knee)^c, c by adaptation;
+    """Above the knee, the spread of the posterior's correlation scales lengthens the priced
+    trees by (spread / knee)^c, c by adaptation;
     the effective draws a draw are kept (the longer trees are priced as gradients only)."""
     from dataclasses import replace
 
@@ -275,7 +276,7 @@ def test_a_correlated_posterior_lengthens_each_nuts_trees_by_its_adaptation():
             assert fields["gradients_per_draw"].value == pytest.approx(
                 plain["gradients_per_draw"].value * factor)
             assert fields["relative_efficiency"] == plain["relative_efficiency"]
-        assert "posterior conditioning 1e+03" in costmodel.nuts_trajectory(
+        assert f"posterior conditioning {100 * knee:.3g}" in costmodel.nuts_trajectory(
             replace(profile, posterior_conditioning=100 * knee), adaptation
         )["gradients_per_draw"].note
     # a centred hierarchy's mode is its funnel's neck: no longer trees priced from it

@@ -884,7 +884,8 @@ def _trees_and_rival(rival_seconds: float):
 
 
 def _bivariate(rho: float):
-    """Two variables of correlation ``rho`` (cond(R) = (1 + rho) / (1 - rho)), no data."""
+    """Two variables of correlation ``rho`` (the spread of their correlation scales
+    ``(1 + sqrt((1 + rho) / (1 - rho))) / 2``), no data."""
     import pymc as pm
 
     with pm.Model() as model:
@@ -903,24 +904,25 @@ def conditionings_counted(monkeypatch):
 def test_the_conditioning_is_evaluated_where_it_could_change_the_choice(
         conditionings_counted):
     """2,000 steps of NumPyro's priced trees at d = 2 (5.6 leapfrogs, 1.1 s a chain) against a
-    2.5 s rival: the trees lead at cond(R) 1 and trail at 1,000 (3.25x longer), so the
-    conditioning is evaluated. At rho 0.5 (cond 3) they keep their lead; at rho 0.999 (cond
-    1,999, 3.9x) the rival wins, which the dimension's law alone never chose."""
+    2.5 s rival: the trees lead at a spread of 1 and trail at 8 (3.1x longer), so the
+    conditioning is evaluated. At rho 0.5 (spread 1.37) they keep their lead; at rho 0.999
+    (spread 22.9, 8.4x) the rival wins, which the dimension's law alone never chose."""
     reg = _trees_and_rival(2.5)
     mild = select(_bivariate(0.5), registry=reg, devices=CPU_ONLY, machine=PACE_ONE, chains=2)
     assert mild.candidate.backend == "trees"
-    assert mild.profile["posterior conditioning"].startswith("3 ")
+    assert mild.profile["posterior conditioning"].startswith("1.37 ")
     assert "posterior conditioning" not in mild.estimate.gradients_per_draw.note
     strong = select(_bivariate(0.999), registry=reg, devices=CPU_ONLY, machine=PACE_ONE,
                     chains=2)
     assert strong.candidate.backend == "rival"
-    assert strong.profile["posterior conditioning"].startswith("2e+03")
+    assert strong.profile["posterior conditioning"].startswith("22.9 ")
     trees = next(r for r in strong.rows if r.backend == "trees")
     from pymc_accel import costmodel
 
+    spread = (1 + np.sqrt(1999)) / 2
     assert trees.gradients_per_draw == pytest.approx(
         max(3.0, 3.4 * 2**0.25) * costmodel.NUTS_TRAJECTORY_SCALE["stan"]
-        * (1999 / costmodel.CONDITIONING_KNEE) ** costmodel.CONDITIONING_EXPONENT["stan"],
+        * (spread / costmodel.CONDITIONING_KNEE) ** costmodel.CONDITIONING_EXPONENT["stan"],
         rel=1e-3)
     assert len(conditionings_counted) == 2
     # the same model, data and start again: the kept conditioning is read, not evaluated
@@ -931,7 +933,7 @@ def test_the_conditioning_is_evaluated_where_it_could_change_the_choice(
 
 def test_the_conditioning_is_not_evaluated_where_the_leader_leads_whatever_it_is(
         conditionings_counted):
-    """Against a 30 s rival the trees lead at any conditioning up to 1,000; against a 0.5 s
+    """Against a 30 s rival the trees lead at any spread up to 8; against a 0.5 s
     one they trail at 1: either way the conditioning could not change the choice."""
     for rival, leader in ((30.0, "trees"), (0.5, "rival")):
         report = select(_bivariate(0.999), registry=_trees_and_rival(rival), devices=CPU_ONLY,
