@@ -452,10 +452,12 @@ def main(argv=None) -> None:
     if evaluated is not None:
         print(f"Posterior conditionings evaluated: {len(evaluated)}, "
               f"{sum(e[1] for e in evaluated):.2f} s in all\n")
-        print("| model | seconds | budget (s) | cond(R) | evaluations |\n|---|---|---|---|---|")
+        print("| model | seconds | budget (s) | spread of scales | cond(R) | evaluations |\n"
+              "|---|---|---|---|---|---|")
         for model, seconds, budget, found in evaluated:
             print(f"| {model} | {seconds:.3f} | {budget:.2f} | "
                   f"{'none' if found is None else f'{found.value:.3g}'} | "
+                  f"{'–' if found is None else f'{found.condition_number:.3g}'} | "
                   f"{'–' if found is None else found.evaluations} |")
     if args.json:
         Path(args.json).write_text(json.dumps(everything, indent=1))
