@@ -27,6 +27,15 @@ leapfrogs and effective draws per draw), and select again; where that selection 
 call's runner-up, record the runner-up's run and select a third time. It judges the choice of
 every run after the first, as ``bench_regret``'s history step does with new runs.
 
+A replay selects with the machine figures the result file recorded (``machine_figures``, the
+calibration its runs were selected with), so that a replay on a slower or faster machine judges
+the cost model, not the machine it runs on; ``--this-machine`` selects with this machine's
+calibration instead (as every replay did before 2026-12-02; a machine whose Python loop ran
+2.6x the fit machine's then priced start-up 2.6x over the recorded runs'). What the selection
+evaluates within a budget in seconds (the posterior's conditioning) runs at this machine's
+pace, so its budget is scaled by how much slower this machine's Python loop is than the
+recorded one's.
+
 A replay judges a model change in seconds, but only against what was measured: it is a check
 on the recorded set, not a new measurement, and figures fitted on the same set (as the cost
 model's are) are judged in sample. ``docs/benchmarks.md`` says which.
@@ -412,6 +421,9 @@ def main(argv=None) -> None:
     p.add_argument("--count-evaluations", action="store_true",
                    help="list the posterior conditionings the selections evaluated "
                         "(pymc_accel.conditioning), with their seconds and budgets")
+    p.add_argument("--this-machine", action="store_true",
+                   help="select with this machine's calibration, not the one each result file "
+                        "recorded")
     p.add_argument("--no-start-up-pace", action="store_true",
                    help="replay with start-up figures as fitted, not at this machine's pace "
                         "(costmodel.start_up_pace taken as 1)")
@@ -430,12 +442,16 @@ def main(argv=None) -> None:
 
         costmodel.JAX_CPU_SAMPLER = dataclasses.replace(costmodel.JAX_CPU_SAMPLER, **factors)
     evaluated = _count_conditionings() if args.count_evaluations else None
+    if not args.this_machine:
+        _scale_conditioning_budget()
     os.environ["PYMC_ACCEL_HISTORY"] = "off"
     os.environ["PYMC_ACCEL_PROFILE_CACHE"] = "off"
     os.environ["PYMC_ACCEL_FIRST_USE"] = "off"  # the recorded runs were repeats in one process
     everything = {}
     for path in args.results:
         results = json.loads(Path(path).read_text())
+        figures = "this machine's" if args.this_machine else _use_recorded_machine(results)
+        print(f"Machine figures for `{path}`: {figures}\n", flush=True)
         if isinstance(results, list):  # bench_fresh_process.py: every run a new process
             tune, draws, chains = map(int, args.fresh_draws.split(","))
             lines = replay_new_process(results, draws, tune, chains)
@@ -455,12 +471,57 @@ def main(argv=None) -> None:
         print("| model | seconds | budget (s) | spread of scales | cond(R) | evaluations |\n"
               "|---|---|---|---|---|---|")
         for model, seconds, budget, found in evaluated:
+            # the code before the spread (8626158 and earlier) gave cond(R) as its value
+            cond = found and getattr(found, "condition_number", found.value)
             print(f"| {model} | {seconds:.3f} | {budget:.2f} | "
                   f"{'none' if found is None else f'{found.value:.3g}'} | "
-                  f"{'–' if found is None else f'{found.condition_number:.3g}'} | "
+                  f"{'–' if found is None else f'{cond:.3g}'} | "
                   f"{'–' if found is None else found.evaluations} |")
     if args.json:
         Path(args.json).write_text(json.dumps(everything, indent=1))
+
+
+def _use_recorded_machine(results) -> str:
+    """Have the selections read the machine figures ``results`` recorded (a regret file's
+    ``machine_figures``), or this machine's where it recorded none; says which."""
+    import dataclasses
+
+    from pymc_accel import machine
+
+    recorded = results.get("machine_figures") if isinstance(results, dict) else None
+    if not recorded:
+        machine._FIGURES = None  # read this machine's again
+        _PACE["slower"] = 1.0
+        return "this machine's (the file recorded none)"
+    fields = {f.name for f in dataclasses.fields(machine.MachineFigures)} - {"accelerators"}
+    machine._FIGURES = None
+    here = machine.machine_figures().cpu_python_seconds
+    there = recorded.get("cpu_python_seconds")
+    _PACE["slower"] = here / there if here and there else 1.0
+    # machine_figures() returns the figures it holds: the recorded ones, for every selection
+    machine._FIGURES = machine.MachineFigures(
+        **{k: v for k, v in recorded.items() if k in fields})
+    return (f"recorded with the file (Python loop {there or 0:.3f} s; here "
+            f"{here or 0:.3f} s, so the conditioning's budget x {_PACE['slower']:.2f})")
+
+
+#: How many times slower this machine is than the one a result file recorded: the posterior
+#: conditioning's budget is scaled by it (:func:`_scale_conditioning_budget`).
+_PACE = {"slower": 1.0}
+
+
+def _scale_conditioning_budget() -> None:
+    """Give each posterior conditioning the selection evaluates its budget times
+    ``_PACE["slower"]``: it runs at this machine's pace, the budget was set at the recorded
+    machine's."""
+    from pymc_accel import conditioning
+
+    real = conditioning.posterior_conditioning
+
+    def scaled(graph, point, budget_seconds=float("inf")):
+        return real(graph, point, budget_seconds * _PACE["slower"])
+
+    conditioning.posterior_conditioning = scaled
 
 
 #: The model a replay is selecting, for the list of conditionings evaluated.
