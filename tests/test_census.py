@@ -159,3 +159,41 @@ def test_a_models_profile_counts_the_series_functions_of_its_log_density():
                     observed=np.minimum(np.linspace(0.1, 4.0, 30), 2.5))
     evaluations = profile_model(model).census.series_evaluations
     assert evaluations["GammaInc'0"] == 30.0 and evaluations["GammaInc"] == 30.0
+
+
+def _convolution(signal_length: int = 50, lags: int = 6, channels: int = 2):
+    """``channels`` signals convolved with a free geometric kernel (an adstock), in full mode:
+    PyTensor gives the convolution's output no static length."""
+    from pytensor.tensor.signal import convolve1d
+
+    x = pt.vector("x", shape=(channels,))
+    signal = np.random.default_rng(0).gamma(2.0, 1.0, (channels, signal_length))
+    kernel = x[:, None] ** pt.as_tensor(np.arange(lags, dtype=float))[None, :]
+    out = convolve1d(pt.as_tensor(signal), kernel, mode="full")[:, :signal_length]
+    return x, pt.tanh(out).sum()
+
+
+def test_shapes_pytensor_leaves_unknown_are_inferred_and_a_convolution_counts_its_products():
+    """An adstock regression's census counted each unknown length as 1 (48 of them), and a
+    convolution by its output's length: its whole gradient came to fewer flops than its two
+    convolutions' multiply-adds. Inferred, the forward convolution counts 2 n k flops a signal
+    and the shapes after it their lengths."""
+    from pymc_accel.census import _convolution_flops, _known_shape, inferred_shapes
+    from pytensor.graph.traversal import io_toposort
+
+    x, logp = _convolution()
+    assert any(s is None for n in io_toposort([x], [logp]) for v in n.outputs
+               for s in (getattr(v.type, "shape", None) or ()))
+    census = census_of([x], [logp])
+    assert census.unknown_shapes == 0
+    forward = next(n for n in io_toposort([x], [logp])
+                   if type(getattr(n.op, "core_op", n.op)).__name__ == "Convolve1d")
+    assert _known_shape(forward.outputs[0], census) == (2, 50 + 6 - 1)
+    assert _convolution_flops(forward, census) == 2.0 * 2 * 50 * 6
+    assert census.flops >= 2.0 * 2 * 50 * 6
+    # with its gradient: the derivative in the kernel is a valid-mode convolution whose mode
+    # the graph computes, its length unknown, taken as valid (6 lags of 50 products a signal)
+    grads = pytensor.grad(logp, x)
+    with_gradient = census_of([x], [logp, grads])
+    assert with_gradient.flops < 2.0 * 2 * 55 * 50  # what that one convolution made as full
+    assert inferred_shapes([x], io_toposort([x], [x * 2]), [x * 2]) == {}  # all static
