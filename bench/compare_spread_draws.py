@@ -28,26 +28,25 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).parent))
 
 
-def spread_of(correlation: np.ndarray) -> float:
-    """The mean over ``correlation``'s eigenvalues of ``sqrt(lambda_i / lambda_min)``."""
-    eig = np.linalg.eigvalsh(correlation)
-    return float(np.mean(np.sqrt(eig / eig[0])))
+def add_run_arguments(p: argparse.ArgumentParser) -> None:
+    """The sampler runs' arguments, shared with ``compare_spread_gaussians.py``."""
+    p.add_argument("--draws", type=int, default=1000)
+    p.add_argument("--tune", type=int, default=1000)
+    p.add_argument("--chains", type=int, default=2)
+    p.add_argument("--out", default=None, help="also write the table here")
 
 
 def main(argv=None) -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--models", default="binomial_72,groups_53,data_groups_33,seed_small,"
                    "spline_20,hsgp_33,adstock_11")
-    p.add_argument("--draws", type=int, default=1000)
-    p.add_argument("--tune", type=int, default=1000)
-    p.add_argument("--chains", type=int, default=2)
-    p.add_argument("--out", default=None, help="also write the table here")
+    add_run_arguments(p)
     args = p.parse_args(argv)
     warnings.filterwarnings("ignore")
     import nutpie
     import zoo
 
-    from pymc_accel.conditioning import posterior_conditioning
+    from pymc_accel.conditioning import correlation_spread, posterior_conditioning
     from pymc_accel.graph_building import initial_point
     from pymc_accel.profile import profile_and_logp
 
@@ -70,7 +69,7 @@ def main(argv=None) -> None:
         mode = ("none", "none") if at_mode is None else (
             f"{at_mode.value:.2f}", f"{at_mode.condition_number:.1f}")
         lines.append(f"{name:16s} {draws.shape[1]:4d} {mode[0]:>13s} {mode[1]:>9s} "
-                     f"{spread_of(correlation):14.2f} {eig[-1] / eig[0]:9.1f} "
+                     f"{correlation_spread(eig):14.2f} {eig[-1] / eig[0]:9.1f} "
                      f"{float(stats['n_steps'].mean()):17.1f}")
         print(lines[-1], flush=True)
     if args.out:

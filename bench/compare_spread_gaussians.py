@@ -20,8 +20,14 @@ import argparse
 import logging
 import sys
 import warnings
+from pathlib import Path
 
 import numpy as np
+
+sys.path.insert(0, str(Path(__file__).parent))
+from compare_spread_draws import add_run_arguments  # noqa: E402
+
+from pymc_accel.conditioning import correlation_spread  # noqa: E402
 
 
 def matrices(d: int) -> list[tuple[str, np.ndarray]]:
@@ -53,10 +59,7 @@ def leapfrogs(corr: np.ndarray, sampler: str, args: argparse.Namespace) -> float
 def main(argv=None) -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--dim", type=int, default=20)
-    p.add_argument("--draws", type=int, default=1000)
-    p.add_argument("--tune", type=int, default=1000)
-    p.add_argument("--chains", type=int, default=2)
-    p.add_argument("--out", default=None, help="also write the table here")
+    add_run_arguments(p)
     args = p.parse_args(argv)
     warnings.filterwarnings("ignore")
     logging.getLogger("pymc").setLevel(logging.ERROR)
@@ -64,7 +67,7 @@ def main(argv=None) -> None:
     print(lines[0], flush=True)
     for name, corr in matrices(args.dim):
         eig = np.linalg.eigvalsh(corr)
-        spread = float(np.mean(np.sqrt(eig / eig[0])))
+        spread = correlation_spread(eig)
         ran = [leapfrogs(corr, sampler, args) for sampler in ("nutpie", "pymc")]
         lines.append(f"{name:34s} {eig[-1] / eig[0]:9.1f} {spread:7.2f} {ran[0]:7.1f} "
                      f"{ran[1]:7.1f}")

@@ -98,6 +98,23 @@ class PosteriorConditioning:
                 f"{self.seconds:.2f} s)")
 
 
+def correlation_spread(eigenvalues: np.ndarray) -> float:
+    """The spread of a correlation matrix's scales: the mean over its eigenvalues of
+    ``sqrt(lambda_i / lambda_min)``, 1 for uncorrelated variables (see the module docstring).
+
+    Parameters
+    ----------
+    eigenvalues : numpy.ndarray
+        The matrix's eigenvalues in ascending order (``numpy.linalg.eigvalsh``'s), the
+        smallest positive.
+
+    Returns
+    -------
+    float
+    """
+    return float(np.mean(np.sqrt(eigenvalues / eigenvalues[0])))
+
+
 def posterior_conditioning(logp_graph: LogpGraph, point: dict[str, Any],
                            budget_seconds: float = math.inf) -> PosteriorConditioning | None:
     """The conditioning of the posterior whose log density ``logp_graph`` holds, at the mode
@@ -190,5 +207,5 @@ def posterior_conditioning(logp_graph: LogpGraph, point: dict[str, Any],
         return None
     if eig[0] <= 0:
         return None
-    return PosteriorConditioning(float(np.mean(np.sqrt(eig / eig[0]))), float(eig[-1] / eig[0]),
-                                 count, time.perf_counter() - start)
+    return PosteriorConditioning(correlation_spread(eig), float(eig[-1] / eig[0]), count,
+                                 time.perf_counter() - start)
