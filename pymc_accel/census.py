@@ -246,13 +246,10 @@ class OpCensus:
 
 
 def _size(var: Any, census: OpCensus) -> int:
-    shape = getattr(var.type, "shape", None)
-    if shape is None:
+    if getattr(var.type, "shape", None) is None:
         return 1
+    shape = _known_shape(var, census)
     if any(s is None for s in shape):
-        inferred = getattr(census, "_inferred_shapes", {}).get(var)
-        if inferred is not None:
-            return math.prod(inferred)
         census.unknown_shapes += 1
         return math.prod(s for s in shape if s is not None)
     return math.prod(shape)
@@ -268,12 +265,11 @@ def _known_shape(var: Any, census: OpCensus) -> tuple[int | None, ...]:
 
 
 def _convolution_flops(node: Any, census: OpCensus) -> float:
-    """A 1-d convolution's multiply-adds (PyTensor's ``Convolve1d``, batched): ``n k`` for its
-    full mode, whose output is ``n + k - 1`` long, and ``(n - k + 1) k`` for its valid mode
-    (the derivative in the kernel, of the longer signal against the output's gradient), two
-    flops each. A mode chosen by a value the graph computes leaves the output's length unknown
-    (PyTensor's derivative of a convolution in its kernel, whose valid mode of the output's
-    gradient against the 156-week signal gives the 8 lags): taken as valid, the fewer."""
+    """A 1-d convolution's multiply-adds (PyTensor's ``Convolve1d``, batched), two flops each:
+    ``n k`` in full mode, whose output is ``n + k - 1`` long, and ``(|n - k| + 1) min(n, k)``
+    in valid mode. An output whose length is unknown (a mode the graph computes, as PyTensor's
+    derivative in the kernel does: the output's gradient against the 156-week signal, valid,
+    gives the adstock's 8 lags) is taken as valid, the fewer."""
     signal, kernel = (_known_shape(v, census) for v in node.inputs[:2])
     out = _known_shape(node.outputs[0], census)
     n, k = (signal[-1] if signal else 1) or 1, (kernel[-1] if kernel else 1) or 1
