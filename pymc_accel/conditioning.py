@@ -32,8 +32,9 @@ point, on the unconstrained scale, by forward differences of the profile's gradi
 gradients beyond the search's). At the initial point itself it says nothing: there the Hessian
 was positive definite on 25 of 52 models, and ``log cond(R)`` added nothing to the dimension's
 law on them (``bench/fit_tree_length.py --at start``); at the mode it was on 50 of 54. A
-hierarchical model's mode sits where its group scale is small, which still overstates its
-trees (data_groups_33: priced 2.4x, ran 1.1x).
+non-centred hierarchy's draws are less correlated than its mode (data_groups_33: spread 4.1
+of nutpie's draws, 9.9 at the mode; ``bench/compare_spread_draws.py``), so its trees are still
+overstated (priced 2.4x, ran 1.1x).
 
 Evaluated op by op (:class:`~pymc_accel.graph_building.Evaluator`, the gradient the scale
 spread and the float32 check evaluate): 10 to 348 evaluations, the Hessian's included, on the
