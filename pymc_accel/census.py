@@ -280,8 +280,7 @@ def _convolution_flops(node: Any, census: OpCensus) -> float:
     return 2.0 * math.prod(d or 1 for d in out[:-1]) * products
 
 
-def inferred_shapes(inputs: list[Any], nodes: list[Any], outputs: list[Any]
-                    ) -> dict[Any, tuple[int, ...]]:
+def inferred_shapes(nodes: list[Any]) -> dict[Any, tuple[int, ...]]:
     """Shapes of the variables of ``nodes`` whose static shape is partly unknown, where each
     op's own shape inference gives them from its inputs' shapes.
 
@@ -301,10 +300,9 @@ def inferred_shapes(inputs: list[Any], nodes: list[Any], outputs: list[Any]
 
     Parameters
     ----------
-    inputs, outputs : list of TensorVariable
-        The graph's inputs and outputs.
     nodes : list of Apply
-        Its nodes (``io_toposort(inputs, outputs)``).
+        A graph's nodes, each after the nodes its inputs come from
+        (``io_toposort(inputs, outputs)``).
 
     Returns
     -------
@@ -548,7 +546,7 @@ def census_of(inputs: list[Any], outputs: list[Any]) -> OpCensus:
     census = OpCensus()
     nodes = io_toposort(inputs, outputs)
     # kept beside the census, not in it: a stored census needs no variables
-    census._inferred_shapes = inferred_shapes(inputs, nodes, outputs)
+    census._inferred_shapes = inferred_shapes(nodes)
     _Walk(census, inputs).nodes(nodes)
     return census
 

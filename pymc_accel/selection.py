@@ -1150,8 +1150,8 @@ CONDITIONING_WORTH_EVALUATING = 8.0
 #: at least: it is evaluated only where it could change the choice, which on the spline was
 #: worth 1.47x of its run, and it took 0.04-0.51 s on the five models whose trees ran 2x-16x
 #: their price (43-348 evaluations; 0.51 s on the adstock model, whose float64 run took 2.0 s:
-#: docs/results/fit-tree-length-cpu-2026-12-02-mode-forward.txt). Kept for the model, data and start,
-#: a later selection of the same model reads it. A floor of 0.1 s, its evaluations capped at
+#: docs/results/fit-tree-length-cpu-2026-12-02-mode-forward.txt). Kept for the model, data and
+#: start, a later selection of the same model reads it. A floor of 0.1 s, its evaluations capped at
 #: the first one's pace, left the spline without it in the regret benchmark's process
 #: (docs/results/regret-cpu-1000-2026-12-02-conditioning.md: 1.45), so it runs to the budget.
 CONDITIONING_BUDGET_SHARE = 0.15
